@@ -1,0 +1,10 @@
+"""planner: capacity planning for distributed ML training clusters."""
+
+from planner.data import Catalog, load_catalog
+from planner.errors import PlannerInputError
+from planner.model import Work, evaluate, evaluate_space
+from planner.schemas import Configuration, Estimate, Layout
+
+__all__ = ["Catalog", "Configuration", "Estimate", "Layout", "PlannerInputError", "Work", "evaluate",
+           "evaluate_space", "load_catalog"]
+__version__ = "0.1.0"

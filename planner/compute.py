@@ -1,0 +1,77 @@
+"""Compute: peak throughput, achievable efficiency, compute time per step, convergence growth.
+
+Step compute time of one GPU = FLOPs it must do / (peak x efficiency x power-cap throughput factor), with
+efficiency = MFU_max(GPU family, workload family, precision) x mb / (mb + mb_half): kernels lose efficiency
+when the per-GPU micro-batch mb is small. MFU_max is fitted (catalog/calibration.yaml, planner/validation.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from planner.schemas import Gpu, Workload
+
+RECOMPUTE_FLOPS_FACTOR = 4.0 / 3.0  # one extra forward pass (forward = 1/3 of forward + backward)
+
+
+def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, str]:
+    """(dense peak TFLOP/s, precision actually used). FP8 falls back to BF16 on GPUs without FP8."""
+    if precision == "fp8":
+        if gpu.fp8_tflops is not None:
+            return gpu.fp8_tflops, "fp8"
+        return gpu.bf16_tflops, "bf16"
+    if precision == "fp32":
+        return gpu.bf16_tflops / 16.0, "fp32"  # no tensor cores for strict fp32
+    return gpu.bf16_tflops, "bf16" if precision in ("bf16", "fp16", "tf32") else precision
+
+
+def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision_used: str) -> float:
+    """Achievable model-FLOPs utilisation at a large micro-batch, from the fitted calibration table.
+
+    A (GPU family, workload family) pair without a fit borrows the first listed reference family that has
+    one, scaled by measured matmul efficiency (gpu / reference); the rule is stated in calibration.yaml."""
+    table: dict[str, dict[str, float]] = calibration.get("mfu", {})
+    fam = table.get(gpu.family, {})
+    if workload.family in fam:
+        value = float(fam[workload.family])
+    else:
+        value = float(calibration.get("default_mfu", {}).get(workload.family, 0.3))
+        for ref in calibration.get("fallback_references", []):
+            ref_value = table.get(ref["family"], {}).get(workload.family)
+            if ref_value is not None:
+                value = float(ref_value) * gpu.matmul_efficiency / float(ref["matmul_efficiency"])
+                break
+    if precision_used == "fp8":
+        value *= float(calibration.get("fp8_efficiency_ratio", 0.7))
+    return value
+
+
+def kernel_efficiency(mfu: ArrayLike, micro_batch: ArrayLike, half_batch: float) -> NDArray[np.float64]:
+    mb = np.asarray(micro_batch, dtype=float)
+    return np.asarray(mfu, dtype=float) * mb / (mb + half_batch)
+
+
+def compute_time_s(
+    flops_per_gpu: ArrayLike, peak_tflops_: ArrayLike, efficiency: ArrayLike, cap_throughput: ArrayLike
+) -> NDArray[np.float64]:
+    denom = np.asarray(peak_tflops_, dtype=float) * 1e12 * np.asarray(efficiency) * np.asarray(cap_throughput)
+    return np.asarray(flops_per_gpu, dtype=float) / denom
+
+
+def samples_factor(workload: Workload, global_batch: ArrayLike) -> NDArray[np.float64]:
+    """Samples to converge at this global batch / samples at the reference batch (>= the first knot)."""
+    b = np.asarray(global_batch, dtype=float)
+    if not workload.convergence:
+        return np.ones_like(b)
+    xs = np.log([c.global_batch for c in workload.convergence])
+    ys = np.array([c.samples_factor for c in workload.convergence])
+    out = np.interp(np.log(np.maximum(b, 1.0)), xs, ys)
+    if len(xs) >= 2:  # beyond the last knot: extrapolate the last segment's slope in log batch
+        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+        beyond = np.log(np.maximum(b, 1.0)) > xs[-1]
+        out = np.where(beyond, ys[-1] + slope * (np.log(np.maximum(b, 1.0)) - xs[-1]), out)
+    ref = float(np.interp(np.log(workload.reference_global_batch), xs, ys))
+    return np.asarray(out / ref, dtype=float)

@@ -1,0 +1,66 @@
+"""Cost, switches and carbon.
+
+* Switches of radix k for P node ports (P = nodes x NIC ports; none for one node):
+  P <= k: one switch; P <= k^2/2: two-tier leaf/spine, ceil(2P/k) leaves + ceil(leaves/2) spines;
+  beyond: three-tier fat tree, edge = aggregation = ceil(2P/k) plus ceil(edge/2) core switches.
+  Cables: one per node port plus one per leaf-spine up-link (P for two tiers, 2P for three).
+* Buy: capex = nodes x (server + ports x NIC) + switches + cables; the run is charged capex x run
+  time / life, plus facility energy at the site price.
+* Rent: nodes x rent per month / 730 h x run hours (rent includes power and network).
+* Carbon = facility energy x grid intensity (operational only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+HOURS_PER_MONTH = 730.0
+HOURS_PER_YEAR = 8766.0
+
+
+def switch_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> NDArray[np.int64]:
+    n = np.asarray(nodes, dtype=np.int64)
+    ports = n * np.asarray(nic_ports, dtype=np.int64)
+    k = np.asarray(radix, dtype=np.int64)
+    leaves = -(-2 * ports // k)
+    two_tier = leaves + (-(-leaves // 2))
+    three_tier = 2 * leaves + (-(-leaves // 2))
+    out = np.where(ports <= k, 1, np.where(2 * ports <= k * k, two_tier, three_tier))
+    return np.asarray(np.where(n <= 1, 0, out), dtype=np.int64)
+
+
+def cable_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> NDArray[np.int64]:
+    n = np.asarray(nodes, dtype=np.int64)
+    ports = n * np.asarray(nic_ports, dtype=np.int64)
+    k = np.asarray(radix, dtype=np.int64)
+    uplinks = np.where(ports <= k, 0, np.where(2 * ports <= k * k, ports, 2 * ports))
+    return np.asarray(np.where(n <= 1, 0, ports + uplinks), dtype=np.int64)
+
+
+def capex_usd(
+    nodes: ArrayLike,
+    server_price_usd: ArrayLike,
+    nic_ports: ArrayLike,
+    nic_price_usd: ArrayLike,
+    switches: ArrayLike,
+    switch_price_usd: ArrayLike,
+    cables: ArrayLike,
+    cable_price_usd: ArrayLike,
+) -> NDArray[np.float64]:
+    n = np.asarray(nodes, dtype=float)
+    nics = np.where(n > 1, np.asarray(nic_ports) * np.asarray(nic_price_usd), 0.0)
+    return np.asarray(
+        n * (np.asarray(server_price_usd) + nics)
+        + np.asarray(switches) * np.asarray(switch_price_usd)
+        + np.asarray(cables) * np.asarray(cable_price_usd),
+        dtype=float,
+    )
+
+
+def amortized_usd(capex: ArrayLike, hours: ArrayLike, life_years: float) -> NDArray[np.float64]:
+    return np.asarray(np.asarray(capex) * np.asarray(hours) / (life_years * HOURS_PER_YEAR), dtype=float)
+
+
+def rent_usd(nodes: ArrayLike, rent_usd_per_month: ArrayLike, hours: ArrayLike) -> NDArray[np.float64]:
+    return np.asarray(np.asarray(nodes) * np.asarray(rent_usd_per_month) / HOURS_PER_MONTH * np.asarray(hours), dtype=float)

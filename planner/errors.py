@@ -1,0 +1,30 @@
+"""Errors the user can act on. The CLI turns these into a message and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from pydantic import ValidationError
+
+
+class PlannerInputError(ValueError):
+    """Bad input: an unknown id, an out-of-range value, a malformed file. The message says how to fix it."""
+
+
+def unknown_id(kind: str, given: str, valid: Iterable[str]) -> PlannerInputError:
+    valid = sorted(valid)
+    close = difflib.get_close_matches(given, valid, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return PlannerInputError(f"unknown {kind} '{given}'.{hint} Valid {kind}s: {', '.join(valid)}")
+
+
+def describe_validation_error(err: ValidationError, where: str) -> str:
+    """One line per problem: `where: field.path: message (got value)`."""
+    lines = []
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"]) or "(root)"
+        got = e.get("input")
+        shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
+        lines.append(f"{where}: {path}: {e['msg']}{shown}")
+    return "\n".join(lines)

@@ -1,0 +1,218 @@
+r"""The capacity-plan MIP (Pyomo). Solved by HiGHS in planner/solver.py.
+
+Data (from planner/candidates.py; every number comes from the exact model, planner/model.py)
+-------------------------------------------------------------------------------------------
+K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n).
+                Node counts run over a ladder (every count up to 32, then steps of at most 5%), only
+                candidates that fit GPU memory are listed. Exact presolve (planner/optimize.py::reduce_pool):
+                a candidate that violates a constraint below on its own can never be chosen (each
+                constraint involves only the chosen plan) and is dropped; of the rest, only the best
+                objective per hardware option (s, f, c, site, purchase) can be optimal. The fleet MIP
+                (several jobs sharing one purchase) cannot be presolved like this.
+S, F, C, P      server types, fabrics, (GPU type, cap level) pairs and purchase modes present in K.
+T_k  [h]        time to train;         E_k [kWh] facility energy;   CO2_k [kg] carbon
+COST_k [USD]    run cost (amortized capex or rent, plus energy);     UP_k [USD] up-front spend
+                (capex when buying, the whole rent when renting)
+PFAC_k [kW]     facility power;        n_k nodes;   SW_k switches (integral leaf/spine count for n_k);
+RU_k            rack units.
+
+Variables
+---------
+x_k  in {0,1}           candidate k is the plan
+u_s  in {0,1}           server type s is used;      v_f in {0,1} fabric f is used
+w_c  in {0,1}           cap level c (per GPU type) is used
+nodes_s in Z>=0         nodes of server type s;      switches_f in Z>=0 switches of fabric f
+
+Constraints (one function each, below)
+--------------------------------------
+(1) one plan            sum_k x_k = 1
+(2) choice links        u_s = sum_{k in K_s} x_k,  v_f = sum_{k in K_f} x_k,  w_c = sum_{k in K_c} x_k
+                        (with (1) exactly one server type, fabric and cap level is used; the
+                        aggregated form keeps the model at |S|+|F|+|C| rows instead of 3|K|)
+(3) node count          nodes_s = sum_{k in K_s} n_k x_k
+(4) switches            switches_f = sum_{k in K_f} SW_k x_k              (integral by construction)
+(5) deadline            sum_k T_k x_k <= D                      (throughput >= work / deadline, exactly)
+(6) budget              sum_k UP_k x_k <= B   (or sum_k COST_k x_k <= B for a total-cost budget)
+(7) power envelope      sum_k PFAC_k x_k <= P_max
+(8) node / rack limits  sum_s nodes_s <= N_max;  sum_k RU_k x_k <= RU_max
+(9) epsilon             sum_k g_k x_k <= eps       (Pareto fronts: a second objective g bounded)
+(10) exclusions         sum_{k in X} x_k = 0       (no-good cuts: next-best distinct plans, re-solves)
+Memory fit is enforced by the candidate set (only fitting layouts are candidates).
+
+Objective
+---------
+min sum_k o_k x_k  with o = E (energy), COST (cost), CO2 (carbon) or T (time).
+
+Linearization. Throughput is concave in n and time = work / throughput is not linear in n; the model
+represents every configuration exactly at the ladder's node counts (one-hot x_k), so each coefficient
+is the exact model's value and the MIP optimum over K is exact. The only approximation is the ladder
+itself: between two ladder counts the MIP cannot choose. planner/optimize.py re-evaluates the chosen
+plan with the exact model, searches the integer node counts between the neighbouring ladder points for
+a better feasible plan, and reports the difference as ``ladder_gap`` (the linearization error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyomo.environ as pyo
+
+OBJECTIVE_COLUMNS = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg",
+                     "time": "time_to_train_h"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Right-hand sides; None = not constrained."""
+
+    deadline_h: float | None = None
+    budget_usd: float | None = None
+    budget_kind: str = "upfront"  # upfront | total
+    power_kw: float | None = None
+    max_nodes: int | None = None
+    max_rack_units: int | None = None
+
+    def budget_column(self) -> str:
+        return "upfront_usd" if self.budget_kind == "upfront" else "cost_usd"
+
+
+def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    cat = pd.Categorical(values.astype(str))
+    return np.asarray(cat.codes, dtype=np.int64), [str(c) for c in cat.categories]
+
+
+def build_model(cand: pd.DataFrame, limits: Limits, objective_column: str,
+                epsilon: tuple[str, float] | None = None, exclude: Iterable[int] = ()) -> pyo.ConcreteModel:
+    """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
+
+    ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
+    m = pyo.ConcreteModel(name="capacity_plan")
+    m.K = pyo.RangeSet(0, len(cand) - 1)
+    s_code, m.server_ids = _codes(cand["server"])
+    f_code, m.fabric_ids = _codes(cand["fabric"])
+    c_code, m.cap_ids = _codes(cand["gpu"].astype(str) + "@" + cand["power_cap"].round(4).astype(str))
+    m.S = pyo.RangeSet(0, len(m.server_ids) - 1)
+    m.F = pyo.RangeSet(0, len(m.fabric_ids) - 1)
+    m.C = pyo.RangeSet(0, len(m.cap_ids) - 1)
+    m.cand = cand
+    m.s_of, m.f_of, m.c_of = s_code, f_code, c_code
+    define_variables(m, cand)
+    add_one_plan(m)
+    add_choice_links(m)
+    add_node_count(m, cand)
+    add_switches(m, cand)
+    add_deadline(m, cand, limits.deadline_h)
+    add_budget(m, cand, limits)
+    add_power_envelope(m, cand, limits.power_kw)
+    add_node_and_rack_limits(m, cand, limits)
+    add_epsilon(m, cand, epsilon)
+    add_exclusions(m, exclude)
+    add_objective(m, cand, objective_column)
+    return m
+
+
+def define_variables(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    m.x = pyo.Var(m.K, domain=pyo.Binary)
+    m.u = pyo.Var(m.S, domain=pyo.Binary)
+    m.v = pyo.Var(m.F, domain=pyo.Binary)
+    m.w = pyo.Var(m.C, domain=pyo.Binary)
+    max_n = int(cand["nodes"].max())
+    max_sw = int(cand["switches"].max())
+    m.nodes = pyo.Var(m.S, domain=pyo.NonNegativeIntegers, bounds=(0, max_n))
+    m.switches = pyo.Var(m.F, domain=pyo.NonNegativeIntegers, bounds=(0, max_sw))
+
+
+def add_one_plan(m: pyo.ConcreteModel) -> None:
+    """(1) exactly one candidate plan."""
+    m.one_plan = pyo.Constraint(expr=pyo.quicksum(m.x[k] for k in m.K) == 1)
+
+
+def add_choice_links(m: pyo.ConcreteModel) -> None:
+    """(2) the chosen candidate's server type, fabric and cap level are the ones used."""
+    by_s = _group(m.s_of, len(m.server_ids))
+    by_f = _group(m.f_of, len(m.fabric_ids))
+    by_c = _group(m.c_of, len(m.cap_ids))
+    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: m.u[s] == pyo.quicksum(m.x[k] for k in by_s[s]))
+    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: m.v[f] == pyo.quicksum(m.x[k] for k in by_f[f]))
+    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: m.w[c] == pyo.quicksum(m.x[k] for k in by_c[c]))
+
+
+def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    """(3) nodes of each server type = the ladder count of the chosen candidate."""
+    n = cand["nodes"].to_numpy()
+    by_s = _group(m.s_of, len(m.server_ids))
+    m.node_count = pyo.Constraint(
+        m.S, rule=lambda m, s: m.nodes[s] == pyo.quicksum(int(n[k]) * m.x[k] for k in by_s[s]))
+
+
+def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    """(4) switches of each fabric = the leaf/spine count of the chosen candidate."""
+    sw = cand["switches"].to_numpy()
+    by_f = _group(m.f_of, len(m.fabric_ids))
+    m.switch_count = pyo.Constraint(
+        m.F, rule=lambda m, f: m.switches[f] == pyo.quicksum(int(sw[k]) * m.x[k] for k in by_f[f] if sw[k]))
+
+
+def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | None) -> None:
+    """(5) time to train within the deadline."""
+    if deadline_h is None:
+        return
+    m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= deadline_h)
+
+
+def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
+    """(6) up-front spend (capex or whole rent) or total run cost within the budget."""
+    if limits.budget_usd is None:
+        return
+    m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= limits.budget_usd)
+
+
+def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float | None) -> None:
+    """(7) facility power within the site envelope."""
+    if power_kw is None:
+        return
+    m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= power_kw)
+
+
+def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
+    """(8) total nodes and rack units."""
+    if limits.max_nodes is not None:
+        m.node_limit = pyo.Constraint(expr=sum(m.nodes[s] for s in m.S) <= limits.max_nodes)
+    if limits.max_rack_units is not None:
+        m.rack_limit = pyo.Constraint(expr=_linear(m, cand["rack_units"]) <= limits.max_rack_units)
+
+
+def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: tuple[str, float] | None) -> None:
+    """(9) epsilon-constraint on a second objective (Pareto fronts)."""
+    if epsilon is None:
+        return
+    column, bound = epsilon
+    m.epsilon = pyo.Constraint(expr=_linear(m, cand[column]) <= bound)
+
+
+def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
+    """(10) excluded candidates (no-good cuts)."""
+    ex = sorted(set(int(k) for k in exclude))
+    if not ex:
+        return
+    m.exclusions = pyo.Constraint(expr=sum(m.x[k] for k in ex) == 0)
+
+
+def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None:
+    """min sum_k o_k x_k."""
+    m.objective = pyo.Objective(expr=_linear(m, cand[column]), sense=pyo.minimize)
+
+
+def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:
+    c = coef.to_numpy(dtype=float)
+    return pyo.quicksum(float(c[k]) * m.x[k] for k in m.K if c[k] != 0.0)
+
+
+def _group(codes: np.ndarray, size: int) -> Sequence[list[int]]:
+    out: list[list[int]] = [[] for _ in range(size)]
+    for k, c in enumerate(codes):
+        out[int(c)].append(k)
+    return out

@@ -1,0 +1,487 @@
+"""The exact performance / power / cost model, vectorized over configurations.
+
+One configuration = (server type, node count, fabric, GPU power cap, parallel layout). For every
+configuration the model predicts (formulas in planner/compute.py, communication.py, memory.py,
+power.py, cost.py):
+
+  step time = compute + tensor-parallel comm + pipeline bubble + pipeline p2p
+              + exposed data-parallel all-reduce + embedding all-to-all + framework overhead,
+  bounded below by the data pipeline (CPU preprocessing / storage reads per node);
+  throughput = global batch / step time;
+  time-to-train = samples to converge at that batch / throughput;
+  memory per GPU, power (GPU at its cap and utilisation, host, NICs, PSU, switches, PUE), energy,
+  cost (amortized capex or rent, plus energy), carbon, achieved TFLOP/s, MFU and the bottleneck.
+
+The parallel layout is searched: every candidate layout (tensor parallel within a node, pipeline
+stages, ZeRO stage, recomputation, gradient accumulation) is evaluated for all configurations at once
+and the fastest that fits memory is kept. ``evaluate_space`` is the single implementation; the scalar
+``evaluate`` calls it with one configuration, so the optimizer, the CLI and the brute-force checks all
+see the same numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner import communication as comm
+from planner import compute, cost, memory, power
+from planner.data import Catalog
+from planner.errors import PlannerInputError
+from planner.schemas import Configuration, Estimate, Layout, Server, Workload
+
+DEFAULT_CAPS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+DEFAULT_NODE_COUNTS = tuple(range(1, 1025))
+BOTTLENECKS = ["compute", "fabric", "intra-node link", "pipeline bubble", "data pipeline", "power cap", "memory"]
+BREAKDOWN = ("compute", "tensor_parallel", "pipeline_bubble", "pipeline_p2p", "data_parallel_exposed",
+             "embedding_all_to_all", "framework_overhead", "data_pipeline_stall")
+
+
+@dataclass(frozen=True)
+class Work:
+    """What to train: samples at the reference batch, optional fixed batch and precision."""
+
+    samples: float | None = None
+    global_batch: int | None = None
+    precision: str | None = None
+
+
+def work_from(workload: Workload, samples: float | None = None, tokens: float | None = None,
+              epochs: float | None = None) -> float | None:
+    """Convert --samples / --tokens / --epochs to samples (at the reference batch)."""
+    given = [x for x in (samples, tokens, epochs) if x is not None]
+    if len(given) > 1:
+        raise PlannerInputError("give only one of samples, tokens or epochs")
+    for name, v in (("samples", samples), ("tokens", tokens), ("epochs", epochs)):
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise PlannerInputError(f"{name} must be a positive number (got {v})")
+    if tokens is not None:
+        if workload.sequence_length is None:
+            raise PlannerInputError(f"model '{workload.id}' is not a sequence model: give samples or epochs")
+        return tokens / workload.sequence_length
+    if epochs is not None:
+        if workload.dataset_samples is None:
+            raise PlannerInputError(f"model '{workload.id}' has no dataset_samples: give samples or tokens")
+        return epochs * workload.dataset_samples
+    return samples
+
+
+def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: int) -> list[Layout]:
+    fw = catalog.framework(workload.framework)
+    transformer = workload.layers is not None and workload.hidden_size is not None
+    tps = [t for t in (1, 2, 4, 8) if t <= max_gpus_per_node] if fw.tensor_parallel and transformer else [1]
+    pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= (workload.layers or 1)] if fw.pipeline_parallel and transformer else [1]
+    # ZeRO-1/2 shard state at the communication volume of a plain all-reduce, so in this model the
+    # highest of them dominates stage 0 (same time, less memory); stage 3 trades 1.5x volume for memory.
+    zeros = sorted({min(fw.max_zero_stage, 2)} | ({3} if fw.max_zero_stage == 3 else set()))
+    recs = [False, True] if transformer else [False]
+    accs = [1, 2, 4, 8] if workload.micro_batch is None else [1]
+    return [
+        Layout(tensor_parallel=t, pipeline_parallel=p, zero_stage=z, recompute=r, accumulation=a)
+        for t, p, z, r, a in itertools.product(tps, pps, zeros, recs, accs)
+    ]
+
+
+@dataclass(frozen=True)
+class Space:
+    """Flat configuration table as integer codes: server/fabric index into the listed ids."""
+
+    server_ids: list[str]
+    fabric_ids: list[str]
+    server_idx: np.ndarray
+    fabric_idx: np.ndarray
+    power_cap: np.ndarray
+    nodes: np.ndarray
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame) -> Space:
+        s_cat = pd.Categorical(df["server"])
+        f_cat = pd.Categorical(df["fabric"])
+        return cls([str(x) for x in s_cat.categories], [str(x) for x in f_cat.categories],
+                   np.asarray(s_cat.codes, dtype=np.int64), np.asarray(f_cat.codes, dtype=np.int64),
+                   df["power_cap"].to_numpy(dtype=float), df["nodes"].to_numpy(dtype=np.int64))
+
+
+def build_space(catalog: Catalog, servers: Sequence[Server], fabrics: Iterable[str] | None,
+                caps: Sequence[float], nodes: Sequence[int]) -> Space:
+    """All (server, fabric, cap, nodes) with caps restricted to each GPU's configurable range."""
+    allowed = set(fabrics) if fabrics is not None else None
+    servers = [s for s in servers if s.gpu is not None]
+    fabric_ids = sorted({f for s in servers for f in s.fabrics if allowed is None or f in allowed})
+    fpos = {f: i for i, f in enumerate(fabric_ids)}
+    node_arr = np.asarray(nodes, dtype=np.int64)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for i, s in enumerate(servers):
+        gpu = catalog.gpu(s.gpu or "")
+        lo = gpu.min_power_limit_w / gpu.tdp_w - 1e-9
+        hi = gpu.max_power_limit_w / gpu.tdp_w + 1e-9
+        ok_caps = np.asarray([c for c in caps if lo <= c <= hi], dtype=float)
+        for f in s.fabrics:
+            if f not in fpos:
+                continue
+            c_arr, n_arr = np.meshgrid(ok_caps, node_arr, indexing="ij")
+            k = c_arr.size
+            parts.append((np.full(k, i), np.full(k, fpos[f]), c_arr.ravel(), n_arr.ravel()))
+    if not parts:
+        empty = np.zeros(0)
+        return Space([s.id for s in servers], fabric_ids, empty.astype(np.int64), empty.astype(np.int64),
+                     empty, empty.astype(np.int64))
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    return Space([s.id for s in servers], fabric_ids, cols[0].astype(np.int64), cols[1].astype(np.int64),
+                 cols[2], cols[3].astype(np.int64))
+
+
+def evaluate_space(
+    catalog: Catalog,
+    workload: Workload | str,
+    *,
+    servers: Sequence[str] | None = None,
+    fabrics: Iterable[str] | None = None,
+    caps: Sequence[float] = DEFAULT_CAPS,
+    nodes: Sequence[int] = DEFAULT_NODE_COUNTS,
+    site: str = "us-colo",
+    purchase: str = "buy",
+    work: Work | None = None,
+    layout: Layout | None = None,
+    life_years: float = 4.0,
+    space: pd.DataFrame | Space | None = None,
+) -> pd.DataFrame:
+    """Evaluate every configuration (servers x their fabrics x caps x node counts) in one call.
+
+    Returns one row per configuration with the chosen (fastest fitting) layout and all predictions.
+    ``space`` may give an explicit table with columns server, fabric, power_cap, nodes instead."""
+    wl = catalog.workload(workload) if isinstance(workload, str) else workload
+    work = work or Work()
+    site_ = catalog.site(site)
+    if purchase not in ("buy", "rent"):
+        raise PlannerInputError(f"purchase must be 'buy' or 'rent' (got {purchase!r})")
+    if space is None:
+        listed = [catalog.server(s) for s in servers] if servers is not None else catalog.gpu_servers()
+        for f in fabrics or ():
+            catalog.fabric(f)
+        _no_gpu(catalog, [s for s in listed if s.gpu is None])
+        space = build_space(catalog, listed, fabrics, caps, nodes)
+    elif isinstance(space, pd.DataFrame):
+        space = Space.from_frame(space)
+    server_objs = [catalog.server(s) for s in space.server_ids]
+    _no_gpu(catalog, [s for s in server_objs if s.gpu is None])
+    n = len(space.nodes)
+    if n == 0:
+        return pd.DataFrame()
+    res: dict[str, Any] = {
+        "server": pd.Categorical.from_codes(space.server_idx, categories=space.server_ids),
+        "fabric": pd.Categorical.from_codes(space.fabric_idx, categories=space.fabric_ids),
+        "power_cap": space.power_cap, "nodes": space.nodes,
+    }
+    # ---- per-configuration hardware columns -----------------------------------------------------
+    si = space.server_idx
+    gpus_ = [catalog.gpu(s.gpu or "") for s in server_objs]
+
+    def per_server(fn: Any) -> np.ndarray:
+        return np.asarray([fn(s, g) for s, g in zip(server_objs, gpus_, strict=True)])[si]
+
+    fi = space.fabric_idx
+    fabs = [catalog.fabric(f) for f in space.fabric_ids]
+
+    def per_fabric(attr: str) -> np.ndarray:
+        return np.asarray([getattr(f, attr) for f in fabs], dtype=float)[fi]
+
+    precision = work.precision or wl.precision
+    peak_used = [compute.peak_tflops(g, precision) for g in gpus_]
+    peak = np.asarray([p for p, _ in peak_used])[si]
+    prec_used = np.asarray([u for _, u in peak_used])[si]
+    mfu_cap = np.asarray([compute.mfu_max(catalog.calibration, g, wl, u) for g, (_, u)
+                          in zip(gpus_, peak_used, strict=True)])[si]
+    N = space.nodes
+    g = per_server(lambda s, _g: s.gpus_per_node).astype(np.int64)
+    G = N * g
+    cap = space.power_cap
+    cap_tf = np.empty(n)
+    cap_pf = np.empty(n)
+    for i, gp in enumerate(gpus_):
+        m = si == i
+        cap_tf[m], cap_pf[m] = power.cap_curve_at(catalog.power_curves[gp.power_curve], cap[m])
+    intra_bw = per_server(lambda s, gp: gp.intra_node_bandwidth_gb_s).astype(float) * 1e9 * comm.NVLINK_ACHIEVED
+    node_bw = comm.node_bandwidth_bytes_s(per_server(lambda s, _g: s.nic_ports), per_fabric("port_bandwidth_gbps"),
+                                          per_server(lambda s, _g: s.max_nic_port_gbps), per_fabric("achieved_efficiency"))
+    node_bw = node_bw * float(catalog.calibration.get("fabric_efficiency_scale", 1.0))
+    inter_lat = per_fabric("latency_us") * 1e-6 + comm.SOFTWARE_LATENCY_S
+    gpu_mem = per_server(lambda s, gp: gp.memory_gb).astype(float)
+    cpu_cores = per_server(lambda s, _g: s.cpu_cores).astype(float)
+    storage_bw = per_server(lambda s, _g: s.storage_read_gb_s).astype(float) * 1e9
+    fw = catalog.framework(wl.framework)
+    half_batch = wl.efficiency_half_batch * float(catalog.calibration.get("half_batch_scale", 1.0))
+    overlap = min(1.0, fw.overlap_fraction * float(catalog.calibration.get("overlap_scale", 1.0)))
+
+    # ---- layout search ----------------------------------------------------------------------------
+    # Phase 1, per layout on all configurations: validity, batch, memory (cheap). Phase 2, only where the
+    # layout fits: the step time. Configurations where no layout fits keep their smallest-memory layout.
+    layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
+    samples_base = work.samples if work.samples is not None else wl.default_samples
+    grad_bytes_per_param = 4.0 if precision == "fp32" else 2.0
+    seq = float(wl.sequence_length or 1)
+    hidden = float(wl.hidden_size or 0)
+    layers = float(wl.layers or 1)
+    embed_gb = wl.embedding_params * wl.embedding_bytes_per_param / G / 1e9
+
+    def shape(lay: Layout, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(valid, data-parallel degree, global batch, micro-batch) of a layout."""
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        gi, Gi, Ni = g[idx], G[idx], N[idx]
+        valid = (gi % tp == 0) & (Gi % (tp * pp) == 0)
+        if layout is None:
+            valid &= ~((pp > 1) & (pp > Ni))  # candidate pipelines span nodes (one stage group per node)
+        dp = np.maximum(Gi // (tp * pp), 1)
+        unit = dp * (wl.micro_batch or lay.accumulation)
+        per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
+        b0 = work.global_batch if work.global_batch is not None else np.maximum(
+            wl.default_global_batch, dp * per_replica_min)
+        B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
+        mb = np.full(len(dp), float(wl.micro_batch)) if wl.micro_batch else B / dp / lay.accumulation
+        return valid & (mb >= 1.0 - 1e-9), dp, B, mb
+
+    def mem_gb(lay: Layout, idx: np.ndarray | slice, dp: np.ndarray, mb: np.ndarray) -> np.ndarray:
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        kept = wl.recompute_activation_fraction if lay.recompute else 1.0
+        return np.asarray(
+            memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
+            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept) + embed_gb[idx] + memory.WORKSPACE_GB)
+
+    def step_parts(lay: Layout, idx: np.ndarray, dp: np.ndarray, B: np.ndarray, mb: np.ndarray) -> dict[str, np.ndarray]:
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        gi, Gi, Ni = g[idx], G[idx], N[idx]
+        intra, nbw = intra_bw[idx], node_bw[idx]
+        m = B / dp / mb  # micro-batches per step per replica
+        flops_gpu = B * wl.train_flops_per_sample / Gi * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
+        eff = compute.kernel_efficiency(mfu_cap[idx], mb, half_batch)
+        t_comp = compute.compute_time_s(flops_gpu, peak[idx], eff, cap_tf[idx])
+        zeros = np.zeros(len(idx))
+        act_msg = mb * seq * hidden * 2.0
+        t_tp = comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intra) if tp > 1 else zeros
+        t_bubble = (t_comp + t_tp) / m * (pp - 1)
+        inter_gpu_bw = np.where(Ni > 1, nbw / gi, intra)
+        t_p2p = 2.0 * m * act_msg / tp / inter_gpu_bw if pp > 1 else zeros
+        dp_local = np.maximum(np.minimum(dp, gi // tp), 1)
+        dp_nodes = -(-dp // dp_local)
+        grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
+        t_dp_intra = comm.ring_allreduce_time_s(grad_bytes, dp_local, intra, comm.INTRA_LATENCY_S)
+        t_dp_inter = comm.ring_allreduce_time_s(gi * grad_bytes / dp_local, dp_nodes, nbw, inter_lat[idx])
+        t_dp = t_dp_intra + t_dp_inter
+        window = overlap * (2.0 / 3.0) * t_comp / m
+        t_dp_exposed = np.maximum(t_dp - window, 0.0)
+        t_a2a = (comm.all_to_all_time_s(B / Gi * wl.embedding_exchange_bytes_per_sample, Gi, inter_gpu_bw)
+                 if wl.embedding_exchange_bytes_per_sample else zeros)
+        t_over = np.full(len(idx), fw.step_overhead_ms / 1000.0)
+        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
+        per_node = B / Ni
+        t_data = np.maximum(per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpu_cores[idx],
+                            per_node * wl.data_bytes_per_sample / storage_bw[idx])
+        return {
+            "data_parallel": dp, "global_batch": B, "micro_batch": mb,
+            "t_compute": t_comp, "t_tensor_parallel": t_tp, "t_pipeline_bubble": t_bubble,
+            "t_pipeline_p2p": t_p2p, "t_data_parallel_exposed": t_dp_exposed,
+            "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
+            "t_embedding_all_to_all": t_a2a, "t_framework_overhead": t_over,
+            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0), "step_time_s": np.maximum(t_gpu, t_data),
+        }
+
+    cols: dict[str, np.ndarray] = {
+        "layout_index": np.full(n, -1, dtype=np.int64), "data_parallel": np.zeros(n, dtype=np.int64),
+        "global_batch": np.zeros(n, dtype=np.int64), "memory_per_gpu_gb": np.full(n, np.inf),
+        "fits_memory": np.zeros(n, dtype=bool), "step_time_s": np.full(n, np.inf),
+    }
+    for k in ("micro_batch", "t_compute", "t_tensor_parallel", "t_pipeline_bubble", "t_pipeline_p2p",
+              "t_data_parallel_exposed", "t_dp_inter_share", "t_embedding_all_to_all", "t_framework_overhead",
+              "t_data_pipeline_stall"):
+        cols[k] = np.full(n, np.nan)
+    min_mem = np.full(n, np.inf)
+    min_mem_layout = np.full(n, -1, dtype=np.int64)
+    everything = slice(None)
+
+    def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
+        cols["layout_index"][idx] = li
+        cols["memory_per_gpu_gb"][idx] = mem
+        cols["fits_memory"][idx] = fit
+        for k, v in parts.items():
+            cols[k][idx] = v
+
+    for li, lay in enumerate(layouts):
+        valid, dp, B, mb = shape(lay, everything)
+        if not valid.any():
+            continue
+        mem = mem_gb(lay, everything, dp, mb)
+        smaller = valid & (mem < min_mem)
+        min_mem = np.where(smaller, mem, min_mem)
+        min_mem_layout = np.where(smaller, li, min_mem_layout)
+        idx = np.flatnonzero(valid & memory.fits(mem, gpu_mem))
+        if idx.size == 0:
+            continue
+        parts = step_parts(lay, idx, dp[idx], B[idx], mb[idx])
+        better = parts["step_time_s"] < cols["step_time_s"][idx]
+        if better.any():
+            store(li, idx[better], {k: v[better] for k, v in parts.items()}, mem[idx][better], True)
+    for li in np.unique(min_mem_layout[(cols["layout_index"] < 0) & (min_mem_layout >= 0)]):
+        idx = np.flatnonzero((cols["layout_index"] < 0) & (min_mem_layout == li))
+        _, dp, B, mb = shape(layouts[li], idx)
+        store(int(li), idx, step_parts(layouts[li], idx, dp, B, mb), min_mem[idx], False)
+    if (cols["layout_index"] < 0).all():
+        cols = {}
+
+    if not cols:  # no layout is even valid (e.g. a fixed layout that does not divide the GPUs)
+        raise PlannerInputError("no parallel layout is valid for these node counts (tensor/pipeline degrees "
+                                "must divide the GPUs per node and the total GPUs)")
+    res.update(cols)
+    li_arr = np.maximum(cols["layout_index"], 0)
+    for attr in ("tensor_parallel", "pipeline_parallel", "zero_stage", "recompute", "accumulation"):
+        res[attr] = np.asarray([getattr(lay, attr) for lay in layouts])[li_arr]
+    fits_mem = cols["fits_memory"].astype(bool)
+    res["fits_memory"] = fits_mem
+    step = cols["step_time_s"].astype(float)
+    valid_any = cols["layout_index"] >= 0
+    res["gpu"] = pd.Categorical.from_codes(si, categories=[gp.id for gp in gpus_]) if len(
+        {gp.id for gp in gpus_}) == len(gpus_) else np.asarray([gp.id for gp in gpus_], dtype=object)[si]
+    res["gpus"] = G
+    res["precision"] = prec_used
+    res["power_cap_w"] = cap * per_server(lambda s, gp: gp.tdp_w)
+    res["cap_throughput_factor"] = cap_tf
+    res["gpu_memory_gb"] = gpu_mem
+
+    # ---- throughput, time ---------------------------------------------------------------------------
+    B = cols["global_batch"].astype(float)
+    thr = B / step
+    samples = samples_base * compute.samples_factor(wl, B)
+    hours = samples / thr / 3600.0
+    res["throughput_samples_per_s"] = thr
+    res["samples_to_train"] = samples
+    res["time_to_train_h"] = hours
+    achieved = thr * wl.train_flops_per_sample / G / 1e12
+    res["achieved_tflops_per_gpu"] = achieved
+    res["mfu"] = achieved / peak
+    t_comp = cols["t_compute"].astype(float)
+    res["scaling_efficiency"] = t_comp / step
+
+    # ---- power & energy ------------------------------------------------------------------------------
+    busy = t_comp / step
+    gpu_w = power.gpu_power_w(per_server(lambda s, gp: gp.tdp_w), per_server(lambda s, gp: gp.idle_power_w),
+                              cap_pf, busy)
+    host_w = per_server(lambda s, _g: s.cpu_power_w + s.ram_power_w + s.storage_power_w + s.other_power_w)
+    nic_ports = per_server(lambda s, _g: s.nic_ports)
+    node_w = power.node_power_w(g, gpu_w, host_w, nic_ports, per_fabric("nic_power_w"),
+                                per_server(lambda s, _g: s.psu_efficiency), N > 1)
+    radix = per_fabric("switch_radix").astype(np.int64)
+    switches = cost.switch_count(N, nic_ports, radix)
+    cables = cost.cable_count(N, nic_ports, radix)
+    it_kw = (N * node_w + switches * per_fabric("switch_power_w")) / 1000.0
+    fac_kwh = it_kw * site_.pue * hours
+    res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw,
+               facility_power_kw=it_kw * site_.pue, energy_kwh=it_kw * hours, facility_energy_kwh=fac_kwh)
+
+    # ---- cost & carbon ------------------------------------------------------------------------------
+    price = per_server(lambda s, _g: np.nan if s.price_usd is None else s.price_usd).astype(float)
+    rent = per_server(lambda s, _g: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month).astype(float)
+    capex = cost.capex_usd(N, price, nic_ports, per_fabric("nic_price_usd"), switches, per_fabric("switch_price_usd"),
+                           cables, per_fabric("cable_price_usd"))
+    energy_usd = fac_kwh * site_.electricity_usd_per_kwh
+    if purchase == "buy":
+        hw = cost.amortized_usd(capex, hours, life_years)
+        res.update(capex_usd=capex, hardware_usd=hw, energy_usd=energy_usd, cost_usd=hw + energy_usd,
+                   rent_usd_per_month=np.full(n, np.nan))
+        available = np.isfinite(price)
+    else:
+        r = cost.rent_usd(N, rent, hours)
+        # rent includes power and network: no separate energy bill
+        res.update(capex_usd=np.zeros(n), hardware_usd=r, energy_usd=np.zeros(n), cost_usd=r,
+                   rent_usd_per_month=N * rent)
+        available = np.isfinite(rent)
+    res["available"] = available
+    res["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
+    res["bottleneck"] = _bottleneck(res, N)
+    res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
+    res["site"] = site_.id
+    res["purchase"] = purchase
+    res["model"] = wl.id
+    res["feasible"] = fits_mem & available & valid_any
+    return pd.DataFrame(res)
+
+
+def _no_gpu(catalog: Catalog, servers: Sequence[Server]) -> None:
+    if servers:
+        raise PlannerInputError(
+            f"server '{servers[0].id}' has no GPU: the training model places work on accelerators only "
+            f"(choose one of: {', '.join(x.id for x in catalog.gpu_servers())})")
+
+
+def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
+    dp_exp = df["t_data_parallel_exposed"]
+    inter_share = df["t_dp_inter_share"]
+    multi = nodes > 1
+    a2a, p2p = df["t_embedding_all_to_all"], df["t_pipeline_p2p"]
+    fabric = dp_exp * inter_share + (a2a + p2p) * multi
+    intra = df["t_tensor_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
+    parts = np.vstack([df["t_compute"], fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]])
+    code = np.argmax(parts, axis=0)
+    code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
+    code = np.where(df["fits_memory"], code, 6)
+    return pd.Categorical.from_codes(code, categories=BOTTLENECKS)
+
+
+def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts: Sequence[Layout]) -> Any:
+    """Labels like 'DP16 TP8 PP4 ZeRO-1', built once per distinct (layout, data-parallel degree)."""
+    keys = layout_index.astype(np.int64) * 10_000_000 + data_parallel.astype(np.int64)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    labels = np.asarray([layouts[int(k // 10_000_000)].label(int(k % 10_000_000)) for k in uniq], dtype=object)
+    return pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(labels).unique()) if len(
+        set(labels)) == len(labels) else labels[inverse]
+
+
+def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
+    """Evaluate one configuration with the exact model."""
+    server = catalog.server(config.server)
+    if server.gpu is None:
+        raise PlannerInputError(f"server '{server.id}' has no GPU; choose one of: "
+                                + ", ".join(s.id for s in catalog.gpu_servers()))
+    fabric = config.fabric or server.fabrics[0]
+    catalog.fabric(fabric)
+    if fabric not in server.fabrics:
+        raise PlannerInputError(f"server '{server.id}' cannot use fabric '{fabric}'; "
+                                f"its fabrics: {', '.join(server.fabrics)}")
+    gpu = catalog.gpu(server.gpu)
+    lo, hi = gpu.min_power_limit_w / gpu.tdp_w, gpu.max_power_limit_w / gpu.tdp_w
+    if not lo - 1e-9 <= config.power_cap <= hi + 1e-9:
+        raise PlannerInputError(f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
+                                f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)")
+    wl = catalog.workload(config.model)
+    space = pd.DataFrame({"server": [server.id], "fabric": [fabric], "power_cap": [config.power_cap],
+                          "nodes": [config.nodes]})
+    df = evaluate_space(catalog, wl, site=config.site, purchase=config.purchase,
+                        work=Work(config.samples, config.global_batch, config.precision),
+                        layout=config.layout, life_years=config.life_years, space=space)
+    return estimate_from_row(df.iloc[0])
+
+
+def estimate_from_row(r: pd.Series) -> Estimate:
+    def f(k: str) -> float:
+        return float(r[k])
+
+    return Estimate(
+        model=str(r["model"]), server=str(r["server"]), fabric=str(r["fabric"]), site=str(r["site"]),
+        purchase=r["purchase"], nodes=int(r["nodes"]), gpus=int(r["gpus"]), gpu=str(r["gpu"]),
+        power_cap=f("power_cap"), power_cap_w=f("power_cap_w"), precision=str(r["precision"]),
+        layout=str(r["layout"]), global_batch=int(r["global_batch"]), samples_to_train=f("samples_to_train"),
+        throughput_samples_per_s=f("throughput_samples_per_s"), step_time_s=f("step_time_s"),
+        step_time_breakdown_s={k: f(f"t_{k}") for k in BREAKDOWN},
+        time_to_train_h=f("time_to_train_h"), memory_per_gpu_gb=f("memory_per_gpu_gb"),
+        gpu_memory_gb=f("gpu_memory_gb"), fits_memory=bool(r["fits_memory"]), gpu_power_w=f("gpu_power_w"),
+        node_power_w=f("node_power_w"), power_kw=f("power_kw"), facility_power_kw=f("facility_power_kw"),
+        energy_kwh=f("energy_kwh"), facility_energy_kwh=f("facility_energy_kwh"), switches=int(r["switches"]),
+        capex_usd=f("capex_usd"), cost_usd=f("cost_usd"),
+        cost_breakdown_usd={"hardware": f("hardware_usd"), "energy": f("energy_usd")},
+        carbon_kg=f("carbon_kg"), achieved_tflops_per_gpu=f("achieved_tflops_per_gpu"), mfu=f("mfu"),
+        scaling_efficiency=f("scaling_efficiency"), bottleneck=str(r["bottleneck"]),
+    )

@@ -1,0 +1,51 @@
+"""Power: GPU power at a cap, node power through the PSU, switches, facility power.
+
+* Power-cap curve (catalog/power_caps.yaml): at cap fraction c of TDP, throughput factor f(c) and
+  full-load board power p(c) x TDP, linear between measured levels.
+* GPU average power: idle + (p(c) TDP - idle) x (busy + COMM_ACTIVITY x (1 - busy)), busy = compute share
+  of the step (GPUs draw less while waiting on communication or data).
+* Node power (AC) = (g x GPU + CPU + RAM + storage + NICs + other) / PSU efficiency.
+* IT power = nodes x node power + switches x switch power; facility power = IT power x PUE.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from planner.schemas import PowerCapCurve
+
+COMM_ACTIVITY = 0.3
+
+
+def cap_curve_at(curve: PowerCapCurve, cap_fraction: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(throughput factor, power fraction of TDP) at the given caps; below the curve's range, the lowest level."""
+    caps = np.array([p.cap_fraction for p in curve.points])
+    tf = np.array([p.throughput_factor for p in curve.points])
+    pf = np.array([p.power_fraction for p in curve.points])
+    c = np.asarray(cap_fraction, dtype=float)
+    return np.interp(c, caps, tf), np.minimum(np.interp(c, caps, pf), c)
+
+
+def gpu_power_w(
+    tdp_w: ArrayLike, idle_w: ArrayLike, power_fraction: ArrayLike, busy_fraction: ArrayLike
+) -> NDArray[np.float64]:
+    active = np.asarray(power_fraction) * np.asarray(tdp_w)
+    idle = np.asarray(idle_w, dtype=float)
+    busy = np.clip(np.asarray(busy_fraction, dtype=float), 0.0, 1.0)
+    return np.asarray(idle + np.maximum(active - idle, 0.0) * (busy + COMM_ACTIVITY * (1.0 - busy)), dtype=float)
+
+
+def node_power_w(
+    gpus_per_node: ArrayLike,
+    gpu_w: ArrayLike,
+    host_w: ArrayLike,
+    nic_ports: ArrayLike,
+    nic_w: ArrayLike,
+    psu_efficiency: ArrayLike,
+    multi_node: ArrayLike,
+) -> NDArray[np.float64]:
+    """AC power of one node; compute NICs draw only when the job spans several nodes."""
+    nics = np.where(np.asarray(multi_node, dtype=bool), np.asarray(nic_ports) * np.asarray(nic_w), 0.0)
+    dc = np.asarray(gpus_per_node) * np.asarray(gpu_w) + np.asarray(host_w) + nics
+    return np.asarray(dc / np.asarray(psu_efficiency), dtype=float)

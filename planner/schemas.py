@@ -1,0 +1,412 @@
+"""Validated, frozen schemas for everything that enters or leaves the model.
+
+Every quantity carries its unit in its name (``power_w``, ``bandwidth_gbps``, ``price_usd``). All
+models are strict: unknown fields are rejected (a typo in a catalog file is an error, not a silently
+ignored column) and values are range-checked, so a bad file fails at load time with the field path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
+Precision = Literal["bf16", "fp16", "fp8", "tf32", "fp32"]
+Purchase = Literal["buy", "rent"]
+
+
+class Strict(BaseModel):
+    """Base: frozen, unknown fields forbidden, docstrings used as field descriptions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+# --------------------------------------------------------------------------- hardware catalog
+class PowerCapPoint(Strict):
+    cap_fraction: Fraction
+    """Power limit as a fraction of the GPU's TDP."""
+    throughput_factor: Fraction
+    """Throughput at this cap relative to throughput at TDP (1.0 at cap_fraction = 1)."""
+    power_fraction: Fraction
+    """Average board power under full training load at this cap, as a fraction of TDP."""
+
+
+class PowerCapCurve(Strict):
+    id: str
+    """Identifier referenced by ``Gpu.power_curve``."""
+    description: str
+    """What was measured and how the curve was fit."""
+    points: list[PowerCapPoint] = Field(min_length=2)
+    """Levels sorted by cap_fraction; the last one must be cap_fraction = 1."""
+    source: str
+    """Where the measurements come from."""
+
+    @model_validator(mode="after")
+    def _sorted_and_ends_at_tdp(self) -> PowerCapCurve:
+        caps = [p.cap_fraction for p in self.points]
+        if caps != sorted(caps) or len(set(caps)) != len(caps):
+            raise ValueError("points must be sorted by strictly increasing cap_fraction")
+        if abs(caps[-1] - 1.0) > 1e-9:
+            raise ValueError("the last point must be cap_fraction = 1.0 (the TDP)")
+        tf = [p.throughput_factor for p in self.points]
+        if tf != sorted(tf):
+            raise ValueError("throughput_factor must not fall when the cap rises")
+        return self
+
+
+class Gpu(Strict):
+    id: str
+    """Catalog identifier (lower-case, dash separated)."""
+    name: str
+    """Marketing name."""
+    vendor: Literal["nvidia", "amd", "intel"]
+    """Vendor."""
+    family: str
+    """Architecture family (ampere, hopper, blackwell, ada, cdna3, ...): the calibration key."""
+    bf16_tflops: Positive
+    """Dense BF16 tensor throughput, TFLOP/s (no sparsity)."""
+    fp8_tflops: Positive | None = None
+    """Dense FP8 tensor throughput, TFLOP/s; null where the GPU has no FP8."""
+    memory_gb: Positive
+    """Device memory, GB."""
+    memory_bandwidth_tbps: Positive
+    """Device memory bandwidth, TB/s."""
+    tdp_w: Positive
+    """Board power at the default limit (TDP), W."""
+    min_power_limit_w: Positive
+    """Lowest configurable power limit (nvidia-smi -pl), W."""
+    max_power_limit_w: Positive
+    """Highest configurable power limit, W."""
+    idle_power_w: Positive
+    """Board power while waiting on communication or data, W."""
+    intra_node_bandwidth_gb_s: Positive
+    """GPU-to-GPU bandwidth inside a node, GB/s per direction per GPU."""
+    matmul_efficiency: Fraction
+    """Measured best-shape matmul throughput / spec (reference/hardware.md)."""
+    power_curve: str
+    """Id of the power-cap curve (power_caps.yaml) that applies to this GPU."""
+    price_usd: NonNegative | None = None
+    """Purchase price per GPU, USD (informational; servers carry their own price)."""
+    rent_usd_per_gpu_hour: NonNegative | None = None
+    """Public on-demand rent per GPU-hour, USD."""
+    source: str
+    """Source of the technical figures."""
+    price_source: str = ""
+    """Source of the price figures."""
+
+    @model_validator(mode="after")
+    def _limits(self) -> Gpu:
+        if not self.min_power_limit_w <= self.tdp_w <= self.max_power_limit_w:
+            raise ValueError("need min_power_limit_w <= tdp_w <= max_power_limit_w")
+        if self.idle_power_w >= self.tdp_w:
+            raise ValueError("idle_power_w must be below tdp_w")
+        return self
+
+
+class Fabric(Strict):
+    id: str
+    """Catalog identifier."""
+    name: str
+    """Human name."""
+    kind: Literal["infiniband", "roce", "ethernet"]
+    """Technology."""
+    port_bandwidth_gbps: Positive
+    """Line rate per port, Gb/s."""
+    latency_us: Positive
+    """Per-hop message latency, microseconds."""
+    achieved_efficiency: Fraction
+    """Fraction of line rate a tuned all-reduce achieves."""
+    nic_price_usd: NonNegative
+    """Price of one NIC port, USD."""
+    nic_power_w: NonNegative
+    """Power of one NIC port, W."""
+    switch_radix: Annotated[int, Field(ge=4)]
+    """Ports per switch."""
+    switch_price_usd: NonNegative
+    """Price of one switch, USD."""
+    switch_power_w: NonNegative
+    """Power of one switch, W."""
+    cable_price_usd: NonNegative
+    """Price of one cable (node-leaf or leaf-spine link), USD."""
+    source: str
+    """Source of the figures."""
+
+
+class Server(Strict):
+    id: str
+    """Catalog identifier."""
+    name: str
+    """Human name."""
+    gpu: str | None
+    """GPU id (gpus.yaml); null for CPU-only servers."""
+    gpus_per_node: Annotated[int, Field(ge=0, le=72)]
+    """GPUs per node (0 for CPU-only servers)."""
+    cpu: str
+    """CPU model(s)."""
+    cpu_cores: Annotated[int, Field(ge=1)]
+    """Physical CPU cores per node."""
+    cpu_power_w: Positive
+    """CPU package power under training load, W."""
+    ram_gb: Positive
+    """Host memory, GB."""
+    ram_power_w: Positive
+    """Host memory power, W."""
+    storage_tb: Positive
+    """Local NVMe capacity, TB."""
+    storage_read_gb_s: Positive
+    """Local storage sequential read bandwidth, GB/s."""
+    storage_power_w: Positive
+    """Storage power, W."""
+    other_power_w: NonNegative
+    """Board, fans, NVSwitches, BMC, W."""
+    psu_efficiency: Annotated[float, Field(gt=0.5, le=1)]
+    """Power-supply efficiency at typical load (DC out / AC in)."""
+    nic_ports: Annotated[int, Field(ge=1, le=32)]
+    """Compute-fabric ports per node."""
+    max_nic_port_gbps: Positive
+    """Fastest port the node's PCIe slots / NIC cages support, Gb/s."""
+    fabrics: list[str] = Field(min_length=1)
+    """Fabric ids this server can be built with."""
+    intra_node: Literal["nvswitch", "pcie", "infinity-fabric", "none"]
+    """How GPUs inside the node talk."""
+    rack_units: Annotated[int, Field(ge=1)]
+    """Height in rack units."""
+    price_usd: NonNegative | None = None
+    """Purchase price without compute-fabric NICs, USD; null if not for sale."""
+    rent_usd_per_month: NonNegative | None = None
+    """Rent for the node per month (730 h), including power and network, USD; null if not rentable."""
+    source: str
+    """Source of the technical figures."""
+    price_source: str = ""
+    """Source of the price figures."""
+
+    @model_validator(mode="after")
+    def _gpu_consistent(self) -> Server:
+        if (self.gpu is None) != (self.gpus_per_node == 0):
+            raise ValueError("a server has a gpu id exactly when gpus_per_node > 0")
+        if self.price_usd is None and self.rent_usd_per_month is None:
+            raise ValueError("give price_usd, rent_usd_per_month or both")
+        return self
+
+
+class Site(Strict):
+    id: str
+    """Catalog identifier."""
+    name: str
+    """Human name."""
+    pue: Annotated[float, Field(ge=1.0, le=3.0)]
+    """Power usage effectiveness (facility power / IT power)."""
+    electricity_usd_per_kwh: NonNegative
+    """Electricity price, USD/kWh."""
+    carbon_kg_per_kwh: NonNegative
+    """Grid carbon intensity, kgCO2e/kWh."""
+    power_envelope_kw: Positive
+    """Facility power available to the cluster, kW."""
+    source: str
+    """Source of the figures."""
+
+
+class FrameworkProfile(Strict):
+    id: str
+    """Catalog identifier."""
+    name: str
+    """Human name."""
+    overlap_fraction: Annotated[float, Field(ge=0, le=1)]
+    """Share of the backward pass the gradient all-reduce can hide under."""
+    step_overhead_ms: NonNegative
+    """Fixed host overhead per optimizer step, ms."""
+    tensor_parallel: bool
+    """Supports tensor parallelism inside a node."""
+    pipeline_parallel: bool
+    """Supports pipeline parallelism."""
+    max_zero_stage: Annotated[int, Field(ge=0, le=3)]
+    """Highest ZeRO/FSDP sharding stage it supports (0 = plain data parallel)."""
+    source: str
+    """Source."""
+
+
+# --------------------------------------------------------------------------- workloads
+class ConvergencePoint(Strict):
+    global_batch: Annotated[int, Field(ge=1)]
+    """Global batch size."""
+    samples_factor: Annotated[float, Field(ge=0.5, le=10)]
+    """Samples to converge at this batch / samples at the reference batch."""
+
+
+class Workload(Strict):
+    id: str
+    """Library identifier."""
+    name: str
+    """Human name."""
+    family: Literal["cnn", "encoder", "llm", "recsys"]
+    """Workload family: the calibration key."""
+    framework: str
+    """Framework profile id (frameworks.yaml)."""
+    params: Positive
+    """Total parameters."""
+    trainable_params: Positive | None = None
+    """Trainable parameters (LoRA/adapters); null = all."""
+    train_flops_per_sample: Positive
+    """Model FLOPs per training sample, forward + backward, without recomputation."""
+    sample_unit: Literal["image", "sequence", "example"]
+    """What one sample is."""
+    sequence_length: Annotated[int, Field(ge=1)] | None = None
+    """Tokens per sequence (sequence models)."""
+    layers: Annotated[int, Field(ge=1)] | None = None
+    """Transformer layers (for tensor/pipeline-parallel communication)."""
+    hidden_size: Annotated[int, Field(ge=1)] | None = None
+    """Hidden size (for tensor/pipeline-parallel communication)."""
+    precision: Precision
+    """Default compute precision."""
+    optimizer_bytes_per_param: Positive = 16.0
+    """Bytes per trainable parameter for weights, gradients, master copy and optimizer moments."""
+    frozen_bytes_per_param: Positive = 2.0
+    """Bytes per frozen parameter (LoRA base weights)."""
+    activation_bytes_per_sample: Positive
+    """Activation memory per sample without recomputation, whole model, bytes."""
+    recompute_activation_fraction: Fraction = 0.1
+    """Share of activation memory kept when activations are recomputed (costs 1/3 more compute)."""
+    embedding_params: NonNegative = 0.0
+    """Model-parallel embedding parameters (recommenders): sharded over all GPUs, never all-reduced."""
+    embedding_bytes_per_param: NonNegative = 4.0
+    """Bytes of state per embedding parameter (weights + optimizer)."""
+    embedding_exchange_bytes_per_sample: NonNegative = 0.0
+    """All-to-all bytes per sample for embedding lookups (forward + backward)."""
+    micro_batch: Annotated[int, Field(ge=1)] | None = None
+    """Fixed micro-batch per GPU (pipeline workloads); null = the local batch, split by accumulation."""
+    min_samples_per_gpu: Annotated[int, Field(ge=1)] = 1
+    """Smallest per-GPU batch per step; the global batch grows to keep every GPU at least this busy."""
+    efficiency_half_batch: Positive
+    """Per-GPU micro-batch at which kernels reach half their peak efficiency."""
+    default_global_batch: Annotated[int, Field(ge=1)]
+    """Global batch used when none is given."""
+    dataset_samples: Positive | None = None
+    """Samples in one epoch (for --epochs)."""
+    default_samples: Positive
+    """Samples to train at the reference batch (the default amount of work)."""
+    reference_global_batch: Annotated[int, Field(ge=1)]
+    """Global batch at which default_samples was measured."""
+    convergence: list[ConvergencePoint] = Field(default_factory=list)
+    """How samples-to-converge grow with global batch (piecewise linear in log batch)."""
+    data_bytes_per_sample: NonNegative = 0.0
+    """Bytes read from storage per sample."""
+    cpu_core_ms_per_sample: NonNegative = 0.0
+    """CPU core-milliseconds of preprocessing per sample."""
+    source: str
+    """Where the figures come from."""
+    notes: str = ""
+    """Derivations and caveats."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        if self.trainable_params is not None and self.trainable_params > self.params:
+            raise ValueError("trainable_params cannot exceed params")
+        batches = [c.global_batch for c in self.convergence]
+        if batches != sorted(batches):
+            raise ValueError("convergence points must be sorted by global_batch")
+        return self
+
+    @property
+    def trainable(self) -> float:
+        return self.trainable_params if self.trainable_params is not None else self.params
+
+
+# --------------------------------------------------------------------------- configurations
+class Layout(Strict):
+    tensor_parallel: Annotated[int, Field(ge=1)] = 1
+    """Tensor-parallel degree (inside a node)."""
+    pipeline_parallel: Annotated[int, Field(ge=1)] = 1
+    """Pipeline stages."""
+    zero_stage: Annotated[int, Field(ge=0, le=3)] = 0
+    """ZeRO/FSDP sharding stage over the data-parallel group."""
+    recompute: bool = False
+    """Activation recomputation."""
+    accumulation: Annotated[int, Field(ge=1)] = 1
+    """Gradient-accumulation steps (data-parallel workloads without a fixed micro-batch)."""
+
+    def label(self, data_parallel: int) -> str:
+        parts = [f"DP{data_parallel}"]
+        if self.tensor_parallel > 1:
+            parts.append(f"TP{self.tensor_parallel}")
+        if self.pipeline_parallel > 1:
+            parts.append(f"PP{self.pipeline_parallel}")
+        if self.zero_stage:
+            parts.append(f"ZeRO-{self.zero_stage}")
+        if self.recompute:
+            parts.append("recompute")
+        if self.accumulation > 1:
+            parts.append(f"accum{self.accumulation}")
+        return " ".join(parts)
+
+
+class Configuration(Strict):
+    """One point of the design space: what to evaluate."""
+
+    model: str
+    """Workload id."""
+    server: str
+    """Server id."""
+    nodes: Annotated[int, Field(ge=1, le=100_000)]
+    """Number of nodes."""
+    fabric: str | None = None
+    """Fabric id; null = the server's first listed fabric."""
+    power_cap: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """GPU power limit as a fraction of TDP."""
+    global_batch: Annotated[int, Field(ge=1)] | None = None
+    """Global batch; null = the workload's default, grown to keep every GPU busy."""
+    samples: Positive | None = None
+    """Samples to train at the reference batch; null = the workload's default."""
+    precision: Precision | None = None
+    """Compute precision; null = the workload's."""
+    site: str = "us-colo"
+    """Site id."""
+    purchase: Purchase = "buy"
+    """Buy (capex amortized over the life) or rent."""
+    layout: Layout | None = None
+    """Parallel layout; null = the fastest that fits."""
+    life_years: Annotated[float, Field(gt=0, le=15)] = 4.0
+    """Amortization life for bought hardware, years."""
+
+
+class Estimate(Strict):
+    """What the exact model predicts for one configuration."""
+
+    model: str
+    server: str
+    fabric: str
+    site: str
+    purchase: Purchase
+    nodes: int
+    gpus: int
+    gpu: str
+    power_cap: float
+    power_cap_w: float
+    precision: str
+    layout: str
+    global_batch: int
+    samples_to_train: float
+    throughput_samples_per_s: float
+    step_time_s: float
+    step_time_breakdown_s: dict[str, float]
+    time_to_train_h: float
+    memory_per_gpu_gb: float
+    gpu_memory_gb: float
+    fits_memory: bool
+    gpu_power_w: float
+    node_power_w: float
+    power_kw: float
+    facility_power_kw: float
+    energy_kwh: float
+    facility_energy_kwh: float
+    switches: int
+    capex_usd: float
+    cost_usd: float
+    cost_breakdown_usd: dict[str, float]
+    carbon_kg: float
+    achieved_tflops_per_gpu: float
+    mfu: float
+    scaling_efficiency: float
+    bottleneck: str

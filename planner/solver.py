@@ -1,0 +1,146 @@
+"""Handing a Pyomo model to HiGHS and reading the answer back, honestly.
+
+The model is compiled with Pyomo's LinearStandardFormCompiler (mixed form) to sparse arrays and passed
+to ``highspy`` directly: the lowest-overhead route measured on this stack (../shared/SOLVER-NOTES.md).
+Nothing is loaded silently: the report says whether the solution is proven optimal, a time-limited
+incumbent (with its gap), or absent, and the caller decides what to load.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import highspy
+import numpy as np
+import pyomo.environ as pyo
+from pydantic import BaseModel, ConfigDict, Field
+from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+_THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
+
+
+class SolverStatus(str, enum.Enum):
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"  # best incumbent returned, with its gap
+    INFEASIBLE = "infeasible"
+    NO_SOLUTION = "no_solution"  # stopped without an incumbent
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (SolverStatus.OPTIMAL, SolverStatus.TIME_LIMIT)
+
+
+class SolverOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    time_limit_s: float = Field(60.0, gt=0, description="HiGHS time limit, seconds")
+    mip_rel_gap: float = Field(1e-9, ge=0, lt=1, description="relative MIP gap at which HiGHS stops")
+    threads: int | None = Field(None, ge=1, le=256, description="HiGHS threads (process-wide; first call wins)")
+
+
+class SolverReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    status: SolverStatus
+    highs_status: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solve_time_s: float
+    build_time_s: float
+    handoff_time_s: float
+    nodes: int
+    simplex_iterations: int
+    variables: int
+    constraints: int
+
+
+@dataclass
+class Solved:
+    report: SolverReport
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # component name -> values (solution only)
+
+
+def _var_index(v: Any) -> Any:
+    return v.index()
+
+
+def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: float = 0.0) -> Solved:
+    global _THREADS
+    t0 = time.perf_counter()
+    repn = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+    cols = repn.columns
+    ncol, nrow = len(cols), repn.A.shape[0]
+    lower = np.array([-highspy.kHighsInf if v.lb is None else v.lb for v in cols], dtype=float)
+    upper = np.array([highspy.kHighsInf if v.ub is None else v.ub for v in cols], dtype=float)
+    integer = np.array([v.is_integer() or v.is_binary() for v in cols])
+    sense = np.array([s for _, s in repn.rows], dtype=int)
+    rhs = np.asarray(repn.rhs, dtype=float)
+    row_lo = np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs)
+    row_hi = np.where(sense <= 0, np.where(sense == 0, rhs, highspy.kHighsInf), rhs)
+    A = repn.A.tocsc()
+    cost = np.asarray(repn.c.toarray()).ravel() if repn.c.shape[0] else np.zeros(ncol)
+    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(options.time_limit_s))
+    h.setOptionValue("mip_rel_gap", float(options.mip_rel_gap))
+    if options.threads is not None and _THREADS is None:
+        h.setOptionValue("threads", int(options.threads))
+        _THREADS = options.threads
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = ncol, nrow
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = lower, upper
+    lp.row_lower_, lp.row_upper_ = row_lo, row_hi
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr
+    lp.a_matrix_.index_ = A.indices
+    lp.a_matrix_.value_ = A.data
+    lp.offset_ = offset
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+    h.passModel(lp)
+    handoff = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t1
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    if ms == highspy.HighsModelStatus.kOptimal:
+        status = SolverStatus.OPTIMAL
+    elif ms in (highspy.HighsModelStatus.kInfeasible,):
+        status = SolverStatus.INFEASIBLE
+    elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit,
+                highspy.HighsModelStatus.kSolutionLimit, highspy.HighsModelStatus.kInterrupt):
+        status = SolverStatus.TIME_LIMIT if has_sol else SolverStatus.NO_SOLUTION
+    else:
+        status = SolverStatus.ERROR if not has_sol else SolverStatus.TIME_LIMIT
+    obj = float(info.objective_function_value) if status.has_solution else None
+    bound = float(info.mip_dual_bound) if status.has_solution and np.isfinite(info.mip_dual_bound) else None
+    gap = None
+    if obj is not None and bound is not None:
+        gap = abs(obj - bound) / max(abs(obj), 1e-12)
+    report = SolverReport(
+        status=status, highs_status=h.modelStatusToString(ms), objective=obj, bound=bound, gap=gap,
+        solve_time_s=solve_s, build_time_s=build_time_s, handoff_time_s=handoff,
+        nodes=int(max(info.mip_node_count, 0)), simplex_iterations=int(max(info.simplex_iteration_count, 0)),
+        variables=ncol, constraints=nrow,
+    )
+    values: dict[str, np.ndarray] = {}
+    if status.has_solution:
+        x = np.asarray(h.getSolution().col_value)
+        by_comp: dict[str, dict[Any, float]] = {}
+        for v, val in zip(cols, x, strict=True):
+            by_comp.setdefault(v.parent_component().name, {})[_var_index(v)] = float(val)
+        for name, d in by_comp.items():
+            comp = getattr(m, name)
+            size = len(comp)
+            arr = np.zeros(size)
+            for idx, val in d.items():
+                arr[int(idx) if idx is not None else 0] = val
+            values[name] = arr
+    return Solved(report, values)

@@ -1,0 +1,352 @@
+"""Accuracy against published measurements, and the fit of the calibration parameters.
+
+Cases (all from reference/):
+* MLPerf Training time-to-train, ResNet-50 and BERT-Large, A100 (PCIe, SXM 40/80 GB; 1-32 nodes) and
+  8xH100 systems (mlperf_training_calibration.csv; duplicates across rounds removed). The planner predicts
+  samples-to-converge from the workload's convergence curve, not from the run's own log.
+* MLPerf Training Power energy-to-train, 8xH100 BERT and ResNet (mlperf_power.md).
+* Megatron-LM Table 1 throughput per GPU, 1.7B-1T GPT models on 32-3072 A100s (megatron.md).
+* Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
+
+Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper x
+cnn/encoder/llm -- and three global scales (overlap_scale on the frameworks' overlap fractions,
+fabric_efficiency_scale on the fabrics' achieved efficiency, half_batch_scale on the workloads'
+efficiency_half_batch). Fit split: the MLPerf results of the first round each GPU type appeared in (A100:
+v2.0, H100: v2.1), at all scales (a result resubmitted unchanged later counts in its first round), and
+the Megatron rows on at most 512 GPUs. Everything else (later rounds, Megatron >= 1024 GPUs, all energy
+cases) is test data. Power, memory and convergence figures are physical/catalog values, not fitted. Power-cap curves are fitted per network-left-out for their own validation rows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from planner import calibration as calib
+from planner.data import Catalog, load_catalog, reference_dir
+from planner.model import evaluate
+from planner.schemas import Configuration, Layout, Server, Workload
+
+FIRST_ROUND = {"a100": "v2.0", "h100": "v2.1"}  # fit on the first round each GPU type was published in
+FIT_MAX_MEGATRON_GPUS = 512
+ACCELERATORS = [  # substring of the MLPerf accelerator name -> catalog GPU
+    ("PCIE-80GB", "a100-pcie-80gb"), ("PCIE-40GB", "a100-pcie-80gb"), ("PCIE", "a100-pcie-80gb"),
+    ("SXM-40GB", "a100-sxm-40gb"), ("SXM4-40GB", "a100-sxm-40gb"),
+    ("SXM-80GB", "a100-sxm-80gb"), ("SXM4-80GB", "a100-sxm-80gb"), ("H100", "h100-sxm"),
+]
+HOST_TEMPLATE = {"a100-pcie-80gb": "a100-pcie-4", "a100-sxm-40gb": "dgx-a100-80gb",
+                 "a100-sxm-80gb": "dgx-a100-80gb", "h100-sxm": "dgx-h100"}
+MEGATRON_SHAPES = {  # params (B) -> (hidden, attention heads, layers): Narayanan et al. 2021, Table 1
+    1.7: (2304, 24, 24), 3.6: (3072, 32, 30), 7.5: (4096, 32, 36), 18.4: (6144, 48, 40),
+    39.1: (8192, 64, 48), 76.1: (10240, 80, 60), 145.6: (12288, 96, 80), 310.1: (16384, 128, 96),
+    529.6: (20480, 128, 105), 1008.0: (25600, 160, 128),
+}
+
+
+@dataclass
+class Case:
+    kind: str  # time_to_train | energy | throughput | power_cap_time | power_cap_energy
+    name: str
+    split: str  # fit | test
+    published: float
+    predicted: float = math.nan
+    unit: str = ""
+    gpu_family: str = ""
+    workload_family: str = ""
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.published) / self.published
+
+
+def _gpu_for(accel: str) -> str:
+    key = accel.upper().replace(" ", "").replace("-", "")
+    for sub, gpu in ACCELERATORS:
+        if sub.replace("-", "") in key:
+            return gpu
+    raise ValueError(f"no catalog GPU for accelerator {accel!r}")
+
+
+def parse_network(text: str | float) -> tuple[str, int, float]:
+    """(fabric id, compute ports per node, port Gb/s) from an MLPerf host-networking description."""
+    s = "" if not isinstance(text, str) else text
+    if "Compute:" in s:
+        s = s.split("Compute:")[1]
+    s = re.split(r"Management|Storage|\+", s)[0]
+    m = re.search(r"(\d+)\s*x", s)
+    ports = int(m.group(1)) if m else 1
+    if "NDR" in s:
+        return "ndr400", ports, 400
+    if "HDR100" in s or "EDR" in s or "Omni-Path" in s:
+        return "edr100", ports, 100
+    if "HDR" in s:
+        return "hdr200", ports, 200
+    if "40Gb" in s:
+        return "roce100", ports, 40
+    if "25Gb" in s:
+        return "eth25", ports, 25
+    return "hdr200", ports, 200
+
+
+def mlperf_cases(ref: Path) -> pd.DataFrame:
+    df = pd.read_csv(ref / "mlperf_training_calibration.csv")
+    df = df.dropna(subset=["global_batch", "time_to_train_min"])  # one v4.0 row has no result
+    df = df.sort_values("round", kind="stable")  # a result resubmitted unchanged counts in its first round
+    df = df.drop_duplicates(["system", "benchmark", "gpus", "global_batch", "time_to_train_min"]).copy()
+    # one system reports two batches ("816;1024") for its runs: take the first
+    df["global_batch"] = df["global_batch"].astype(str).str.split(";").str[0].astype(float).astype(int)
+    gpu_kind = np.where(df["accelerator"].str.contains("H100"), "h100", "a100")
+    first = np.array([FIRST_ROUND[k] for k in gpu_kind])
+    df["split"] = np.where(df["round"].to_numpy() == first, "fit", "test")
+    return df.reset_index(drop=True)
+
+
+def _case_catalog(cat: Catalog, row: pd.Series) -> tuple[Catalog, str, str]:
+    gpu = _gpu_for(str(row["accelerator"]))
+    fabric, ports, port_gbps = parse_network(row["host_networking"])
+    host = cat.server(HOST_TEMPLATE[gpu])
+    g = int(row["gpus_per_node"])
+    scale = g / host.gpus_per_node
+    server = host.model_copy(update={
+        "id": "case", "gpu": gpu, "gpus_per_node": g, "nic_ports": ports, "max_nic_port_gbps": port_gbps,
+        "fabrics": [fabric], "cpu_cores": max(16, int(host.cpu_cores * max(scale, 0.5))),
+        "cpu_power_w": host.cpu_power_w * max(scale, 0.5), "other_power_w": host.other_power_w * scale,
+    })
+    return cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())}), "case", fabric
+
+
+def megatron_workload(params_b: float, batch: int) -> Workload:
+    h, a, layers = MEGATRON_SHAPES[params_b]
+    s, v = 2048, 51200
+    model_flops = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    return Workload(
+        id=f"megatron-{params_b}b", name=f"Megatron GPT {params_b}B", family="llm", framework="megatron",
+        params=params_b * 1e9, train_flops_per_sample=model_flops, sample_unit="sequence", sequence_length=s,
+        layers=layers, hidden_size=h, precision="bf16",
+        activation_bytes_per_sample=layers * (34.0 * s * h + 5.0 * a * s * s), recompute_activation_fraction=0.06,
+        micro_batch=1, efficiency_half_batch=0.02, default_global_batch=batch, default_samples=1e6,
+        reference_global_batch=batch, source="Narayanan et al. 2021, Table 1",
+    )
+
+
+def megatron_table(ref: Path) -> pd.DataFrame:
+    rows = []
+    for line in (ref / "megatron.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and re.fullmatch(r"[\d.]+", cells[0]):
+            rows.append({"params_b": float(cells[0]), "tp": int(cells[1]), "pp": int(cells[2]),
+                         "gpus": int(cells[3]), "batch": int(cells[4]), "tflops": float(cells[5])})
+    return pd.DataFrame(rows)
+
+
+def power_cases(ref: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in (ref / "mlperf_power.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0] == "8":
+            out.append({"benchmark": "bert" if "BERT" in cells[1] else "resnet",
+                        "minutes": float(cells[2]), "ac_kj": float(cells[3].replace(",", ""))})
+    return out
+
+
+def _workload_id(benchmark: str) -> str:
+    return {"bert": "bert-large", "resnet": "resnet50"}[benchmark]
+
+
+def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
+    cases: list[Case] = []
+    mlperf = mlperf_cases(ref)
+    if fit_only:
+        mlperf = mlperf[mlperf["split"] == "fit"]
+    for _, row in mlperf.iterrows():
+        c2, server, fabric = _case_catalog(cat, row)
+        wl = c2.workload(_workload_id(row["benchmark"]))
+        est = evaluate(c2, Configuration(model=wl.id, server=server, nodes=int(row["nodes"]), fabric=fabric,
+                                         global_batch=int(row["global_batch"])))
+        cases.append(Case("time_to_train", f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
+                          f"({row['gpus']} GPUs, batch {row['global_batch']})", row["split"],
+                          float(row["time_to_train_min"]), est.time_to_train_h * 60.0, "min",
+                          c2.gpu(c2.server(server).gpu or "").family, wl.family))
+    for p in [] if fit_only else power_cases(ref):
+        wl = cat.workload(_workload_id(p["benchmark"]))
+        est = evaluate(cat, Configuration(model=wl.id, server="dgx-h100", nodes=1, global_batch=wl.default_global_batch))
+        kj = est.energy_kwh * 3600.0
+        cases.append(Case("energy", f"MLPerf Power v4.0 8xH100 {p['benchmark']} energy-to-train", "test",
+                          p["ac_kj"], kj, "kJ", "hopper", wl.family))
+        cases.append(Case("time_to_train", f"MLPerf Power v4.0 8xH100 {p['benchmark']} time-to-train", "test",
+                          p["minutes"], est.time_to_train_h * 60.0, "min", "hopper", wl.family))
+    for _, r in megatron_table(ref).iterrows():
+        wl = megatron_workload(float(r["params_b"]), int(r["batch"]))
+        c2 = cat.replace(workloads={**cat.workloads, wl.id: wl})
+        nodes = int(r["gpus"]) // 8
+        est = evaluate(c2, Configuration(
+            model=wl.id, server="dgx-a100-80gb", nodes=nodes, fabric="hdr200", global_batch=int(r["batch"]),
+            layout=Layout(tensor_parallel=int(r["tp"]), pipeline_parallel=int(r["pp"]), zero_stage=0, recompute=True)))
+        reported = est.throughput_samples_per_s * wl.train_flops_per_sample * 4.0 / 3.0 / est.gpus / 1e12
+        split = "fit" if r["gpus"] <= FIT_MAX_MEGATRON_GPUS else "test"
+        if fit_only and split != "fit":
+            continue
+        cases.append(Case("throughput", f"Megatron-LM {r['params_b']}B t={r['tp']} p={r['pp']} on {r['gpus']} A100",
+                          split, float(r["tflops"]), reported, "TFLOP/s/GPU", "ampere", "llm"))
+    if not fit_only:
+        cases += zeus_cases(ref)
+    return cases
+
+
+def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
+    """Leave-one-network-out: the curve fit on the other networks predicts the held-out network."""
+    runs = calib.relative_runs(calib.zeus_traces(ref))
+    cases = []
+    for (curve, net), held in runs.groupby(["curve", "network"]):
+        others = runs[(runs["curve"] == curve) & (runs["network"] != net)]
+        pts = calib.fit_power_curve(others, levels=tuple(sorted(set(others["cap_fraction"].round(4)))))
+        xs = np.array([p["cap_fraction"] for p in pts])
+        tf = np.array([p["throughput_factor"] for p in pts])
+        pf = np.array([p["power_fraction"] for p in pts])
+        top = held["top_cap_fraction"].iloc[0]
+        for c in caps:
+            at = held[np.isclose(held["cap_fraction"], c, atol=0.02)]
+            if at.empty or c >= top:
+                continue
+            t_pred = float(np.interp(top, xs, tf) / np.interp(c, xs, tf))
+            e_pred = t_pred * float(np.interp(c, xs, pf) / np.interp(top, xs, pf))
+            cases.append(Case("power_cap_time", f"Zeus {curve} {net} at {c:.0%} cap: time / time at max", "test",
+                              float(at["time_ratio"].median()), t_pred, "ratio"))
+            cases.append(Case("power_cap_energy", f"Zeus {curve} {net} at {c:.0%} cap: energy / energy at max",
+                              "test", float(at["energy_ratio"].median()), e_pred, "ratio"))
+    return cases
+
+
+OVERLAP_SCALES = (0.0, 0.5, 1.0)
+FABRIC_SCALES = (0.25, 0.4, 0.6, 0.85)
+HALF_BATCH_SCALES = (1.0, 4.0, 16.0)
+
+
+def fit_mfu(cat: Catalog, ref: Path, iterations: int = 3) -> tuple[dict[str, Any], float]:
+    """Fixed-point fit of MFU per (GPU family, workload family) on the fit split (geometric median).
+
+    Returns the calibration and its mean absolute log error on the fit cases."""
+    calibration = dict(cat.calibration)
+    calibration["mfu"] = {}  # start clean: only pairs with fit cases get a value (no leakage from a prior fit)
+    score = math.inf
+    for _ in range(iterations):
+        fit_cases = run_cases_fit_only(cat.replace(calibration=calibration), ref)
+        groups: dict[tuple[str, str], list[float]] = {}
+        for c in fit_cases:
+            # time cases: MFU must scale by predicted/published time; throughput cases inversely
+            ratio = c.predicted / c.published if c.kind == "time_to_train" else c.published / c.predicted
+            groups.setdefault((c.gpu_family, c.workload_family), []).append(math.log(ratio))
+        score = float(np.mean([abs(x) for logs in groups.values() for x in logs]))
+        for (gf, wf), logs in groups.items():
+            old = float(calibration["mfu"].setdefault(gf, {}).get(wf, 0.4))
+            calibration["mfu"][gf][wf] = round(old * math.exp(float(np.median(logs))), 4)
+    return calibration, score
+
+
+def fit_all(cat: Catalog, ref: Path) -> dict[str, Any]:
+    """Grid over the two global communication scales; MFU refitted at each grid point; best fit-split score."""
+    best: tuple[float, dict[str, Any]] | None = None
+    for o in OVERLAP_SCALES:
+        for f in FABRIC_SCALES:
+            for hb in HALF_BATCH_SCALES:
+                start = {**cat.calibration, "overlap_scale": o, "fabric_efficiency_scale": f,
+                         "half_batch_scale": hb}
+                calibration, score = fit_mfu(cat.replace(calibration=start), ref)
+                if best is None or score < best[0]:
+                    best = (score, calibration)
+    assert best is not None
+    return best[1]
+
+
+def run_cases_fit_only(cat: Catalog, ref: Path) -> list[Case]:
+    return [c for c in run_cases(cat, ref, fit_only=True) if c.split == "fit"]
+
+
+def summarize(cases: list[Case]) -> pd.DataFrame:
+    rows = []
+    for kind in ("time_to_train", "energy", "throughput", "power_cap_time", "power_cap_energy"):
+        for split in ("fit", "test", "all"):
+            sel = [abs(c.error) for c in cases if c.kind == kind and (split == "all" or c.split == split)]
+            if sel:
+                rows.append({"metric": kind, "split": split, "cases": len(sel),
+                             "median_abs_error_pct": 100 * float(np.median(sel)),
+                             "max_abs_error_pct": 100 * float(np.max(sel)),
+                             "within_25pct": sum(e <= 0.25 for e in sel)})
+    return pd.DataFrame(rows)
+
+
+def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> None:
+    summ = summarize(cases)
+    lines = [
+        "# Model accuracy against published measurements",
+        "",
+        "Generated by `planner validate` (planner/validation.py) from the data in `reference/`. Do not edit by hand.",
+        "",
+        "Error = (predicted - published) / published. **Fit** rows were used to fit the only fitted parameters "
+        "(achievable MFU per GPU family x workload family and three global scales: the MLPerf round each GPU "
+        "type first appeared in (A100 v2.0, H100 v2.1) at all scales, and Megatron-LM rows on <= 512 GPUs); "
+        "**test** rows were not. MLPerf time-to-train predictions use the "
+        "workload's convergence-vs-batch curve (not the run's own convergence point), so they include "
+        "convergence noise; MLPerf times also include evaluation and start-up, which the model does not add.",
+        "",
+        "## Summary",
+        "",
+        summ.to_markdown(index=False, floatfmt=".1f"),
+        "",
+        "## Fitted parameters (catalog/calibration.yaml)",
+        "",
+        "```yaml",
+        yaml.safe_dump({k: calibration.get(k) for k in ("mfu", "overlap_scale", "fabric_efficiency_scale",
+                                                            "half_batch_scale")},
+                       sort_keys=True).strip(),
+        "```",
+        "",
+    ]
+    titles = {"time_to_train": "Time-to-train (MLPerf Training)", "energy": "Energy-to-train (MLPerf Power)",
+              "throughput": "Throughput per GPU (Megatron-LM Table 1)",
+              "power_cap_time": "Power cap: time ratio (Zeus, leave-one-network-out)",
+              "power_cap_energy": "Power cap: energy ratio (Zeus, leave-one-network-out)"}
+    for kind, title in titles.items():
+        sel = [c for c in cases if c.kind == kind]
+        if not sel:
+            continue
+        df = pd.DataFrame([{"case": c.name, "split": c.split, f"published ({c.unit})": c.published,
+                            f"predicted ({c.unit})": c.predicted, "error %": 100 * c.error} for c in sel])
+        lines += [f"## {title}", "", df.to_markdown(index=False, floatfmt=".3g"), ""]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines))
+
+
+def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -> dict[str, Any]:
+    """Refit power-cap curves and MFU; write catalog/power_caps.yaml and catalog/calibration.yaml."""
+    from planner.data import catalog_dir
+
+    ref = reference_dir(reference)
+    cdir = catalog_dir(catalog_path)
+    calib.write_power_caps(ref, cdir / "power_caps.yaml")
+    cat = load_catalog(cdir)
+    calibration = fit_all(cat, ref)
+    header = ("# Calibration, generated by `planner calibrate` (planner/validation.py::fit_mfu). mfu: achievable\n"
+              "# model-FLOPs utilisation at large micro-batch per GPU family x workload family, fitted on the split\n"
+              "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
+              "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
+              "# fp8_efficiency_ratio: MFU against the FP8 peak relative to BF16 (1.4x speed-up, estimate).\n"
+              "# overlap_scale multiplies every framework's overlap_fraction, fabric_efficiency_scale every\n"
+              "# fabric's achieved_efficiency, half_batch_scale every workload's efficiency_half_batch: fitted\n"
+              "# on a grid on the same split.\n")
+    (cdir / "calibration.yaml").write_text(header + yaml.safe_dump(calibration, sort_keys=False))
+    return calibration
+
+
+def validate(out: Path, catalog_path: Path | None = None, reference: Path | None = None) -> pd.DataFrame:
+    cat = load_catalog(catalog_path)
+    cases = run_cases(cat, reference_dir(reference))
+    write_report(cases, out, cat.calibration)
+    return summarize(cases)
