@@ -14,7 +14,8 @@ class PlannerInputError(ValueError):
 
 def unknown_id(kind: str, given: str, valid: Iterable[str]) -> PlannerInputError:
     valid = sorted(valid)
-    close = difflib.get_close_matches(given, valid, n=1)
+    prefixed = [v for v in valid if v.startswith(given)]
+    close = prefixed[:1] or difflib.get_close_matches(given, valid, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return PlannerInputError(f"unknown {kind} '{given}'.{hint} Valid {kind}s: {', '.join(valid)}")
 

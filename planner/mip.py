@@ -202,8 +202,12 @@ def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
 
 
 def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None:
-    """min sum_k o_k x_k."""
-    m.objective = pyo.Objective(expr=_linear(m, cand[column]), sense=pyo.minimize)
+    """min sum_k o_k x_k, scaled so that max |o_k| = 1 (HiGHS drops coefficients below ~1e-9; a grid with
+    near-zero carbon intensity would otherwise make every plan look optimal). planner/solver.py unscales."""
+    o = cand[column].to_numpy(dtype=float)
+    scale = float(np.max(np.abs(o))) if len(o) else 1.0
+    m.objective_scale = scale if scale > 0 and np.isfinite(scale) else 1.0
+    m.objective = pyo.Objective(expr=_linear(m, pd.Series(o / m.objective_scale)), sense=pyo.minimize)
 
 
 def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:

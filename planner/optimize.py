@@ -32,6 +32,10 @@ LADDER_STEP = 1.05
 REL_TOL = 1e-9
 
 
+def relaxation_horizon(max_nodes: int) -> int:
+    return min(100_000, max(4 * max_nodes, 64))
+
+
 def node_ladder(max_nodes: int) -> list[int]:
     """Every count up to 32, then steps of at most 5%, and max_nodes itself."""
     out = list(range(1, min(max_nodes, LADDER_DENSE_UP_TO) + 1))
@@ -220,7 +224,9 @@ def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
 def _candidates_cached(catalog: Catalog, key: tuple[Any, ...]) -> pd.DataFrame:
     (_, model, samples, batch, precision, sites, purchases, servers, fabrics, caps, max_nodes, life) = key
     frames = []
-    ladder = node_ladder(max_nodes)
+    # candidates run past max_nodes (x4 on the geometric ladder) so that the node limit's relaxation and
+    # whether it binds can be computed; the solve itself filters nodes <= max_nodes
+    ladder = node_ladder(relaxation_horizon(max_nodes))
     for site in sites:
         for purchase in purchases:
             df = evaluate_space(catalog, model, servers=list(servers), fabrics=list(fabrics) or None, caps=caps,
@@ -404,10 +410,10 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
 
 def _refine(cat: Catalog, req: PlanRequest, lim: Limits, plan: Plan, samples: float | None) -> tuple[Plan, float]:
     """Search the integer node counts between the chosen count's ladder neighbours (exact model)."""
-    ladder = node_ladder(req.max_nodes)
+    ladder = node_ladder(relaxation_horizon(req.max_nodes))
     i = ladder.index(plan.nodes)
     lo = ladder[i - 1] + 1 if i > 0 else plan.nodes
-    hi = ladder[i + 1] - 1 if i + 1 < len(ladder) else plan.nodes
+    hi = min(ladder[i + 1] - 1 if i + 1 < len(ladder) else plan.nodes, req.max_nodes)
     between = [n for n in range(lo, hi + 1) if n != plan.nodes]
     if not between:
         return plan, 0.0

@@ -119,8 +119,10 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
         status = SolverStatus.TIME_LIMIT if has_sol else SolverStatus.NO_SOLUTION
     else:
         status = SolverStatus.ERROR if not has_sol else SolverStatus.TIME_LIMIT
-    obj = float(info.objective_function_value) if status.has_solution else None
-    bound = float(info.mip_dual_bound) if status.has_solution and np.isfinite(info.mip_dual_bound) else None
+    scale = float(getattr(m, "objective_scale", 1.0))
+    obj = float(info.objective_function_value) * scale if status.has_solution else None
+    bound = (float(info.mip_dual_bound) * scale
+             if status.has_solution and np.isfinite(info.mip_dual_bound) else None)
     gap = None
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-12)

@@ -75,24 +75,36 @@ def _gpu_for(accel: str) -> str:
 
 
 def parse_network(text: str | float) -> tuple[str, int, float]:
-    """(fabric id, compute ports per node, port Gb/s) from an MLPerf host-networking description."""
+    """(fabric id, compute ports per node, port Gb/s) from an MLPerf host-networking description.
+
+    The description lists NICs (``"1x Ethernet 40Gb/Sec, 8x ConnectX-6 IB HDR 200Gb/Sec"``); the compute
+    fabric is the part after "Compute:" if given, else the fastest InfiniBand/Omni-Path group, else Ethernet."""
     s = "" if not isinstance(text, str) else text
     if "Compute:" in s:
         s = s.split("Compute:")[1]
-    s = re.split(r"Management|Storage|\+", s)[0]
-    m = re.search(r"(\d+)\s*x", s)
-    ports = int(m.group(1)) if m else 1
-    if "NDR" in s:
-        return "ndr400", ports, 400
-    if "HDR100" in s or "EDR" in s or "Omni-Path" in s:
-        return "edr100", ports, 100
-    if "HDR" in s:
-        return "hdr200", ports, 200
-    if "40Gb" in s:
-        return "roce100", ports, 40
-    if "25Gb" in s:
-        return "eth25", ports, 25
-    return "hdr200", ports, 200
+        s = re.split(r"Management|Storage|\+", s)[0]
+    best: tuple[float, str, int, float] | None = None
+    for part in re.split(r",|\+|Management:|Storage:", s):
+        m = re.search(r"(\d+)\s*x", part)
+        ports = int(m.group(1)) if m else 1
+        if "NDR" in part:
+            kind = ("ndr400", 400.0, 2)
+        elif "HDR100" in part or "EDR" in part or "Omni-Path" in part:
+            kind = ("edr100", 100.0, 2)
+        elif "HDR" in part:
+            kind = ("hdr200", 200.0, 2)
+        elif "40Gb" in part:
+            kind = ("roce100", 40.0, 1)
+        elif "25Gb" in part:
+            kind = ("eth25", 25.0, 1)
+        else:
+            continue
+        score = kind[2] * 1e6 + ports * kind[1]  # prefer RDMA fabrics, then aggregate bandwidth
+        if best is None or score > best[0]:
+            best = (score, kind[0], ports, kind[1])
+    if best is None:
+        return "hdr200", 1, 200.0
+    return best[1], best[2], best[3]
 
 
 def mlperf_cases(ref: Path) -> pd.DataFrame:

@@ -1,0 +1,122 @@
+"""Properties of the exact model, checked with hypothesis over the shipped catalog."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.data import Catalog, load_catalog
+from planner.model import Work, evaluate, evaluate_space
+from planner.schemas import Configuration, Layout
+
+CAT = load_catalog()
+GPU_SERVERS = sorted(s.id for s in CAT.gpu_servers())
+MODELS = sorted(CAT.workloads)
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(model=st.sampled_from(MODELS), server=st.sampled_from(GPU_SERVERS), nodes=st.integers(1, 256),
+       site=st.sampled_from(sorted(CAT.sites)), purchase=st.sampled_from(["buy", "rent"]))
+def test_throughput_never_falls_when_the_cap_rises(model: str, server: str, nodes: int, site: str, purchase: str) -> None:
+    df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], site=site, purchase=purchase)
+    for _, g in df.groupby("fabric", observed=True):
+        g = g.sort_values("power_cap")
+        thr = g["throughput_samples_per_s"].to_numpy()
+        assert np.all(np.diff(thr) >= -1e-9 * thr[:-1])
+
+
+@SETTINGS
+@given(model=st.sampled_from(MODELS), server=st.sampled_from(GPU_SERVERS), nodes=st.integers(1, 1024),
+       cap=st.sampled_from([0.5, 0.7, 1.0]), purchase=st.sampled_from(["buy", "rent"]))
+def test_positive_finite_and_time_times_throughput_is_work(model: str, server: str, nodes: int, cap: float,
+                                                           purchase: str) -> None:
+    df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], caps=[cap], purchase=purchase)
+    df = df[df["available"]]
+    for col in ("energy_kwh", "facility_energy_kwh", "power_kw", "facility_power_kw", "time_to_train_h",
+                "throughput_samples_per_s", "carbon_kg", "gpu_power_w", "node_power_w"):
+        v = df[col].to_numpy(dtype=float)
+        assert np.all(np.isfinite(v)) and np.all(v > 0), col
+    assert np.all(np.isfinite(df["cost_usd"])) and np.all(df["cost_usd"] > 0)
+    work = df["time_to_train_h"] * 3600 * df["throughput_samples_per_s"]
+    assert np.allclose(work, df["samples_to_train"], rtol=1e-9)
+    # facility power is IT power times PUE
+    assert np.allclose(df["facility_power_kw"], df["power_kw"] * CAT.site("us-colo").pue)
+
+
+@SETTINGS
+@given(model=st.sampled_from(MODELS), server=st.sampled_from(GPU_SERVERS), nodes=st.integers(1, 64))
+def test_a_configuration_that_does_not_fit_is_never_reported_as_fitting(model: str, server: str, nodes: int) -> None:
+    df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], caps=[1.0])
+    usable = 0.95 * df["gpu_memory_gb"]
+    assert not (df["fits_memory"] & (df["memory_per_gpu_gb"] > usable)).any()
+    assert (df["bottleneck"][~df["fits_memory"]] == "memory").all()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_scalar_evaluate_equals_the_vectorized_row(model: str) -> None:
+    df = evaluate_space(CAT, model, servers=["dgx-h100"], fabrics=["ndr400"], nodes=[16], caps=[0.8])
+    row = df.iloc[0]
+    est = evaluate(CAT, Configuration(model=model, server="dgx-h100", nodes=16, fabric="ndr400", power_cap=0.8))
+    assert est.time_to_train_h == pytest.approx(float(row["time_to_train_h"]), rel=1e-12)
+    assert est.facility_energy_kwh == pytest.approx(float(row["facility_energy_kwh"]), rel=1e-12)
+    assert est.layout == row["layout"]
+
+
+def test_layout_search_finds_a_fitting_layout_for_70b() -> None:
+    est = evaluate(CAT, Configuration(model="llama3-70b", server="dgx-h100", nodes=16))
+    assert est.fits_memory and est.memory_per_gpu_gb <= 0.95 * 80
+    assert "TP" in est.layout or "ZeRO-3" in est.layout or "PP" in est.layout
+
+
+def test_fixed_layout_that_does_not_fit_is_reported() -> None:
+    est = evaluate(CAT, Configuration(model="llama3-70b", server="dgx-h100", nodes=2,
+                                      layout=Layout(tensor_parallel=1, pipeline_parallel=1, zero_stage=0)))
+    assert not est.fits_memory and est.bottleneck == "memory"
+
+
+def test_more_nodes_train_bert_faster_until_the_fabric_binds() -> None:
+    df = evaluate_space(CAT, "bert-large", servers=["dgx-a100-80gb"], fabrics=["hdr200"], caps=[1.0],
+                        nodes=[1, 2, 4, 8])
+    t = df.sort_values("nodes")["time_to_train_h"].to_numpy()
+    assert np.all(np.diff(t) < 0)
+
+
+def test_fp8_is_faster_on_h100_and_falls_back_on_a100() -> None:
+    h_bf = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=32, precision="bf16"))
+    h_f8 = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=32, precision="fp8"))
+    assert h_f8.time_to_train_h < h_bf.time_to_train_h
+    a = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-a100-80gb", nodes=32, precision="fp8"))
+    assert a.precision == "bf16"
+
+
+def test_rent_cost_is_node_months(shipped: Catalog) -> None:
+    est = evaluate(shipped, Configuration(model="resnet50", server="dgx-h100", nodes=2, purchase="rent"))
+    rent = shipped.server("dgx-h100").rent_usd_per_month or 0.0
+    assert est.cost_usd == pytest.approx(2 * rent / 730 * est.time_to_train_h)
+
+
+def test_cpu_only_server_is_a_clear_error() -> None:
+    from planner.errors import PlannerInputError
+
+    with pytest.raises(PlannerInputError, match="has no GPU"):
+        evaluate(CAT, Configuration(model="resnet50", server="rental-ryzen5-3600", nodes=1))
+
+
+def test_power_cap_outside_range_is_a_clear_error() -> None:
+    from planner.errors import PlannerInputError
+
+    with pytest.raises(PlannerInputError, match="outside h100-sxm's configurable range"):
+        evaluate(CAT, Configuration(model="resnet50", server="dgx-h100", nodes=1, power_cap=0.1))
+
+
+def test_work_is_samples_tokens_or_epochs() -> None:
+    df = evaluate_space(CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"],
+                        work=Work(samples=1e6))
+    df2 = evaluate_space(CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"],
+                         work=Work(samples=2e6))
+    assert float(df2["time_to_train_h"].iloc[0]) == pytest.approx(2 * float(df["time_to_train_h"].iloc[0]))
+    assert isinstance(df, pd.DataFrame)
