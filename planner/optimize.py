@@ -513,7 +513,7 @@ def _infeasible(cat: Catalog, req: PlanRequest, cand: pd.DataFrame, lim: Limits,
         needed = float(pool.iloc[pos][obj_col]) * scale
         given_u = float(given) * scale
         if name == "deadline":
-            message = f"a deadline of at least {needed:,.1f} days (you gave {given_u:,.1f})"
+            message = f"a deadline of at least {needed:,.3g} days (you gave {given_u:,.3g})"
         elif name == "budget":
             message = f"a budget of at least ${needed:,.0f} (you gave ${given_u:,.0f})"
         elif name == "power":

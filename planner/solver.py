@@ -39,6 +39,8 @@ class SolverOptions(BaseModel):
     time_limit_s: float = Field(60.0, gt=0, description="HiGHS time limit, seconds")
     mip_rel_gap: float = Field(1e-9, ge=0, lt=1, description="relative MIP gap at which HiGHS stops")
     threads: int | None = Field(None, ge=1, le=256, description="HiGHS threads (process-wide; first call wins)")
+    presolve: bool = Field(False, description="HiGHS MIP presolve; off by default: on the plan MIP (one-hot "
+                           "selection, already presolved exactly) its probing costs seconds and saves nothing")
 
 
 class SolverReport(BaseModel):
@@ -88,6 +90,7 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(options.time_limit_s))
     h.setOptionValue("mip_rel_gap", float(options.mip_rel_gap))
+    h.setOptionValue("presolve", "on" if options.presolve else "off")
     if options.threads is not None and _THREADS is None:
         h.setOptionValue("threads", int(options.threads))
         _THREADS = options.threads
