@@ -58,8 +58,9 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     sb = st.sidebar
     sb.header("Training job")
     models = sorted(cat.workloads)
-    model = sb.selectbox("Workload", models, index=models.index("llama3-8b") if "llama3-8b" in models else 0,
-                         key="model")
+    model = sb.selectbox(
+        "Workload", models, index=models.index("llama3-8b") if "llama3-8b" in models else 0, key="model"
+    )
     wl = cat.workload(model)
     units = ["tokens", "samples"] if wl.sequence_length else ["samples", "epochs"]
     unit = sb.radio("Amount of work in", units, horizontal=True, key="unit")
@@ -68,13 +69,19 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     deadline = sb.number_input("Deadline (days)", min_value=0.0, value=30.0, step=1.0, key="deadline")
     sb.header("Limits")
     use_budget = sb.checkbox("Limit the budget", value=False, key="use_budget")
-    budget = sb.number_input("Budget (USD)", min_value=0.0, value=1e6, step=1e5, format="%.0f", key="budget",
-                             disabled=not use_budget)
+    budget = sb.number_input(
+        "Budget (USD)", min_value=0.0, value=1e6, step=1e5, format="%.0f", key="budget", disabled=not use_budget
+    )
     budget_kind = sb.radio("Budget covers", ["upfront", "total"], horizontal=True, key="budget_kind")
-    power = sb.number_input("Facility power envelope (kW, 0 = the site's)", min_value=0.0, value=0.0, step=100.0,
-                            key="power")
-    sites = sb.multiselect("Sites", sorted(cat.sites), default=[sorted(cat.sites)[0]] if "us-colo" not in cat.sites
-                           else ["us-colo"], key="sites")
+    power = sb.number_input(
+        "Facility power envelope (kW, 0 = the site's)", min_value=0.0, value=0.0, step=100.0, key="power"
+    )
+    sites = sb.multiselect(
+        "Sites",
+        sorted(cat.sites),
+        default=[sorted(cat.sites)[0]] if "us-colo" not in cat.sites else ["us-colo"],
+        key="sites",
+    )
     sb.header("Choices")
     objective = sb.selectbox("Minimise", ["energy", "cost", "carbon", "time"], key="objective")
     purchase = sb.radio("Buy or rent", ["buy", "rent", "either"], horizontal=True, key="purchase")
@@ -90,11 +97,20 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     if not sites:
         st.error("Choose at least one site.")
         return None
-    fields: dict[str, Any] = {"model": model, unit: amount, "deadline_days": deadline if deadline > 0 else None,
-                              "budget_usd": budget if use_budget else None, "budget_kind": budget_kind,
-                              "power_kw": power or None, "sites": sites, "objective": objective,
-                              "purchase": purchase, "gpus": gpus or None, "fabrics": fabrics or None,
-                              "max_nodes": int(max_nodes)}
+    fields: dict[str, Any] = {
+        "model": model,
+        unit: amount,
+        "deadline_days": deadline if deadline > 0 else None,
+        "budget_usd": budget if use_budget else None,
+        "budget_kind": budget_kind,
+        "power_kw": power or None,
+        "sites": sites,
+        "objective": objective,
+        "purchase": purchase,
+        "gpus": gpus or None,
+        "fabrics": fabrics or None,
+        "max_nodes": int(max_nodes),
+    }
     try:
         return PlanRequest.model_validate(fields)
     except Exception as exc:
@@ -122,8 +138,10 @@ def page_plan() -> None:
     cols = st.columns(4)
     for i, (k, v) in enumerate(card.items()):
         cols[i % 4].metric(k, v)
-    st.caption(f"Solver: HiGHS {res.solver.highs_status if res.solver else ''}, gap "
-               f"{(res.solver.gap or 0) if res.solver else 0:.1e}; plan re-checked with the exact model.")
+    st.caption(
+        f"Solver: HiGHS {res.solver.highs_status if res.solver else ''}, gap "
+        f"{(res.solver.gap or 0) if res.solver else 0:.1e}; plan re-checked with the exact model."
+    )
     st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
     st.dataframe(views.alternatives_frame(res), hide_index=True)
     c1, c2, c3 = st.columns(3)
@@ -193,12 +211,23 @@ def page_catalog() -> None:
 def page_models() -> None:
     st.title("Workload library")
     cat = catalog()
-    rows = [{"id": w.id, "family": w.family, "params": w.params + w.embedding_params, "precision": w.precision,
-             "framework": w.framework, "default samples": w.default_samples, "batch": w.default_global_batch,
-             "source": w.source} for w in cat.workloads.values()]
+    rows = [
+        {
+            "id": w.id,
+            "family": w.family,
+            "params": w.params + w.embedding_params,
+            "precision": w.precision,
+            "framework": w.framework,
+            "default samples": w.default_samples,
+            "batch": w.default_global_batch,
+            "source": w.source,
+        }
+        for w in cat.workloads.values()
+    ]
     st.dataframe(rows, hide_index=True)
-    upload = st.file_uploader("Add a custom model (YAML, see models/_template.yaml)", type=["yaml", "yml"],
-                              key="model_upload")
+    upload = st.file_uploader(
+        "Add a custom model (YAML, see models/_template.yaml)", type=["yaml", "yml"], key="model_upload"
+    )
     if upload is not None:
         try:
             new = views.add_workload(cat, upload.name, upload.getvalue())
@@ -222,8 +251,10 @@ def page_validation() -> None:
 
 def page_coming(name: str) -> None:
     st.title(name)
-    st.info(f"The {name.lower()} page is coming: it lands with the {name.lower()} feature "
-            f"(use `planner {name.lower()} --help` when available).")
+    st.info(
+        f"The {name.lower()} page is coming: it lands with the {name.lower()} feature "
+        f"(use `planner {name.lower()} --help` when available)."
+    )
 
 
 page = st.sidebar.radio("Page", PAGES, key="page")

@@ -13,8 +13,8 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from planner import load_catalog  # noqa: E402
-from planner.model import evaluate_space  # noqa: E402
+from planner import load_catalog
+from planner.model import evaluate_space
 
 
 def main() -> None:

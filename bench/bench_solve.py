@@ -29,11 +29,15 @@ def synthetic(cat: Catalog, n_types: int, seed: int = 0) -> Catalog:
     servers: dict[str, Server] = {}
     for i in range(n_types):
         b = base[i % len(base)]
-        servers[f"syn-{i}"] = b.model_copy(update={
-            "id": f"syn-{i}", "price_usd": (b.price_usd or 1e5) * float(rng.uniform(0.7, 1.3)),
-            "rent_usd_per_month": (b.rent_usd_per_month or 5e3) * float(rng.uniform(0.7, 1.3)),
-            "other_power_w": b.other_power_w * float(rng.uniform(0.7, 1.3)),
-            "cpu_power_w": b.cpu_power_w * float(rng.uniform(0.7, 1.3))})
+        servers[f"syn-{i}"] = b.model_copy(
+            update={
+                "id": f"syn-{i}",
+                "price_usd": (b.price_usd or 1e5) * float(rng.uniform(0.7, 1.3)),
+                "rent_usd_per_month": (b.rent_usd_per_month or 5e3) * float(rng.uniform(0.7, 1.3)),
+                "other_power_w": b.other_power_w * float(rng.uniform(0.7, 1.3)),
+                "cpu_power_w": b.cpu_power_w * float(rng.uniform(0.7, 1.3)),
+            }
+        )
     return cat.replace(servers=servers)
 
 
@@ -49,9 +53,14 @@ def timed(cat: Catalog, req: PlanRequest, repeats: int) -> dict[str, float]:
         rep = res.solver
         assert rep is not None
         ts = res.timings_s
-        row = {"total": total, "evaluate": ts["evaluate_s"], "build": rep.build_time_s, "handoff": rep.handoff_time_s,
-               "highs": rep.solve_time_s,
-               "extract": ts["solve_s"] - rep.build_time_s - rep.handoff_time_s - rep.solve_time_s + ts["refine_s"]}
+        row = {
+            "total": total,
+            "evaluate": ts["evaluate_s"],
+            "build": rep.build_time_s,
+            "handoff": rep.handoff_time_s,
+            "highs": rep.solve_time_s,
+            "extract": ts["solve_s"] - rep.build_time_s - rep.handoff_time_s - rep.solve_time_s + ts["refine_s"],
+        }
         # brute force over the same candidate table: filter every constraint, take the minimum
         cand = candidates(cat, req)
         t = time.perf_counter()
@@ -69,16 +78,21 @@ def main() -> None:
     args = ap.parse_args()
     cat = load_catalog()
     req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="energy", alternatives=0)
-    cases: list[tuple[str, Catalog]] = [("shipped (10 GPU servers)", cat), ("synthetic 100 types", synthetic(cat, 100)),
-                                        ("synthetic 500 types", synthetic(cat, 500))]
+    cases: list[tuple[str, Catalog]] = [
+        ("shipped (10 GPU servers)", cat),
+        ("synthetic 100 types", synthetic(cat, 100)),
+        ("synthetic 500 types", synthetic(cat, 500)),
+    ]
     print("median seconds; request: llama3-8b, 1e12 tokens, 30 days, min energy, no alternatives")
     hdr = ["catalog", "total", "evaluate", "build", "handoff", "highs", "extract", "overhead/highs", "enum filter"]
     print(" | ".join(hdr))
     for name, c in cases:
         r: dict[str, Any] = timed(c, req, args.repeats)
         overhead = r["build"] + r["handoff"] + r["extract"]
-        print(f"{name} | {r['total']:.3f} | {r['evaluate']:.3f} | {r['build']:.3f} | {r['handoff']:.3f} | "
-              f"{r['highs']:.3f} | {r['extract']:.3f} | {overhead / r['highs']:.2f} | {r['enumerate_filter']:.4f}")
+        print(
+            f"{name} | {r['total']:.3f} | {r['evaluate']:.3f} | {r['build']:.3f} | {r['handoff']:.3f} | "
+            f"{r['highs']:.3f} | {r['extract']:.3f} | {overhead / r['highs']:.2f} | {r['enumerate_filter']:.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,15 @@ from planner.errors import PlannerInputError
 from planner.model import Work, evaluate, evaluate_space
 from planner.schemas import Configuration, Estimate, Layout
 
-__all__ = ["Catalog", "Configuration", "Estimate", "Layout", "PlannerInputError", "Work", "evaluate",
-           "evaluate_space", "load_catalog"]
+__all__ = [
+    "Catalog",
+    "Configuration",
+    "Estimate",
+    "Layout",
+    "PlannerInputError",
+    "Work",
+    "evaluate",
+    "evaluate_space",
+    "load_catalog",
+]
 __version__ = "0.1.0"

@@ -52,9 +52,7 @@ def relative_runs(traces: pd.DataFrame) -> pd.DataFrame:
         g = g.copy()
         g["throughput_factor"] = top["time_per_epoch"] / g["time_per_epoch"]
         g["time_ratio"] = g["time_per_epoch"] / top["time_per_epoch"]
-        g["energy_ratio"] = (g["time_per_epoch"] * g["average_power"]) / (
-            top["time_per_epoch"] * top["average_power"]
-        )
+        g["energy_ratio"] = (g["time_per_epoch"] * g["average_power"]) / (top["time_per_epoch"] * top["average_power"])
         g["top_cap_fraction"] = top["cap_fraction"]
         out.append(g)
     return pd.concat(out, ignore_index=True)
@@ -71,12 +69,12 @@ def fit_power_curve(runs: pd.DataFrame, levels: tuple[float, ...] = CAP_LEVELS) 
         if c < caps.min() - 1e-9:
             continue
         t = float(np.interp(c, caps, tf))
-        p = float(np.interp(c, caps, pf))
-        points.append({"cap_fraction": c, "throughput_factor": round(min(t, 1.0), 4), "power_fraction": round(p, 4)})
+        pw = float(np.interp(c, caps, pf))
+        points.append({"cap_fraction": c, "throughput_factor": round(min(t, 1.0), 4), "power_fraction": round(pw, 4)})
     # normalise so the TDP level is exactly 1.0 throughput
     top = points[-1]["throughput_factor"]
-    for p in points:
-        p["throughput_factor"] = round(min(1.0, p["throughput_factor"] / top), 4)
+    for pt in points:
+        pt["throughput_factor"] = round(min(1.0, pt["throughput_factor"] / top), 4)
     return points
 
 

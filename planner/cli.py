@@ -185,9 +185,26 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         emit_json(_clean(rows))
         return EXIT_OK
     cols = {
-        "gpus": ["id", "family", "bf16_tflops", "fp8_tflops", "memory_gb", "tdp_w", "price_usd", "rent_usd_per_gpu_hour"],
+        "gpus": [
+            "id",
+            "family",
+            "bf16_tflops",
+            "fp8_tflops",
+            "memory_gb",
+            "tdp_w",
+            "price_usd",
+            "rent_usd_per_gpu_hour",
+        ],
         "servers": ["id", "gpu", "gpus_per_node", "nic_ports", "fabrics", "price_usd", "rent_usd_per_month"],
-        "fabrics": ["id", "kind", "port_bandwidth_gbps", "latency_us", "switch_radix", "nic_price_usd", "switch_price_usd"],
+        "fabrics": [
+            "id",
+            "kind",
+            "port_bandwidth_gbps",
+            "latency_us",
+            "switch_radix",
+            "nic_price_usd",
+            "switch_price_usd",
+        ],
         "sites": ["id", "pue", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "power_envelope_kw"],
     }[args.table]
     for r in rows:
@@ -218,10 +235,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     wl = cat.workload(args.model)
     samples = work_from(wl, args.samples, args.tokens, args.epochs)
-    config = Configuration(model=args.model, server=args.server, nodes=args.nodes, fabric=args.fabric,
-                           power_cap=args.power_cap, global_batch=args.global_batch, samples=samples,
-                           precision=args.precision, site=args.site, purchase="rent" if args.rent else "buy",
-                           life_years=args.life_years)
+    config = Configuration(
+        model=args.model,
+        server=args.server,
+        nodes=args.nodes,
+        fabric=args.fabric,
+        power_cap=args.power_cap,
+        global_batch=args.global_batch,
+        samples=samples,
+        precision=args.precision,
+        site=args.site,
+        purchase="rent" if args.rent else "buy",
+        life_years=args.life_years,
+    )
     cat.site(args.site)
     est = evaluate(cat, config)
     if args.json:
@@ -274,8 +300,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"catalog": cmd_catalog, "models": cmd_models, "evaluate": cmd_evaluate, "validate": cmd_validate,
-            "calibrate": cmd_calibrate}
+COMMANDS = {
+    "catalog": cmd_catalog,
+    "models": cmd_models,
+    "evaluate": cmd_evaluate,
+    "validate": cmd_validate,
+    "calibrate": cmd_calibrate,
+}
 
 if __name__ == "__main__":
     raise SystemExit(main())

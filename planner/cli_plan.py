@@ -5,18 +5,38 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from planner.cli import (EXIT_INFEASIBLE, EXIT_OK, _add_catalog_args, _add_work_args, _catalog, _clean, _csv_list,
-                         _fraction, _positive_float, _positive_int, _table, emit_json)
+from planner.cli import (
+    EXIT_INFEASIBLE,
+    EXIT_OK,
+    _add_catalog_args,
+    _add_work_args,
+    _catalog,
+    _clean,
+    _csv_list,
+    _fraction,
+    _positive_float,
+    _positive_int,
+    _table,
+    emit_json,
+)
 
 
 def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True) -> None:
     p.add_argument("--model", required=True, help="workload id (see `planner models`)")
     _add_work_args(p)
-    p.add_argument("--deadline-days", type=_positive_float, required=deadline_required,
-                   help="training must finish within this many days")
+    p.add_argument(
+        "--deadline-days",
+        type=_positive_float,
+        required=deadline_required,
+        help="training must finish within this many days",
+    )
     p.add_argument("--budget-usd", type=float, help="money limit in USD (>= 0)")
-    p.add_argument("--budget-kind", choices=["upfront", "total"], default="upfront",
-                   help="upfront: capex when buying / whole rent when renting (default); total: run cost")
+    p.add_argument(
+        "--budget-kind",
+        choices=["upfront", "total"],
+        default="upfront",
+        help="upfront: capex when buying / whole rent when renting (default); total: run cost",
+    )
     p.add_argument("--power-kw", type=_positive_float, help="facility power envelope, kW (default: the site's)")
     p.add_argument("--site", type=_csv_list, default=["us-colo"], help="site id(s), comma separated")
     g = p.add_mutually_exclusive_group()
@@ -26,8 +46,11 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument("--gpus", type=_csv_list, help="allowed GPUs, e.g. A100,H100 (ids or substrings)")
     p.add_argument("--servers", type=_csv_list, help="allowed server ids")
     p.add_argument("--fabrics", type=_csv_list, help="allowed fabric ids")
-    p.add_argument("--power-caps", type=lambda t: [_fraction(x) for x in _csv_list(t)],
-                   help="allowed GPU power caps as fractions of TDP, e.g. 0.6,0.8,1.0")
+    p.add_argument(
+        "--power-caps",
+        type=lambda t: [_fraction(x) for x in _csv_list(t)],
+        help="allowed GPU power caps as fractions of TDP, e.g. 0.6,0.8,1.0",
+    )
     p.add_argument("--global-batch", type=_positive_int)
     p.add_argument("--precision", choices=["bf16", "fp16", "fp8", "tf32", "fp32"])
     p.add_argument("--max-nodes", type=_positive_int, default=1024)
@@ -59,12 +82,25 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
     from planner.solver import SolverOptions
 
     fields: dict[str, Any] = {
-        "model": args.model, "samples": args.samples, "tokens": args.tokens, "epochs": args.epochs,
-        "deadline_days": args.deadline_days, "budget_usd": args.budget_usd, "budget_kind": args.budget_kind,
-        "power_kw": args.power_kw, "sites": args.site, "objective": objective,
-        "purchase": args.purchase or "buy", "gpus": args.gpus, "servers": args.servers, "fabrics": args.fabrics,
-        "global_batch": args.global_batch, "precision": args.precision, "max_nodes": args.max_nodes,
-        "life_years": args.life_years, "alternatives": alternatives,
+        "model": args.model,
+        "samples": args.samples,
+        "tokens": args.tokens,
+        "epochs": args.epochs,
+        "deadline_days": args.deadline_days,
+        "budget_usd": args.budget_usd,
+        "budget_kind": args.budget_kind,
+        "power_kw": args.power_kw,
+        "sites": args.site,
+        "objective": objective,
+        "purchase": args.purchase or "buy",
+        "gpus": args.gpus,
+        "servers": args.servers,
+        "fabrics": args.fabrics,
+        "global_batch": args.global_batch,
+        "precision": args.precision,
+        "max_nodes": args.max_nodes,
+        "life_years": args.life_years,
+        "alternatives": alternatives,
         "solver": SolverOptions(time_limit_s=args.time_limit, mip_rel_gap=args.gap, threads=args.threads),
     }
     if args.power_caps:
@@ -85,9 +121,14 @@ def _validated(model: Any, data: dict[str, Any]) -> Any:
 
 def result_json(res: Any) -> dict[str, Any]:
     """The machine form: the keys of `planner evaluate` plus the plan and solver fields."""
-    out: dict[str, Any] = {"status": res.status, "objective": res.objective,
-                           "objective_value": res.objective_value, "binding": res.binding,
-                           "ladder_gap": res.ladder_gap, "timings_s": res.timings_s}
+    out: dict[str, Any] = {
+        "status": res.status,
+        "objective": res.objective,
+        "objective_value": res.objective_value,
+        "binding": res.binding,
+        "ladder_gap": res.ladder_gap,
+        "timings_s": res.timings_s,
+    }
     if res.plan is not None:
         out.update(res.plan.estimate.model_dump())
         out.update(res.plan.model_dump(exclude={"estimate"}))
@@ -128,17 +169,35 @@ def render_result(res: Any) -> str:
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
     lines = [f"{head} (objective: {res.objective})", res.summary()]
     if rep:
-        lines.append(f"  solver: HiGHS {rep.highs_status}, objective {rep.objective:,.6g}, bound "
-                     f"{rep.bound if rep.bound is None else format(rep.bound, ',.6g')}, gap "
-                     f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
-                     f"{rep.constraints} rows")
+        lines.append(
+            f"  solver: HiGHS {rep.highs_status}, objective {rep.objective:,.6g}, bound "
+            f"{rep.bound if rep.bound is None else format(rep.bound, ',.6g')}, gap "
+            f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
+            f"{rep.constraints} rows"
+        )
     if res.ladder_gap:
         lines.append(f"  ladder refinement improved the MIP plan by {res.ladder_gap:.3%}")
     if res.alternatives:
         rows = [a.model_dump(exclude={"estimate"}) for a in res.alternatives]
-        lines += ["", "Alternatives (best per other GPU type, then next-best distinct hardware):",
-                  _table(rows, ["server", "nodes", "fabric", "power_cap", "purchase", "site", "time_to_train_days",
-                                "facility_energy_kwh", "cost_usd", "carbon_kg"])]
+        lines += [
+            "",
+            "Alternatives (best per other GPU type, then next-best distinct hardware):",
+            _table(
+                rows,
+                [
+                    "server",
+                    "nodes",
+                    "fabric",
+                    "power_cap",
+                    "purchase",
+                    "site",
+                    "time_to_train_days",
+                    "facility_energy_kwh",
+                    "cost_usd",
+                    "carbon_kg",
+                ],
+            ),
+        ]
     return "\n".join(lines)
 
 
@@ -152,6 +211,10 @@ def cmd_pareto(args: argparse.Namespace) -> int:
         emit_json(_clean(front.to_dict(orient="records")))
     else:
         print(f"Pareto front: minimise {args.x} subject to {args.y} <= epsilon ({len(front)} distinct optimal plans)")
-        print(_table(front.to_dict(orient="records"), [args.x, args.y, "server", "nodes", "fabric", "power_cap",
-                                                       "purchase", "time_to_train_days"]))
+        print(
+            _table(
+                front.to_dict(orient="records"),
+                [args.x, args.y, "server", "nodes", "fabric", "power_cap", "purchase", "time_to_train_days"],
+            )
+        )
     return EXIT_OK

@@ -63,4 +63,6 @@ def amortized_usd(capex: ArrayLike, hours: ArrayLike, life_years: float) -> NDAr
 
 
 def rent_usd(nodes: ArrayLike, rent_usd_per_month: ArrayLike, hours: ArrayLike) -> NDArray[np.float64]:
-    return np.asarray(np.asarray(nodes) * np.asarray(rent_usd_per_month) / HOURS_PER_MONTH * np.asarray(hours), dtype=float)
+    return np.asarray(
+        np.asarray(nodes) * np.asarray(rent_usd_per_month) / HOURS_PER_MONTH * np.asarray(hours), dtype=float
+    )

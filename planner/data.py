@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error, unknown_id
-from planner.schemas import FrameworkProfile, Fabric, Gpu, PowerCapCurve, Server, Site, Workload
+from planner.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
 
 _PKG = Path(__file__).resolve().parent
 T = TypeVar("T", bound=BaseModel)

@@ -60,8 +60,12 @@ import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 
-OBJECTIVE_COLUMNS = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg",
-                     "time": "time_to_train_h"}
+OBJECTIVE_COLUMNS = {
+    "energy": "facility_energy_kwh",
+    "cost": "cost_usd",
+    "carbon": "carbon_kg",
+    "time": "time_to_train_h",
+}
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,13 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
     return np.asarray(cat.codes, dtype=np.int64), [str(c) for c in cat.categories]
 
 
-def build_model(cand: pd.DataFrame, limits: Limits, objective_column: str,
-                epsilon: tuple[str, float] | None = None, exclude: Iterable[int] = ()) -> pyo.ConcreteModel:
+def build_model(
+    cand: pd.DataFrame,
+    limits: Limits,
+    objective_column: str,
+    epsilon: tuple[str, float] | None = None,
+    exclude: Iterable[int] = (),
+) -> pyo.ConcreteModel:
     """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
 
     ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
@@ -145,7 +154,8 @@ def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     n = cand["nodes"].to_numpy()
     by_s = _group(m.s_of, len(m.server_ids))
     m.node_count = pyo.Constraint(
-        m.S, rule=lambda m, s: m.nodes[s] == pyo.quicksum(int(n[k]) * m.x[k] for k in by_s[s]))
+        m.S, rule=lambda m, s: m.nodes[s] == pyo.quicksum(int(n[k]) * m.x[k] for k in by_s[s])
+    )
 
 
 def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
@@ -153,7 +163,8 @@ def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     sw = cand["switches"].to_numpy()
     by_f = _group(m.f_of, len(m.fabric_ids))
     m.switch_count = pyo.Constraint(
-        m.F, rule=lambda m, f: m.switches[f] == pyo.quicksum(int(sw[k]) * m.x[k] for k in by_f[f] if sw[k]))
+        m.F, rule=lambda m, f: m.switches[f] == pyo.quicksum(int(sw[k]) * m.x[k] for k in by_f[f] if sw[k])
+    )
 
 
 def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | None) -> None:

@@ -39,8 +39,16 @@ from planner.schemas import Configuration, Estimate, Layout, Server, Workload
 DEFAULT_CAPS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 DEFAULT_NODE_COUNTS = tuple(range(1, 1025))
 BOTTLENECKS = ["compute", "fabric", "intra-node link", "pipeline bubble", "data pipeline", "power cap", "memory"]
-BREAKDOWN = ("compute", "tensor_parallel", "pipeline_bubble", "pipeline_p2p", "data_parallel_exposed",
-             "embedding_all_to_all", "framework_overhead", "data_pipeline_stall")
+BREAKDOWN = (
+    "compute",
+    "tensor_parallel",
+    "pipeline_bubble",
+    "pipeline_p2p",
+    "data_parallel_exposed",
+    "embedding_all_to_all",
+    "framework_overhead",
+    "data_pipeline_stall",
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,9 @@ class Work:
     precision: str | None = None
 
 
-def work_from(workload: Workload, samples: float | None = None, tokens: float | None = None,
-              epochs: float | None = None) -> float | None:
+def work_from(
+    workload: Workload, samples: float | None = None, tokens: float | None = None, epochs: float | None = None
+) -> float | None:
     """Convert --samples / --tokens / --epochs to samples (at the reference batch)."""
     given = [x for x in (samples, tokens, epochs) if x is not None]
     if len(given) > 1:
@@ -76,7 +85,11 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     fw = catalog.framework(workload.framework)
     transformer = workload.layers is not None and workload.hidden_size is not None
     tps = [t for t in (1, 2, 4, 8) if t <= max_gpus_per_node] if fw.tensor_parallel and transformer else [1]
-    pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= (workload.layers or 1)] if fw.pipeline_parallel and transformer else [1]
+    pps = (
+        [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= (workload.layers or 1)]
+        if fw.pipeline_parallel and transformer
+        else [1]
+    )
     # ZeRO-1/2 shard state at the communication volume of a plain all-reduce, so in this model the
     # highest of them dominates stage 0 (same time, less memory); stage 3 trades 1.5x volume for memory.
     zeros = sorted({min(fw.max_zero_stage, 2)} | ({3} if fw.max_zero_stage == 3 else set()))
@@ -103,13 +116,23 @@ class Space:
     def from_frame(cls, df: pd.DataFrame) -> Space:
         s_cat = pd.Categorical(df["server"])
         f_cat = pd.Categorical(df["fabric"])
-        return cls([str(x) for x in s_cat.categories], [str(x) for x in f_cat.categories],
-                   np.asarray(s_cat.codes, dtype=np.int64), np.asarray(f_cat.codes, dtype=np.int64),
-                   df["power_cap"].to_numpy(dtype=float), df["nodes"].to_numpy(dtype=np.int64))
+        return cls(
+            [str(x) for x in s_cat.categories],
+            [str(x) for x in f_cat.categories],
+            np.asarray(s_cat.codes, dtype=np.int64),
+            np.asarray(f_cat.codes, dtype=np.int64),
+            df["power_cap"].to_numpy(dtype=float),
+            df["nodes"].to_numpy(dtype=np.int64),
+        )
 
 
-def build_space(catalog: Catalog, servers: Sequence[Server], fabrics: Iterable[str] | None,
-                caps: Sequence[float], nodes: Sequence[int]) -> Space:
+def build_space(
+    catalog: Catalog,
+    servers: Sequence[Server],
+    fabrics: Iterable[str] | None,
+    caps: Sequence[float],
+    nodes: Sequence[int],
+) -> Space:
     """All (server, fabric, cap, nodes) with caps restricted to each GPU's configurable range."""
     allowed = set(fabrics) if fabrics is not None else None
     servers = [s for s in servers if s.gpu is not None]
@@ -130,11 +153,23 @@ def build_space(catalog: Catalog, servers: Sequence[Server], fabrics: Iterable[s
             parts.append((np.full(k, i), np.full(k, fpos[f]), c_arr.ravel(), n_arr.ravel()))
     if not parts:
         empty = np.zeros(0)
-        return Space([s.id for s in servers], fabric_ids, empty.astype(np.int64), empty.astype(np.int64),
-                     empty, empty.astype(np.int64))
+        return Space(
+            [s.id for s in servers],
+            fabric_ids,
+            empty.astype(np.int64),
+            empty.astype(np.int64),
+            empty,
+            empty.astype(np.int64),
+        )
     cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
-    return Space([s.id for s in servers], fabric_ids, cols[0].astype(np.int64), cols[1].astype(np.int64),
-                 cols[2], cols[3].astype(np.int64))
+    return Space(
+        [s.id for s in servers],
+        fabric_ids,
+        cols[0].astype(np.int64),
+        cols[1].astype(np.int64),
+        cols[2],
+        cols[3].astype(np.int64),
+    )
 
 
 def evaluate_space(
@@ -177,7 +212,8 @@ def evaluate_space(
     res: dict[str, Any] = {
         "server": pd.Categorical.from_codes(space.server_idx, categories=space.server_ids),
         "fabric": pd.Categorical.from_codes(space.fabric_idx, categories=space.fabric_ids),
-        "power_cap": space.power_cap, "nodes": space.nodes,
+        "power_cap": space.power_cap,
+        "nodes": space.nodes,
     }
     # ---- per-configuration hardware columns -----------------------------------------------------
     si = space.server_idx
@@ -196,8 +232,9 @@ def evaluate_space(
     peak_used = [compute.peak_tflops(g, precision) for g in gpus_]
     peak = np.asarray([p for p, _ in peak_used])[si]
     prec_used = np.asarray([u for _, u in peak_used])[si]
-    mfu_cap = np.asarray([compute.mfu_max(catalog.calibration, g, wl, u) for g, (_, u)
-                          in zip(gpus_, peak_used, strict=True)])[si]
+    mfu_cap = np.asarray(
+        [compute.mfu_max(catalog.calibration, g, wl, u) for g, (_, u) in zip(gpus_, peak_used, strict=True)]
+    )[si]
     N = space.nodes
     g = per_server(lambda s, _g: s.gpus_per_node).astype(np.int64)
     G = N * g
@@ -208,8 +245,12 @@ def evaluate_space(
         m = si == i
         cap_tf[m], cap_pf[m] = power.cap_curve_at(catalog.power_curves[gp.power_curve], cap[m])
     intra_bw = per_server(lambda s, gp: gp.intra_node_bandwidth_gb_s).astype(float) * 1e9 * comm.NVLINK_ACHIEVED
-    node_bw = comm.node_bandwidth_bytes_s(per_server(lambda s, _g: s.nic_ports), per_fabric("port_bandwidth_gbps"),
-                                          per_server(lambda s, _g: s.max_nic_port_gbps), per_fabric("achieved_efficiency"))
+    node_bw = comm.node_bandwidth_bytes_s(
+        per_server(lambda s, _g: s.nic_ports),
+        per_fabric("port_bandwidth_gbps"),
+        per_server(lambda s, _g: s.max_nic_port_gbps),
+        per_fabric("achieved_efficiency"),
+    )
     node_bw = node_bw * float(catalog.calibration.get("fabric_efficiency_scale", 1.0))
     inter_lat = per_fabric("latency_us") * 1e-6 + comm.SOFTWARE_LATENCY_S
     gpu_mem = per_server(lambda s, gp: gp.memory_gb).astype(float)
@@ -240,8 +281,11 @@ def evaluate_space(
         dp = np.maximum(Gi // (tp * pp), 1)
         unit = dp * (wl.micro_batch or lay.accumulation)
         per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
-        b0 = work.global_batch if work.global_batch is not None else np.maximum(
-            wl.default_global_batch, dp * per_replica_min)
+        b0 = (
+            work.global_batch
+            if work.global_batch is not None
+            else np.maximum(wl.default_global_batch, dp * per_replica_min)
+        )
         B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
         mb = np.full(len(dp), float(wl.micro_batch)) if wl.micro_batch else B / dp / lay.accumulation
         return valid & (mb >= 1.0 - 1e-9), dp, B, mb
@@ -251,9 +295,14 @@ def evaluate_space(
         kept = wl.recompute_activation_fraction if lay.recompute else 1.0
         return np.asarray(
             memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
-            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept) + embed_gb[idx] + memory.WORKSPACE_GB)
+            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
+            + embed_gb[idx]
+            + memory.WORKSPACE_GB
+        )
 
-    def step_parts(lay: Layout, idx: np.ndarray, dp: np.ndarray, B: np.ndarray, mb: np.ndarray) -> dict[str, np.ndarray]:
+    def step_parts(
+        lay: Layout, idx: np.ndarray, dp: np.ndarray, B: np.ndarray, mb: np.ndarray
+    ) -> dict[str, np.ndarray]:
         tp, pp = lay.tensor_parallel, lay.pipeline_parallel
         gi, Gi, Ni = g[idx], G[idx], N[idx]
         intra, nbw = intra_bw[idx], node_bw[idx]
@@ -275,30 +324,54 @@ def evaluate_space(
         t_dp = t_dp_intra + t_dp_inter
         window = overlap * (2.0 / 3.0) * t_comp / m
         t_dp_exposed = np.maximum(t_dp - window, 0.0)
-        t_a2a = (comm.all_to_all_time_s(B / Gi * wl.embedding_exchange_bytes_per_sample, Gi, inter_gpu_bw)
-                 if wl.embedding_exchange_bytes_per_sample else zeros)
+        t_a2a = (
+            comm.all_to_all_time_s(B / Gi * wl.embedding_exchange_bytes_per_sample, Gi, inter_gpu_bw)
+            if wl.embedding_exchange_bytes_per_sample
+            else zeros
+        )
         t_over = np.full(len(idx), fw.step_overhead_ms / 1000.0)
         t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
         per_node = B / Ni
-        t_data = np.maximum(per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpu_cores[idx],
-                            per_node * wl.data_bytes_per_sample / storage_bw[idx])
+        t_data = np.maximum(
+            per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpu_cores[idx],
+            per_node * wl.data_bytes_per_sample / storage_bw[idx],
+        )
         return {
-            "data_parallel": dp, "global_batch": B, "micro_batch": mb,
-            "t_compute": t_comp, "t_tensor_parallel": t_tp, "t_pipeline_bubble": t_bubble,
-            "t_pipeline_p2p": t_p2p, "t_data_parallel_exposed": t_dp_exposed,
+            "data_parallel": dp,
+            "global_batch": B,
+            "micro_batch": mb,
+            "t_compute": t_comp,
+            "t_tensor_parallel": t_tp,
+            "t_pipeline_bubble": t_bubble,
+            "t_pipeline_p2p": t_p2p,
+            "t_data_parallel_exposed": t_dp_exposed,
             "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
-            "t_embedding_all_to_all": t_a2a, "t_framework_overhead": t_over,
-            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0), "step_time_s": np.maximum(t_gpu, t_data),
+            "t_embedding_all_to_all": t_a2a,
+            "t_framework_overhead": t_over,
+            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0),
+            "step_time_s": np.maximum(t_gpu, t_data),
         }
 
     cols: dict[str, np.ndarray] = {
-        "layout_index": np.full(n, -1, dtype=np.int64), "data_parallel": np.zeros(n, dtype=np.int64),
-        "global_batch": np.zeros(n, dtype=np.int64), "memory_per_gpu_gb": np.full(n, np.inf),
-        "fits_memory": np.zeros(n, dtype=bool), "step_time_s": np.full(n, np.inf),
+        "layout_index": np.full(n, -1, dtype=np.int64),
+        "data_parallel": np.zeros(n, dtype=np.int64),
+        "global_batch": np.zeros(n, dtype=np.int64),
+        "memory_per_gpu_gb": np.full(n, np.inf),
+        "fits_memory": np.zeros(n, dtype=bool),
+        "step_time_s": np.full(n, np.inf),
     }
-    for k in ("micro_batch", "t_compute", "t_tensor_parallel", "t_pipeline_bubble", "t_pipeline_p2p",
-              "t_data_parallel_exposed", "t_dp_inter_share", "t_embedding_all_to_all", "t_framework_overhead",
-              "t_data_pipeline_stall"):
+    for k in (
+        "micro_batch",
+        "t_compute",
+        "t_tensor_parallel",
+        "t_pipeline_bubble",
+        "t_pipeline_p2p",
+        "t_data_parallel_exposed",
+        "t_dp_inter_share",
+        "t_embedding_all_to_all",
+        "t_framework_overhead",
+        "t_data_pipeline_stall",
+    ):
         cols[k] = np.full(n, np.nan)
     min_mem = np.full(n, np.inf)
     min_mem_layout = np.full(n, -1, dtype=np.int64)
@@ -334,8 +407,10 @@ def evaluate_space(
         cols = {}
 
     if not cols:  # no layout is even valid (e.g. a fixed layout that does not divide the GPUs)
-        raise PlannerInputError("no parallel layout is valid for these node counts (tensor/pipeline degrees "
-                                "must divide the GPUs per node and the total GPUs)")
+        raise PlannerInputError(
+            "no parallel layout is valid for these node counts (tensor/pipeline degrees "
+            "must divide the GPUs per node and the total GPUs)"
+        )
     res.update(cols)
     li_arr = np.maximum(cols["layout_index"], 0)
     for attr in ("tensor_parallel", "pipeline_parallel", "zero_stage", "recompute", "accumulation"):
@@ -344,8 +419,11 @@ def evaluate_space(
     res["fits_memory"] = fits_mem
     step = cols["step_time_s"].astype(float)
     valid_any = cols["layout_index"] >= 0
-    res["gpu"] = pd.Categorical.from_codes(si, categories=[gp.id for gp in gpus_]) if len(
-        {gp.id for gp in gpus_}) == len(gpus_) else np.asarray([gp.id for gp in gpus_], dtype=object)[si]
+    res["gpu"] = (
+        pd.Categorical.from_codes(si, categories=[gp.id for gp in gpus_])
+        if len({gp.id for gp in gpus_}) == len(gpus_)
+        else np.asarray([gp.id for gp in gpus_], dtype=object)[si]
+    )
     res["gpus"] = G
     res["precision"] = prec_used
     res["power_cap_w"] = cap * per_server(lambda s, gp: gp.tdp_w)
@@ -368,36 +446,59 @@ def evaluate_space(
 
     # ---- power & energy ------------------------------------------------------------------------------
     busy = t_comp / step
-    gpu_w = power.gpu_power_w(per_server(lambda s, gp: gp.tdp_w), per_server(lambda s, gp: gp.idle_power_w),
-                              cap_pf, busy)
+    gpu_w = power.gpu_power_w(
+        per_server(lambda s, gp: gp.tdp_w), per_server(lambda s, gp: gp.idle_power_w), cap_pf, busy
+    )
     host_w = per_server(lambda s, _g: s.cpu_power_w + s.ram_power_w + s.storage_power_w + s.other_power_w)
     nic_ports = per_server(lambda s, _g: s.nic_ports)
-    node_w = power.node_power_w(g, gpu_w, host_w, nic_ports, per_fabric("nic_power_w"),
-                                per_server(lambda s, _g: s.psu_efficiency), N > 1)
+    node_w = power.node_power_w(
+        g, gpu_w, host_w, nic_ports, per_fabric("nic_power_w"), per_server(lambda s, _g: s.psu_efficiency), N > 1
+    )
     radix = per_fabric("switch_radix").astype(np.int64)
     switches = cost.switch_count(N, nic_ports, radix)
     cables = cost.cable_count(N, nic_ports, radix)
     it_kw = (N * node_w + switches * per_fabric("switch_power_w")) / 1000.0
     fac_kwh = it_kw * site_.pue * hours
-    res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw,
-               facility_power_kw=it_kw * site_.pue, energy_kwh=it_kw * hours, facility_energy_kwh=fac_kwh)
+    res.update(
+        gpu_power_w=gpu_w,
+        node_power_w=node_w,
+        switches=switches,
+        power_kw=it_kw,
+        facility_power_kw=it_kw * site_.pue,
+        energy_kwh=it_kw * hours,
+        facility_energy_kwh=fac_kwh,
+    )
 
     # ---- cost & carbon ------------------------------------------------------------------------------
     price = per_server(lambda s, _g: np.nan if s.price_usd is None else s.price_usd).astype(float)
     rent = per_server(lambda s, _g: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month).astype(float)
-    capex = cost.capex_usd(N, price, nic_ports, per_fabric("nic_price_usd"), switches, per_fabric("switch_price_usd"),
-                           cables, per_fabric("cable_price_usd"))
+    capex = cost.capex_usd(
+        N,
+        price,
+        nic_ports,
+        per_fabric("nic_price_usd"),
+        switches,
+        per_fabric("switch_price_usd"),
+        cables,
+        per_fabric("cable_price_usd"),
+    )
     energy_usd = fac_kwh * site_.electricity_usd_per_kwh
     if purchase == "buy":
         hw = cost.amortized_usd(capex, hours, life_years)
-        res.update(capex_usd=capex, hardware_usd=hw, energy_usd=energy_usd, cost_usd=hw + energy_usd,
-                   rent_usd_per_month=np.full(n, np.nan))
+        res.update(
+            capex_usd=capex,
+            hardware_usd=hw,
+            energy_usd=energy_usd,
+            cost_usd=hw + energy_usd,
+            rent_usd_per_month=np.full(n, np.nan),
+        )
         available = np.isfinite(price)
     else:
         r = cost.rent_usd(N, rent, hours)
         # rent includes power and network: no separate energy bill
-        res.update(capex_usd=np.zeros(n), hardware_usd=r, energy_usd=np.zeros(n), cost_usd=r,
-                   rent_usd_per_month=N * rent)
+        res.update(
+            capex_usd=np.zeros(n), hardware_usd=r, energy_usd=np.zeros(n), cost_usd=r, rent_usd_per_month=N * rent
+        )
         available = np.isfinite(rent)
     res["available"] = available
     res["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
@@ -414,7 +515,8 @@ def _no_gpu(catalog: Catalog, servers: Sequence[Server]) -> None:
     if servers:
         raise PlannerInputError(
             f"server '{servers[0].id}' has no GPU: the training model places work on accelerators only "
-            f"(choose one of: {', '.join(x.id for x in catalog.gpu_servers())})")
+            f"(choose one of: {', '.join(x.id for x in catalog.gpu_servers())})"
+        )
 
 
 def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
@@ -436,32 +538,47 @@ def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts:
     keys = layout_index.astype(np.int64) * 10_000_000 + data_parallel.astype(np.int64)
     uniq, inverse = np.unique(keys, return_inverse=True)
     labels = np.asarray([layouts[int(k // 10_000_000)].label(int(k % 10_000_000)) for k in uniq], dtype=object)
-    return pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(labels).unique()) if len(
-        set(labels)) == len(labels) else labels[inverse]
+    return (
+        pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(labels).unique())
+        if len(set(labels)) == len(labels)
+        else labels[inverse]
+    )
 
 
 def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
     """Evaluate one configuration with the exact model."""
     server = catalog.server(config.server)
     if server.gpu is None:
-        raise PlannerInputError(f"server '{server.id}' has no GPU; choose one of: "
-                                + ", ".join(s.id for s in catalog.gpu_servers()))
+        raise PlannerInputError(
+            f"server '{server.id}' has no GPU; choose one of: " + ", ".join(s.id for s in catalog.gpu_servers())
+        )
     fabric = config.fabric or server.fabrics[0]
     catalog.fabric(fabric)
     if fabric not in server.fabrics:
-        raise PlannerInputError(f"server '{server.id}' cannot use fabric '{fabric}'; "
-                                f"its fabrics: {', '.join(server.fabrics)}")
+        raise PlannerInputError(
+            f"server '{server.id}' cannot use fabric '{fabric}'; its fabrics: {', '.join(server.fabrics)}"
+        )
     gpu = catalog.gpu(server.gpu)
     lo, hi = gpu.min_power_limit_w / gpu.tdp_w, gpu.max_power_limit_w / gpu.tdp_w
     if not lo - 1e-9 <= config.power_cap <= hi + 1e-9:
-        raise PlannerInputError(f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
-                                f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)")
+        raise PlannerInputError(
+            f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
+            f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)"
+        )
     wl = catalog.workload(config.model)
-    space = pd.DataFrame({"server": [server.id], "fabric": [fabric], "power_cap": [config.power_cap],
-                          "nodes": [config.nodes]})
-    df = evaluate_space(catalog, wl, site=config.site, purchase=config.purchase,
-                        work=Work(config.samples, config.global_batch, config.precision),
-                        layout=config.layout, life_years=config.life_years, space=space)
+    space = pd.DataFrame(
+        {"server": [server.id], "fabric": [fabric], "power_cap": [config.power_cap], "nodes": [config.nodes]}
+    )
+    df = evaluate_space(
+        catalog,
+        wl,
+        site=config.site,
+        purchase=config.purchase,
+        work=Work(config.samples, config.global_batch, config.precision),
+        layout=config.layout,
+        life_years=config.life_years,
+        space=space,
+    )
     return estimate_from_row(df.iloc[0])
 
 
@@ -470,18 +587,40 @@ def estimate_from_row(r: pd.Series) -> Estimate:
         return float(r[k])
 
     return Estimate(
-        model=str(r["model"]), server=str(r["server"]), fabric=str(r["fabric"]), site=str(r["site"]),
-        purchase=r["purchase"], nodes=int(r["nodes"]), gpus=int(r["gpus"]), gpu=str(r["gpu"]),
-        power_cap=f("power_cap"), power_cap_w=f("power_cap_w"), precision=str(r["precision"]),
-        layout=str(r["layout"]), global_batch=int(r["global_batch"]), samples_to_train=f("samples_to_train"),
-        throughput_samples_per_s=f("throughput_samples_per_s"), step_time_s=f("step_time_s"),
+        model=str(r["model"]),
+        server=str(r["server"]),
+        fabric=str(r["fabric"]),
+        site=str(r["site"]),
+        purchase=r["purchase"],
+        nodes=int(r["nodes"]),
+        gpus=int(r["gpus"]),
+        gpu=str(r["gpu"]),
+        power_cap=f("power_cap"),
+        power_cap_w=f("power_cap_w"),
+        precision=str(r["precision"]),
+        layout=str(r["layout"]),
+        global_batch=int(r["global_batch"]),
+        samples_to_train=f("samples_to_train"),
+        throughput_samples_per_s=f("throughput_samples_per_s"),
+        step_time_s=f("step_time_s"),
         step_time_breakdown_s={k: f(f"t_{k}") for k in BREAKDOWN},
-        time_to_train_h=f("time_to_train_h"), memory_per_gpu_gb=f("memory_per_gpu_gb"),
-        gpu_memory_gb=f("gpu_memory_gb"), fits_memory=bool(r["fits_memory"]), gpu_power_w=f("gpu_power_w"),
-        node_power_w=f("node_power_w"), power_kw=f("power_kw"), facility_power_kw=f("facility_power_kw"),
-        energy_kwh=f("energy_kwh"), facility_energy_kwh=f("facility_energy_kwh"), switches=int(r["switches"]),
-        capex_usd=f("capex_usd"), cost_usd=f("cost_usd"),
+        time_to_train_h=f("time_to_train_h"),
+        memory_per_gpu_gb=f("memory_per_gpu_gb"),
+        gpu_memory_gb=f("gpu_memory_gb"),
+        fits_memory=bool(r["fits_memory"]),
+        gpu_power_w=f("gpu_power_w"),
+        node_power_w=f("node_power_w"),
+        power_kw=f("power_kw"),
+        facility_power_kw=f("facility_power_kw"),
+        energy_kwh=f("energy_kwh"),
+        facility_energy_kwh=f("facility_energy_kwh"),
+        switches=int(r["switches"]),
+        capex_usd=f("capex_usd"),
+        cost_usd=f("cost_usd"),
         cost_breakdown_usd={"hardware": f("hardware_usd"), "energy": f("energy_usd")},
-        carbon_kg=f("carbon_kg"), achieved_tflops_per_gpu=f("achieved_tflops_per_gpu"), mfu=f("mfu"),
-        scaling_efficiency=f("scaling_efficiency"), bottleneck=str(r["bottleneck"]),
+        carbon_kg=f("carbon_kg"),
+        achieved_tflops_per_gpu=f("achieved_tflops_per_gpu"),
+        mfu=f("mfu"),
+        scaling_efficiency=f("scaling_efficiency"),
+        bottleneck=str(r["bottleneck"]),
     )

@@ -10,7 +10,6 @@ the solver report. When nothing fits, each requirement's smallest relaxation is 
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -42,7 +41,7 @@ def node_ladder(max_nodes: int) -> list[int]:
     x = float(LADDER_DENSE_UP_TO)
     while out[-1] < max_nodes:
         x *= LADDER_STEP
-        n = min(max_nodes, max(out[-1] + 1, int(round(x))))
+        n = min(max_nodes, max(out[-1] + 1, round(x)))
         out.append(n)
     return out
 
@@ -60,7 +59,8 @@ class PlanRequest(BaseModel):
     deadline_days: float | None = Field(None, gt=0, description="training must finish within, days")
     budget_usd: float | None = Field(None, ge=0, description="money limit, USD")
     budget_kind: Literal["upfront", "total"] = Field(
-        "upfront", description="upfront: capex when buying / the whole rent when renting; total: run cost")
+        "upfront", description="upfront: capex when buying / the whole rent when renting; total: run cost"
+    )
     power_kw: float | None = Field(None, gt=0, description="facility power envelope, kW (default: the site's)")
     sites: list[str] = Field(default_factory=lambda: ["us-colo"], min_length=1)
     objective: Objective = "energy"
@@ -214,9 +214,20 @@ def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     for site in req.sites:
         catalog.site(site)
     purchases = ("buy", "rent") if req.purchase == "either" else (req.purchase,)
-    key = (id(catalog), req.model, samples, req.global_batch, req.precision, tuple(req.sites), purchases,
-           tuple(allowed_servers(catalog, req)), tuple(req.fabrics or ()), tuple(req.power_caps), req.max_nodes,
-           req.life_years)
+    key = (
+        id(catalog),
+        req.model,
+        samples,
+        req.global_batch,
+        req.precision,
+        tuple(req.sites),
+        purchases,
+        tuple(allowed_servers(catalog, req)),
+        tuple(req.fabrics or ()),
+        tuple(req.power_caps),
+        req.max_nodes,
+        req.life_years,
+    )
     return _candidates_cached(catalog, key)
 
 
@@ -229,9 +240,18 @@ def _candidates_cached(catalog: Catalog, key: tuple[Any, ...]) -> pd.DataFrame:
     ladder = node_ladder(relaxation_horizon(max_nodes))
     for site in sites:
         for purchase in purchases:
-            df = evaluate_space(catalog, model, servers=list(servers), fabrics=list(fabrics) or None, caps=caps,
-                                nodes=ladder, site=site, purchase=purchase, work=Work(samples, batch, precision),
-                                life_years=life)
+            df = evaluate_space(
+                catalog,
+                model,
+                servers=list(servers),
+                fabrics=list(fabrics) or None,
+                caps=caps,
+                nodes=ladder,
+                site=site,
+                purchase=purchase,
+                work=Work(samples, batch, precision),
+                life_years=life,
+            )
             if len(df):
                 frames.append(df[df["feasible"]])
     cand = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -248,22 +268,34 @@ def _candidates_cached(catalog: Catalog, key: tuple[Any, ...]) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------ limits
 def limits_for(catalog: Catalog, req: PlanRequest) -> Limits:
     power = req.power_kw if req.power_kw is not None else max(catalog.site(s).power_envelope_kw for s in req.sites)
-    return Limits(deadline_h=None if req.deadline_days is None else req.deadline_days * 24.0,
-                  budget_usd=req.budget_usd, budget_kind=req.budget_kind, power_kw=power,
-                  max_nodes=req.max_nodes, max_rack_units=req.max_rack_units)
+    return Limits(
+        deadline_h=None if req.deadline_days is None else req.deadline_days * 24.0,
+        budget_usd=req.budget_usd,
+        budget_kind=req.budget_kind,
+        power_kw=power,
+        max_nodes=req.max_nodes,
+        max_rack_units=req.max_rack_units,
+    )
 
 
-CONSTRAINT_COLUMNS = {"deadline": "time_to_train_h", "power": "facility_power_kw", "nodes": "nodes",
-                      "rack": "rack_units"}
+CONSTRAINT_COLUMNS = {
+    "deadline": "time_to_train_h",
+    "power": "facility_power_kw",
+    "nodes": "nodes",
+    "rack": "rack_units",
+}
 
 
 def _satisfies(cand: pd.DataFrame, lim: Limits, skip: str | None = None) -> np.ndarray:
     """Rows that meet every constraint on their own (exact presolve); `skip` leaves one out."""
     ok = np.ones(len(cand), dtype=bool)
     checks: list[tuple[str, str, float | None]] = [
-        ("deadline", "time_to_train_h", lim.deadline_h), ("budget", lim.budget_column(), lim.budget_usd),
-        ("power", "facility_power_kw", lim.power_kw), ("nodes", "nodes", lim.max_nodes),
-        ("rack", "rack_units", lim.max_rack_units)]
+        ("deadline", "time_to_train_h", lim.deadline_h),
+        ("budget", lim.budget_column(), lim.budget_usd),
+        ("power", "facility_power_kw", lim.power_kw),
+        ("nodes", "nodes", lim.max_nodes),
+        ("rack", "rack_units", lim.max_rack_units),
+    ]
     for name, col, bound in checks:
         if bound is not None and name != skip:
             ok &= cand[col].to_numpy(dtype=float) <= bound * (1 + REL_TOL)
@@ -282,8 +314,9 @@ def _site_envelope_ok(catalog: Catalog, req: PlanRequest, cand: pd.DataFrame) ->
 HARDWARE_KEY = ("server", "fabric", "power_cap", "site", "purchase")
 
 
-def reduce_pool(cand: pd.DataFrame, column: str, epsilon: tuple[str, float] | None = None,
-                exclude: Sequence[int] = ()) -> np.ndarray:
+def reduce_pool(
+    cand: pd.DataFrame, column: str, epsilon: tuple[str, float] | None = None, exclude: Sequence[int] = ()
+) -> np.ndarray:
     """Exact presolve for the single-plan MIP: positions of the candidates that can be optimal.
 
     Every constraint involves only the chosen plan, so a candidate that breaks one on its own can never
@@ -304,8 +337,14 @@ def reduce_pool(cand: pd.DataFrame, column: str, epsilon: tuple[str, float] | No
     return np.asarray(np.sort(idx[order[first]]))
 
 
-def _mip(cand: pd.DataFrame, lim: Limits, column: str, options: SolverOptions,
-         epsilon: tuple[str, float] | None = None, exclude: Sequence[int] = ()) -> tuple[int | None, SolverReport]:
+def _mip(
+    cand: pd.DataFrame,
+    lim: Limits,
+    column: str,
+    options: SolverOptions,
+    epsilon: tuple[str, float] | None = None,
+    exclude: Sequence[int] = (),
+) -> tuple[int | None, SolverReport]:
     """Minimise candidate column `column` over `cand` (presolved); (chosen row position in cand, report)."""
     t0 = time.perf_counter()
     keep = reduce_pool(cand, column, epsilon, exclude)
@@ -322,26 +361,69 @@ def _mip(cand: pd.DataFrame, lim: Limits, column: str, options: SolverOptions,
 
 
 def _empty_report(build_s: float) -> SolverReport:
-    return SolverReport(status=SolverStatus.INFEASIBLE, highs_status="presolve: no candidate", objective=None,
-                        bound=None, gap=None, solve_time_s=0.0, build_time_s=build_s, handoff_time_s=0.0, nodes=0,
-                        simplex_iterations=0, variables=0, constraints=0)
+    return SolverReport(
+        status=SolverStatus.INFEASIBLE,
+        highs_status="presolve: no candidate",
+        objective=None,
+        bound=None,
+        gap=None,
+        solve_time_s=0.0,
+        build_time_s=build_s,
+        handoff_time_s=0.0,
+        nodes=0,
+        simplex_iterations=0,
+        variables=0,
+        constraints=0,
+    )
 
 
 def _plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series, samples: float | None) -> Plan:
     """Re-evaluate the chosen candidate with the exact scalar path (planner.evaluate)."""
-    est = evaluate(catalog, Configuration(
-        model=req.model, server=str(row["server"]), nodes=int(row["nodes"]), fabric=str(row["fabric"]),
-        power_cap=float(row["power_cap"]), global_batch=req.global_batch, samples=samples, precision=req.precision,
-        site=str(row["site"]), purchase=row["purchase"], life_years=req.life_years))
+    est = evaluate(
+        catalog,
+        Configuration(
+            model=req.model,
+            server=str(row["server"]),
+            nodes=int(row["nodes"]),
+            fabric=str(row["fabric"]),
+            power_cap=float(row["power_cap"]),
+            global_batch=req.global_batch,
+            samples=samples,
+            precision=req.precision,
+            site=str(row["site"]),
+            purchase=row["purchase"],
+            life_years=req.life_years,
+        ),
+    )
     upfront = est.capex_usd if est.purchase == "buy" else est.cost_usd
-    return Plan(server=est.server, gpu=est.gpu, nodes=est.nodes, gpus=est.gpus, fabric=est.fabric,
-                switches=est.switches, power_cap=est.power_cap, power_cap_w=est.power_cap_w, site=est.site,
-                purchase=est.purchase, layout=est.layout, global_batch=est.global_batch,
-                time_to_train_h=est.time_to_train_h, time_to_train_days=est.time_to_train_h / 24.0,
-                power_kw=est.power_kw, facility_power_kw=est.facility_power_kw, energy_kwh=est.energy_kwh,
-                facility_energy_kwh=est.facility_energy_kwh, cost_usd=est.cost_usd, capex_usd=est.capex_usd,
-                upfront_usd=upfront, carbon_kg=est.carbon_kg, throughput_samples_per_s=est.throughput_samples_per_s,
-                mfu=est.mfu, bottleneck=est.bottleneck, estimate=est)
+    return Plan(
+        server=est.server,
+        gpu=est.gpu,
+        nodes=est.nodes,
+        gpus=est.gpus,
+        fabric=est.fabric,
+        switches=est.switches,
+        power_cap=est.power_cap,
+        power_cap_w=est.power_cap_w,
+        site=est.site,
+        purchase=est.purchase,
+        layout=est.layout,
+        global_batch=est.global_batch,
+        time_to_train_h=est.time_to_train_h,
+        time_to_train_days=est.time_to_train_h / 24.0,
+        power_kw=est.power_kw,
+        facility_power_kw=est.facility_power_kw,
+        energy_kwh=est.energy_kwh,
+        facility_energy_kwh=est.facility_energy_kwh,
+        cost_usd=est.cost_usd,
+        capex_usd=est.capex_usd,
+        upfront_usd=upfront,
+        carbon_kg=est.carbon_kg,
+        throughput_samples_per_s=est.throughput_samples_per_s,
+        mfu=est.mfu,
+        bottleneck=est.bottleneck,
+        estimate=est,
+    )
 
 
 PLAN_METRIC = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}
@@ -351,11 +433,13 @@ def _plan_ok(p: Plan, lim: Limits, catalog: Catalog, req: PlanRequest) -> bool:
     """Is the re-evaluated plan feasible under the exact model?"""
     budget = p.upfront_usd if lim.budget_kind == "upfront" else p.cost_usd
     envelope = lim.power_kw if req.power_kw is not None else catalog.site(p.site).power_envelope_kw
-    return (p.estimate.fits_memory
-            and (lim.deadline_h is None or p.time_to_train_h <= lim.deadline_h * (1 + REL_TOL))
-            and (lim.budget_usd is None or budget <= lim.budget_usd * (1 + REL_TOL))
-            and (envelope is None or p.facility_power_kw <= envelope * (1 + REL_TOL))
-            and (lim.max_nodes is None or p.nodes <= lim.max_nodes))
+    return (
+        p.estimate.fits_memory
+        and (lim.deadline_h is None or p.time_to_train_h <= lim.deadline_h * (1 + REL_TOL))
+        and (lim.budget_usd is None or budget <= lim.budget_usd * (1 + REL_TOL))
+        and (envelope is None or p.facility_power_kw <= envelope * (1 + REL_TOL))
+        and (lim.max_nodes is None or p.nodes <= lim.max_nodes)
+    )
 
 
 def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
@@ -391,8 +475,9 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     timings["solve_s"] = time.perf_counter() - t1
     if plan is None or report is None:
         if report is not None and report.status == SolverStatus.NO_SOLUTION:
-            raise PlannerInputError(f"HiGHS found no plan within the time limit ({req.solver.time_limit_s} s); "
-                                    "raise --time-limit")
+            raise PlannerInputError(
+                f"HiGHS found no plan within the time limit ({req.solver.time_limit_s} s); raise --time-limit"
+            )
         return _infeasible(cat, req, cand, lim, timings)
     t2 = time.perf_counter()
     refined, gap = _refine(cat, req, lim, plan, samples)
@@ -403,9 +488,19 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     binding = _binding(cand, lim, req, chosen, cat)
     status = "optimal" if report.status == SolverStatus.OPTIMAL else "time_limit"
     value = float(getattr(refined, PLAN_METRIC[req.objective]))
-    return PlanResult(request=req, status=status, plan=refined, objective=req.objective, objective_value=value,
-                      binding=binding, solver=report, alternatives=alts, explanation=None, ladder_gap=gap,
-                      timings_s=timings)
+    return PlanResult(
+        request=req,
+        status=status,
+        plan=refined,
+        objective=req.objective,
+        objective_value=value,
+        binding=binding,
+        solver=report,
+        alternatives=alts,
+        explanation=None,
+        ladder_gap=gap,
+        timings_s=timings,
+    )
 
 
 def _refine(cat: Catalog, req: PlanRequest, lim: Limits, plan: Plan, samples: float | None) -> tuple[Plan, float]:
@@ -417,10 +512,17 @@ def _refine(cat: Catalog, req: PlanRequest, lim: Limits, plan: Plan, samples: fl
     between = [n for n in range(lo, hi + 1) if n != plan.nodes]
     if not between:
         return plan, 0.0
-    df = evaluate_space(cat, req.model, space=pd.DataFrame({"server": plan.server, "fabric": plan.fabric,
-                                                             "power_cap": plan.power_cap, "nodes": between}),
-                        site=plan.site, purchase=plan.purchase, work=Work(samples, req.global_batch, req.precision),
-                        life_years=req.life_years)
+    df = evaluate_space(
+        cat,
+        req.model,
+        space=pd.DataFrame(
+            {"server": plan.server, "fabric": plan.fabric, "power_cap": plan.power_cap, "nodes": between}
+        ),
+        site=plan.site,
+        purchase=plan.purchase,
+        work=Work(samples, req.global_batch, req.precision),
+        life_years=req.life_years,
+    )
     metric = PLAN_METRIC[req.objective]
     best, best_val = plan, float(getattr(plan, metric))
     df = df[df["feasible"]].sort_values(OBJECTIVE_COLUMNS[req.objective])
@@ -435,26 +537,36 @@ def _refine(cat: Catalog, req: PlanRequest, lim: Limits, plan: Plan, samples: fl
     return best, (base - best_val) / base if base else 0.0
 
 
-def _alternatives(cat: Catalog, req: PlanRequest, pool: pd.DataFrame, lim: Limits, chosen: pd.Series,
-                  samples: float | None) -> list[Plan]:
+def _alternatives(
+    cat: Catalog, req: PlanRequest, pool: pd.DataFrame, lim: Limits, chosen: pd.Series, samples: float | None
+) -> list[Plan]:
     """Best plan per other GPU type, then next-best distinct hardware choices (no-good cuts)."""
     if req.alternatives == 0:
         return []
     out: list[Plan] = []
     for gpu in sorted(set(pool["gpu"]) - {chosen["gpu"]}):
         sub = pool[pool["gpu"] == gpu]
-        pos, rep = _mip(sub, lim, OBJECTIVE_COLUMNS[req.objective], req.solver)
+        pos, _ = _mip(sub, lim, OBJECTIVE_COLUMNS[req.objective], req.solver)
         if pos is not None:
             out.append(_plan_from_row(cat, req, sub.iloc[pos], samples))
     same = pool.reset_index(drop=True)
-    hw = same["server"] + "|" + same["fabric"] + "|" + same["power_cap"].astype(str) + "|" + same["site"] + \
-        "|" + same["purchase"]
+    hw = (
+        same["server"]
+        + "|"
+        + same["fabric"]
+        + "|"
+        + same["power_cap"].astype(str)
+        + "|"
+        + same["site"]
+        + "|"
+        + same["purchase"]
+    )
     taken = {f"{chosen['server']}|{chosen['fabric']}|{chosen['power_cap']}|{chosen['site']}|{chosen['purchase']}"}
     for _ in range(req.alternatives):
         excl = np.flatnonzero(hw.isin(taken).to_numpy()).tolist()
         if len(excl) == len(same):
             break
-        pos, rep = _mip(same, lim, OBJECTIVE_COLUMNS[req.objective], req.solver, exclude=excl)
+        pos, _rep = _mip(same, lim, OBJECTIVE_COLUMNS[req.objective], req.solver, exclude=excl)
         if pos is None:
             break
         taken.add(hw.iloc[pos])
@@ -484,16 +596,28 @@ RELAX = {  # requirement -> (objective column to minimise without it, unit, limi
 }
 
 
-def _infeasible(cat: Catalog, req: PlanRequest, cand: pd.DataFrame, lim: Limits, timings: dict[str, float],
-                memory: bool = False) -> PlanResult:
+def _infeasible(
+    cat: Catalog, req: PlanRequest, cand: pd.DataFrame, lim: Limits, timings: dict[str, float], memory: bool = False
+) -> PlanResult:
     if memory or not len(cand):
         wl = cat.workload(req.model)
-        msg = (f"'{wl.id}' fits no allowed server: no parallel layout fits GPU memory on the allowed GPUs (or none "
-               "can be bought/rented as asked). Allow GPUs with more memory, more nodes (--max-nodes), or "
-               "--purchase either.")
-        return PlanResult(request=req, status="infeasible", plan=None, objective=req.objective, objective_value=None,
-                          binding=[], solver=None, alternatives=[], explanation=Explanation(message=msg, relaxations=[]),
-                          timings_s=timings)
+        msg = (
+            f"'{wl.id}' fits no allowed server: no parallel layout fits GPU memory on the allowed GPUs (or none "
+            "can be bought/rented as asked). Allow GPUs with more memory, more nodes (--max-nodes), or "
+            "--purchase either."
+        )
+        return PlanResult(
+            request=req,
+            status="infeasible",
+            plan=None,
+            objective=req.objective,
+            objective_value=None,
+            binding=[],
+            solver=None,
+            alternatives=[],
+            explanation=Explanation(message=msg, relaxations=[]),
+            timings_s=timings,
+        )
     relax: list[Relaxation] = []
     env_ok = _site_envelope_ok(cat, req, cand)
     for name, (col, unit, attr, scale) in RELAX.items():
@@ -524,16 +648,32 @@ def _infeasible(cat: Catalog, req: PlanRequest, cand: pd.DataFrame, lim: Limits,
     if relax:
         msg = "No plan meets all requirements. It needs " + ", or ".join(r.message for r in relax) + "."
     else:
-        msg = ("No plan meets all requirements, and relaxing any single one is not enough: relax several "
-               "(deadline, budget, power) or allow more hardware.")
-    return PlanResult(request=req, status="infeasible", plan=None, objective=req.objective, objective_value=None,
-                      binding=[], solver=None, alternatives=[], explanation=Explanation(message=msg, relaxations=relax),
-                      timings_s=timings)
+        msg = (
+            "No plan meets all requirements, and relaxing any single one is not enough: relax several "
+            "(deadline, budget, power) or allow more hardware."
+        )
+    return PlanResult(
+        request=req,
+        status="infeasible",
+        plan=None,
+        objective=req.objective,
+        objective_value=None,
+        binding=[],
+        solver=None,
+        alternatives=[],
+        explanation=Explanation(message=msg, relaxations=relax),
+        timings_s=timings,
+    )
 
 
 # ------------------------------------------------------------------------------------------------ pareto
-def pareto(request: PlanRequest | dict[str, Any], x: Objective = "cost", y: Objective = "energy", points: int = 8,
-           catalog: Catalog | None = None) -> pd.DataFrame:
+def pareto(
+    request: PlanRequest | dict[str, Any],
+    x: Objective = "cost",
+    y: Objective = "energy",
+    points: int = 8,
+    catalog: Catalog | None = None,
+) -> pd.DataFrame:
     """Pareto front between two objectives by the epsilon-constraint method: min x s.t. y <= eps.
 
     Every point is an optimal plan of its epsilon problem (ties in x broken towards smaller y)."""
@@ -566,11 +706,22 @@ def pareto(request: PlanRequest | dict[str, Any], x: Objective = "cost", y: Obje
         if pos is None:
             continue
         r = pool.iloc[pos]
-        rows.append({"epsilon": float(eps), x: float(r[xc]), y: float(r[yc]), "server": r["server"],
-                     "gpu": r["gpu"], "nodes": int(r["nodes"]), "fabric": r["fabric"],
-                     "power_cap": float(r["power_cap"]), "site": r["site"], "purchase": r["purchase"],
-                     "time_to_train_days": float(r["time_to_train_h"]) / 24.0,
-                     "facility_power_kw": float(r["facility_power_kw"]), "solver_status": rep.status.value})
+        rows.append(
+            {
+                "epsilon": float(eps),
+                x: float(r[xc]),
+                y: float(r[yc]),
+                "server": r["server"],
+                "gpu": r["gpu"],
+                "nodes": int(r["nodes"]),
+                "fabric": r["fabric"],
+                "power_cap": float(r["power_cap"]),
+                "site": r["site"],
+                "purchase": r["purchase"],
+                "time_to_train_days": float(r["time_to_train_h"]) / 24.0,
+                "facility_power_kw": float(r["facility_power_kw"]),
+                "solver_status": rep.status.value,
+            }
+        )
     front = pd.DataFrame(rows).drop_duplicates(subset=[x, y]).reset_index(drop=True)
     return front
-

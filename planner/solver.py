@@ -22,7 +22,7 @@ from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 _THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
 
 
-class SolverStatus(str, enum.Enum):
+class SolverStatus(enum.StrEnum):
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # best incumbent returned, with its gap
     INFEASIBLE = "infeasible"
@@ -39,8 +39,11 @@ class SolverOptions(BaseModel):
     time_limit_s: float = Field(60.0, gt=0, description="HiGHS time limit, seconds")
     mip_rel_gap: float = Field(1e-9, ge=0, lt=1, description="relative MIP gap at which HiGHS stops")
     threads: int | None = Field(None, ge=1, le=256, description="HiGHS threads (process-wide; first call wins)")
-    presolve: bool = Field(False, description="HiGHS MIP presolve; off by default: on the plan MIP (one-hot "
-                           "selection, already presolved exactly) its probing costs seconds and saves nothing")
+    presolve: bool = Field(
+        False,
+        description="HiGHS MIP presolve; off by default: on the plan MIP (one-hot "
+        "selection, already presolved exactly) its probing costs seconds and saves nothing",
+    )
 
 
 class SolverReport(BaseModel):
@@ -117,23 +120,34 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
         status = SolverStatus.OPTIMAL
     elif ms in (highspy.HighsModelStatus.kInfeasible,):
         status = SolverStatus.INFEASIBLE
-    elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit,
-                highspy.HighsModelStatus.kSolutionLimit, highspy.HighsModelStatus.kInterrupt):
+    elif ms in (
+        highspy.HighsModelStatus.kTimeLimit,
+        highspy.HighsModelStatus.kIterationLimit,
+        highspy.HighsModelStatus.kSolutionLimit,
+        highspy.HighsModelStatus.kInterrupt,
+    ):
         status = SolverStatus.TIME_LIMIT if has_sol else SolverStatus.NO_SOLUTION
     else:
         status = SolverStatus.ERROR if not has_sol else SolverStatus.TIME_LIMIT
     scale = float(getattr(m, "objective_scale", 1.0))
     obj = float(info.objective_function_value) * scale if status.has_solution else None
-    bound = (float(info.mip_dual_bound) * scale
-             if status.has_solution and np.isfinite(info.mip_dual_bound) else None)
+    bound = float(info.mip_dual_bound) * scale if status.has_solution and np.isfinite(info.mip_dual_bound) else None
     gap = None
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-12)
     report = SolverReport(
-        status=status, highs_status=h.modelStatusToString(ms), objective=obj, bound=bound, gap=gap,
-        solve_time_s=solve_s, build_time_s=build_time_s, handoff_time_s=handoff,
-        nodes=int(max(info.mip_node_count, 0)), simplex_iterations=int(max(info.simplex_iteration_count, 0)),
-        variables=ncol, constraints=nrow,
+        status=status,
+        highs_status=h.modelStatusToString(ms),
+        objective=obj,
+        bound=bound,
+        gap=gap,
+        solve_time_s=solve_s,
+        build_time_s=build_time_s,
+        handoff_time_s=handoff,
+        nodes=int(max(info.mip_node_count, 0)),
+        simplex_iterations=int(max(info.simplex_iteration_count, 0)),
+        variables=ncol,
+        constraints=nrow,
     )
     values: dict[str, np.ndarray] = {}
     if status.has_solution:

@@ -14,7 +14,8 @@ fabric_efficiency_scale on the fabrics' achieved efficiency, half_batch_scale on
 efficiency_half_batch). Fit split: the MLPerf results of the first round each GPU type appeared in (A100:
 v2.0, H100: v2.1), at all scales (a result resubmitted unchanged later counts in its first round), and
 the Megatron rows on at most 512 GPUs. Everything else (later rounds, Megatron >= 1024 GPUs, all energy
-cases) is test data. Power, memory and convergence figures are physical/catalog values, not fitted. Power-cap curves are fitted per network-left-out for their own validation rows.
+cases) is test data. Power, memory and convergence figures are physical/catalog values, not fitted.
+Power-cap curves are refitted leaving the validated network out for their own validation rows.
 """
 
 from __future__ import annotations
@@ -37,16 +38,32 @@ from planner.schemas import Configuration, Layout, Server, Workload
 FIRST_ROUND = {"a100": "v2.0", "h100": "v2.1"}  # fit on the first round each GPU type was published in
 FIT_MAX_MEGATRON_GPUS = 512
 ACCELERATORS = [  # substring of the MLPerf accelerator name -> catalog GPU
-    ("PCIE-80GB", "a100-pcie-80gb"), ("PCIE-40GB", "a100-pcie-80gb"), ("PCIE", "a100-pcie-80gb"),
-    ("SXM-40GB", "a100-sxm-40gb"), ("SXM4-40GB", "a100-sxm-40gb"),
-    ("SXM-80GB", "a100-sxm-80gb"), ("SXM4-80GB", "a100-sxm-80gb"), ("H100", "h100-sxm"),
+    ("PCIE-80GB", "a100-pcie-80gb"),
+    ("PCIE-40GB", "a100-pcie-80gb"),
+    ("PCIE", "a100-pcie-80gb"),
+    ("SXM-40GB", "a100-sxm-40gb"),
+    ("SXM4-40GB", "a100-sxm-40gb"),
+    ("SXM-80GB", "a100-sxm-80gb"),
+    ("SXM4-80GB", "a100-sxm-80gb"),
+    ("H100", "h100-sxm"),
 ]
-HOST_TEMPLATE = {"a100-pcie-80gb": "a100-pcie-4", "a100-sxm-40gb": "dgx-a100-80gb",
-                 "a100-sxm-80gb": "dgx-a100-80gb", "h100-sxm": "dgx-h100"}
+HOST_TEMPLATE = {
+    "a100-pcie-80gb": "a100-pcie-4",
+    "a100-sxm-40gb": "dgx-a100-80gb",
+    "a100-sxm-80gb": "dgx-a100-80gb",
+    "h100-sxm": "dgx-h100",
+}
 MEGATRON_SHAPES = {  # params (B) -> (hidden, attention heads, layers): Narayanan et al. 2021, Table 1
-    1.7: (2304, 24, 24), 3.6: (3072, 32, 30), 7.5: (4096, 32, 36), 18.4: (6144, 48, 40),
-    39.1: (8192, 64, 48), 76.1: (10240, 80, 60), 145.6: (12288, 96, 80), 310.1: (16384, 128, 96),
-    529.6: (20480, 128, 105), 1008.0: (25600, 160, 128),
+    1.7: (2304, 24, 24),
+    3.6: (3072, 32, 30),
+    7.5: (4096, 32, 36),
+    18.4: (6144, 48, 40),
+    39.1: (8192, 64, 48),
+    76.1: (10240, 80, 60),
+    145.6: (12288, 96, 80),
+    310.1: (16384, 128, 96),
+    529.6: (20480, 128, 105),
+    1008.0: (25600, 160, 128),
 }
 
 
@@ -126,11 +143,19 @@ def _case_catalog(cat: Catalog, row: pd.Series) -> tuple[Catalog, str, str]:
     host = cat.server(HOST_TEMPLATE[gpu])
     g = int(row["gpus_per_node"])
     scale = g / host.gpus_per_node
-    server = host.model_copy(update={
-        "id": "case", "gpu": gpu, "gpus_per_node": g, "nic_ports": ports, "max_nic_port_gbps": port_gbps,
-        "fabrics": [fabric], "cpu_cores": max(16, int(host.cpu_cores * max(scale, 0.5))),
-        "cpu_power_w": host.cpu_power_w * max(scale, 0.5), "other_power_w": host.other_power_w * scale,
-    })
+    server = host.model_copy(
+        update={
+            "id": "case",
+            "gpu": gpu,
+            "gpus_per_node": g,
+            "nic_ports": ports,
+            "max_nic_port_gbps": port_gbps,
+            "fabrics": [fabric],
+            "cpu_cores": max(16, int(host.cpu_cores * max(scale, 0.5))),
+            "cpu_power_w": host.cpu_power_w * max(scale, 0.5),
+            "other_power_w": host.other_power_w * scale,
+        }
+    )
     return cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())}), "case", fabric
 
 
@@ -139,12 +164,25 @@ def megatron_workload(params_b: float, batch: int) -> Workload:
     s, v = 2048, 51200
     model_flops = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
     return Workload(
-        id=f"megatron-{params_b}b", name=f"Megatron GPT {params_b}B", family="llm", framework="megatron",
-        params=params_b * 1e9, train_flops_per_sample=model_flops, sample_unit="sequence", sequence_length=s,
-        layers=layers, hidden_size=h, precision="bf16",
-        activation_bytes_per_sample=layers * (34.0 * s * h + 5.0 * a * s * s), recompute_activation_fraction=0.06,
-        micro_batch=1, efficiency_half_batch=0.02, default_global_batch=batch, default_samples=1e6,
-        reference_global_batch=batch, source="Narayanan et al. 2021, Table 1",
+        id=f"megatron-{params_b}b",
+        name=f"Megatron GPT {params_b}B",
+        family="llm",
+        framework="megatron",
+        params=params_b * 1e9,
+        train_flops_per_sample=model_flops,
+        sample_unit="sequence",
+        sequence_length=s,
+        layers=layers,
+        hidden_size=h,
+        precision="bf16",
+        activation_bytes_per_sample=layers * (34.0 * s * h + 5.0 * a * s * s),
+        recompute_activation_fraction=0.06,
+        micro_batch=1,
+        efficiency_half_batch=0.02,
+        default_global_batch=batch,
+        default_samples=1e6,
+        reference_global_batch=batch,
+        source="Narayanan et al. 2021, Table 1",
     )
 
 
@@ -153,8 +191,16 @@ def megatron_table(ref: Path) -> pd.DataFrame:
     for line in (ref / "megatron.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 8 and re.fullmatch(r"[\d.]+", cells[0]):
-            rows.append({"params_b": float(cells[0]), "tp": int(cells[1]), "pp": int(cells[2]),
-                         "gpus": int(cells[3]), "batch": int(cells[4]), "tflops": float(cells[5])})
+            rows.append(
+                {
+                    "params_b": float(cells[0]),
+                    "tp": int(cells[1]),
+                    "pp": int(cells[2]),
+                    "gpus": int(cells[3]),
+                    "batch": int(cells[4]),
+                    "tflops": float(cells[5]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -163,8 +209,13 @@ def power_cases(ref: Path) -> list[dict[str, Any]]:
     for line in (ref / "mlperf_power.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 6 and cells[0] == "8":
-            out.append({"benchmark": "bert" if "BERT" in cells[1] else "resnet",
-                        "minutes": float(cells[2]), "ac_kj": float(cells[3].replace(",", ""))})
+            out.append(
+                {
+                    "benchmark": "bert" if "BERT" in cells[1] else "resnet",
+                    "minutes": float(cells[2]),
+                    "ac_kj": float(cells[3].replace(",", "")),
+                }
+            )
     return out
 
 
@@ -180,33 +231,92 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
     for _, row in mlperf.iterrows():
         c2, server, fabric = _case_catalog(cat, row)
         wl = c2.workload(_workload_id(row["benchmark"]))
-        est = evaluate(c2, Configuration(model=wl.id, server=server, nodes=int(row["nodes"]), fabric=fabric,
-                                         global_batch=int(row["global_batch"])))
-        cases.append(Case("time_to_train", f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
-                          f"({row['gpus']} GPUs, batch {row['global_batch']})", row["split"],
-                          float(row["time_to_train_min"]), est.time_to_train_h * 60.0, "min",
-                          c2.gpu(c2.server(server).gpu or "").family, wl.family))
+        est = evaluate(
+            c2,
+            Configuration(
+                model=wl.id,
+                server=server,
+                nodes=int(row["nodes"]),
+                fabric=fabric,
+                global_batch=int(row["global_batch"]),
+            ),
+        )
+        cases.append(
+            Case(
+                "time_to_train",
+                f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
+                f"({row['gpus']} GPUs, batch {row['global_batch']})",
+                row["split"],
+                float(row["time_to_train_min"]),
+                est.time_to_train_h * 60.0,
+                "min",
+                c2.gpu(c2.server(server).gpu or "").family,
+                wl.family,
+            )
+        )
     for p in [] if fit_only else power_cases(ref):
         wl = cat.workload(_workload_id(p["benchmark"]))
-        est = evaluate(cat, Configuration(model=wl.id, server="dgx-h100", nodes=1, global_batch=wl.default_global_batch))
+        est = evaluate(
+            cat, Configuration(model=wl.id, server="dgx-h100", nodes=1, global_batch=wl.default_global_batch)
+        )
         kj = est.energy_kwh * 3600.0
-        cases.append(Case("energy", f"MLPerf Power v4.0 8xH100 {p['benchmark']} energy-to-train", "test",
-                          p["ac_kj"], kj, "kJ", "hopper", wl.family))
-        cases.append(Case("time_to_train", f"MLPerf Power v4.0 8xH100 {p['benchmark']} time-to-train", "test",
-                          p["minutes"], est.time_to_train_h * 60.0, "min", "hopper", wl.family))
+        cases.append(
+            Case(
+                "energy",
+                f"MLPerf Power v4.0 8xH100 {p['benchmark']} energy-to-train",
+                "test",
+                p["ac_kj"],
+                kj,
+                "kJ",
+                "hopper",
+                wl.family,
+            )
+        )
+        cases.append(
+            Case(
+                "time_to_train",
+                f"MLPerf Power v4.0 8xH100 {p['benchmark']} time-to-train",
+                "test",
+                p["minutes"],
+                est.time_to_train_h * 60.0,
+                "min",
+                "hopper",
+                wl.family,
+            )
+        )
     for _, r in megatron_table(ref).iterrows():
         wl = megatron_workload(float(r["params_b"]), int(r["batch"]))
         c2 = cat.replace(workloads={**cat.workloads, wl.id: wl})
         nodes = int(r["gpus"]) // 8
-        est = evaluate(c2, Configuration(
-            model=wl.id, server="dgx-a100-80gb", nodes=nodes, fabric="hdr200", global_batch=int(r["batch"]),
-            layout=Layout(tensor_parallel=int(r["tp"]), pipeline_parallel=int(r["pp"]), zero_stage=0, recompute=True)))
+        est = evaluate(
+            c2,
+            Configuration(
+                model=wl.id,
+                server="dgx-a100-80gb",
+                nodes=nodes,
+                fabric="hdr200",
+                global_batch=int(r["batch"]),
+                layout=Layout(
+                    tensor_parallel=int(r["tp"]), pipeline_parallel=int(r["pp"]), zero_stage=0, recompute=True
+                ),
+            ),
+        )
         reported = est.throughput_samples_per_s * wl.train_flops_per_sample * 4.0 / 3.0 / est.gpus / 1e12
         split = "fit" if r["gpus"] <= FIT_MAX_MEGATRON_GPUS else "test"
         if fit_only and split != "fit":
             continue
-        cases.append(Case("throughput", f"Megatron-LM {r['params_b']}B t={r['tp']} p={r['pp']} on {r['gpus']} A100",
-                          split, float(r["tflops"]), reported, "TFLOP/s/GPU", "ampere", "llm"))
+        cases.append(
+            Case(
+                "throughput",
+                f"Megatron-LM {r['params_b']}B t={r['tp']} p={r['pp']} on {r['gpus']} A100",
+                split,
+                float(r["tflops"]),
+                reported,
+                "TFLOP/s/GPU",
+                "ampere",
+                "llm",
+            )
+        )
     if not fit_only:
         cases += zeus_cases(ref)
     return cases
@@ -229,10 +339,26 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
                 continue
             t_pred = float(np.interp(top, xs, tf) / np.interp(c, xs, tf))
             e_pred = t_pred * float(np.interp(c, xs, pf) / np.interp(top, xs, pf))
-            cases.append(Case("power_cap_time", f"Zeus {curve} {net} at {c:.0%} cap: time / time at max", "test",
-                              float(at["time_ratio"].median()), t_pred, "ratio"))
-            cases.append(Case("power_cap_energy", f"Zeus {curve} {net} at {c:.0%} cap: energy / energy at max",
-                              "test", float(at["energy_ratio"].median()), e_pred, "ratio"))
+            cases.append(
+                Case(
+                    "power_cap_time",
+                    f"Zeus {curve} {net} at {c:.0%} cap: time / time at max",
+                    "test",
+                    float(at["time_ratio"].median()),
+                    t_pred,
+                    "ratio",
+                )
+            )
+            cases.append(
+                Case(
+                    "power_cap_energy",
+                    f"Zeus {curve} {net} at {c:.0%} cap: energy / energy at max",
+                    "test",
+                    float(at["energy_ratio"].median()),
+                    e_pred,
+                    "ratio",
+                )
+            )
     return cases
 
 
@@ -268,8 +394,7 @@ def fit_all(cat: Catalog, ref: Path) -> dict[str, Any]:
     for o in OVERLAP_SCALES:
         for f in FABRIC_SCALES:
             for hb in HALF_BATCH_SCALES:
-                start = {**cat.calibration, "overlap_scale": o, "fabric_efficiency_scale": f,
-                         "half_batch_scale": hb}
+                start = {**cat.calibration, "overlap_scale": o, "fabric_efficiency_scale": f, "half_batch_scale": hb}
                 calibration, score = fit_mfu(cat.replace(calibration=start), ref)
                 if best is None or score < best[0]:
                     best = (score, calibration)
@@ -287,10 +412,16 @@ def summarize(cases: list[Case]) -> pd.DataFrame:
         for split in ("fit", "test", "all"):
             sel = [abs(c.error) for c in cases if c.kind == kind and (split == "all" or c.split == split)]
             if sel:
-                rows.append({"metric": kind, "split": split, "cases": len(sel),
-                             "median_abs_error_pct": 100 * float(np.median(sel)),
-                             "max_abs_error_pct": 100 * float(np.max(sel)),
-                             "within_25pct": sum(e <= 0.25 for e in sel)})
+                rows.append(
+                    {
+                        "metric": kind,
+                        "split": split,
+                        "cases": len(sel),
+                        "median_abs_error_pct": 100 * float(np.median(sel)),
+                        "max_abs_error_pct": 100 * float(np.max(sel)),
+                        "within_25pct": sum(e <= 0.25 for e in sel),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -315,22 +446,36 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "## Fitted parameters (catalog/calibration.yaml)",
         "",
         "```yaml",
-        yaml.safe_dump({k: calibration.get(k) for k in ("mfu", "overlap_scale", "fabric_efficiency_scale",
-                                                            "half_batch_scale")},
-                       sort_keys=True).strip(),
+        yaml.safe_dump(
+            {k: calibration.get(k) for k in ("mfu", "overlap_scale", "fabric_efficiency_scale", "half_batch_scale")},
+            sort_keys=True,
+        ).strip(),
         "```",
         "",
     ]
-    titles = {"time_to_train": "Time-to-train (MLPerf Training)", "energy": "Energy-to-train (MLPerf Power)",
-              "throughput": "Throughput per GPU (Megatron-LM Table 1)",
-              "power_cap_time": "Power cap: time ratio (Zeus, leave-one-network-out)",
-              "power_cap_energy": "Power cap: energy ratio (Zeus, leave-one-network-out)"}
+    titles = {
+        "time_to_train": "Time-to-train (MLPerf Training)",
+        "energy": "Energy-to-train (MLPerf Power)",
+        "throughput": "Throughput per GPU (Megatron-LM Table 1)",
+        "power_cap_time": "Power cap: time ratio (Zeus, leave-one-network-out)",
+        "power_cap_energy": "Power cap: energy ratio (Zeus, leave-one-network-out)",
+    }
     for kind, title in titles.items():
         sel = [c for c in cases if c.kind == kind]
         if not sel:
             continue
-        df = pd.DataFrame([{"case": c.name, "split": c.split, f"published ({c.unit})": c.published,
-                            f"predicted ({c.unit})": c.predicted, "error %": 100 * c.error} for c in sel])
+        df = pd.DataFrame(
+            [
+                {
+                    "case": c.name,
+                    "split": c.split,
+                    f"published ({c.unit})": c.published,
+                    f"predicted ({c.unit})": c.predicted,
+                    "error %": 100 * c.error,
+                }
+                for c in sel
+            ]
+        )
         lines += [f"## {title}", "", df.to_markdown(index=False, floatfmt=".3g"), ""]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))
@@ -345,14 +490,16 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
     calib.write_power_caps(ref, cdir / "power_caps.yaml")
     cat = load_catalog(cdir)
     calibration = fit_all(cat, ref)
-    header = ("# Calibration, generated by `planner calibrate` (planner/validation.py::fit_mfu). mfu: achievable\n"
-              "# model-FLOPs utilisation at large micro-batch per GPU family x workload family, fitted on the split\n"
-              "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
-              "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
-              "# fp8_efficiency_ratio: MFU against the FP8 peak relative to BF16 (1.4x speed-up, estimate).\n"
-              "# overlap_scale multiplies every framework's overlap_fraction, fabric_efficiency_scale every\n"
-              "# fabric's achieved_efficiency, half_batch_scale every workload's efficiency_half_batch: fitted\n"
-              "# on a grid on the same split.\n")
+    header = (
+        "# Calibration, generated by `planner calibrate` (planner/validation.py::fit_mfu). mfu: achievable\n"
+        "# model-FLOPs utilisation at large micro-batch per GPU family x workload family, fitted on the split\n"
+        "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
+        "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
+        "# fp8_efficiency_ratio: MFU against the FP8 peak relative to BF16 (1.4x speed-up, estimate).\n"
+        "# overlap_scale multiplies every framework's overlap_fraction, fabric_efficiency_scale every\n"
+        "# fabric's achieved_efficiency, half_batch_scale every workload's efficiency_half_batch: fitted\n"
+        "# on a grid on the same split.\n"
+    )
     (cdir / "calibration.yaml").write_text(header + yaml.safe_dump(calibration, sort_keys=False))
     return calibration
 

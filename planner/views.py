@@ -31,12 +31,20 @@ def plan_card(res: PlanResult) -> dict[str, str]:
     if p is None:
         return {}
     return {
-        "Servers": f"{p.nodes} x {p.server}", "GPUs": f"{p.gpus} x {p.gpu}",
-        "Fabric": f"{p.fabric} ({p.switches} switches)", "Power cap": f"{p.power_cap:.0%} ({p.power_cap_w:.0f} W)",
-        "Layout": p.layout, "Time to train": f"{p.time_to_train_days:,.2f} days",
-        "Facility power": f"{p.facility_power_kw:,.1f} kW", "Facility energy": f"{p.facility_energy_kwh:,.0f} kWh",
-        "Cost": f"${p.cost_usd:,.0f}", "Up-front": f"${p.upfront_usd:,.0f}", "Carbon": f"{p.carbon_kg / 1000:,.2f} t CO2e",
-        "Bottleneck": p.bottleneck, "Binding": ", ".join(res.binding) or "none", "Purchase": f"{p.purchase} at {p.site}",
+        "Servers": f"{p.nodes} x {p.server}",
+        "GPUs": f"{p.gpus} x {p.gpu}",
+        "Fabric": f"{p.fabric} ({p.switches} switches)",
+        "Power cap": f"{p.power_cap:.0%} ({p.power_cap_w:.0f} W)",
+        "Layout": p.layout,
+        "Time to train": f"{p.time_to_train_days:,.2f} days",
+        "Facility power": f"{p.facility_power_kw:,.1f} kW",
+        "Facility energy": f"{p.facility_energy_kwh:,.0f} kWh",
+        "Cost": f"${p.cost_usd:,.0f}",
+        "Up-front": f"${p.upfront_usd:,.0f}",
+        "Carbon": f"{p.carbon_kg / 1000:,.2f} t CO2e",
+        "Bottleneck": p.bottleneck,
+        "Binding": ", ".join(res.binding) or "none",
+        "Purchase": f"{p.purchase} at {p.site}",
     }
 
 
@@ -44,8 +52,21 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     df = res.to_frame()
     if df.empty:
         return df
-    cols = ["role", "server", "gpu", "nodes", "fabric", "power_cap", "purchase", "site", "time_to_train_days",
-            "facility_energy_kwh", "cost_usd", "carbon_kg", "bottleneck"]
+    cols = [
+        "role",
+        "server",
+        "gpu",
+        "nodes",
+        "fabric",
+        "power_cap",
+        "purchase",
+        "site",
+        "time_to_train_days",
+        "facility_energy_kwh",
+        "cost_usd",
+        "carbon_kg",
+        "bottleneck",
+    ]
     return df[cols]
 
 
@@ -86,10 +107,16 @@ def _alt() -> Any:
 def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     alt = _alt()
     units = {"cost": "USD", "energy": "kWh (facility)", "carbon": "kg CO2e", "time": "h"}
-    return alt.Chart(front).mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", title=f"{x} ({units[x]})"), y=alt.Y(f"{y}:Q", title=f"{y} ({units[y]})"),
-        tooltip=["server", "nodes", "fabric", "power_cap", "time_to_train_days"],
-    ).properties(title=f"Pareto front: {x} vs {y}", width=520, height=320)
+    return (
+        alt.Chart(front)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(f"{x}:Q", title=f"{x} ({units[x]})"),
+            y=alt.Y(f"{y}:Q", title=f"{y} ({units[y]})"),
+            tooltip=["server", "nodes", "fabric", "power_cap", "time_to_train_days"],
+        )
+        .properties(title=f"Pareto front: {x} vs {y}", width=520, height=320)
+    )
 
 
 def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
@@ -97,15 +124,22 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     servers = [s.id for s in catalog.gpu_servers()]
-    df = evaluate_space(catalog, wl, servers=servers, caps=[1.0], nodes=list(SCALING_NODES),
-                        work=Work(samples, req.global_batch, req.precision))
+    df = evaluate_space(
+        catalog,
+        wl,
+        servers=servers,
+        caps=[1.0],
+        nodes=list(SCALING_NODES),
+        work=Work(samples, req.global_batch, req.precision),
+    )
     df = df[df["fits_memory"]]
     if df.empty:
         return df
     best = df.sort_values("throughput_samples_per_s", ascending=False).drop_duplicates(["gpu", "nodes"])
     best = best.sort_values(["gpu", "nodes"]).copy()
     base = best.groupby("gpu", observed=True).apply(
-        lambda g: (g["throughput_samples_per_s"] / g["gpus"]).iloc[0], include_groups=False)
+        lambda g: (g["throughput_samples_per_s"] / g["gpus"]).iloc[0], include_groups=False
+    )
     best["scaling_efficiency"] = best["throughput_samples_per_s"] / best["gpus"] / best["gpu"].map(base).astype(float)
     best["gpu"] = best["gpu"].astype(str)
     return best[["gpu", "server", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency", "bottleneck"]]
@@ -116,17 +150,31 @@ def scaling_chart(frame: pd.DataFrame, res: PlanResult | None) -> Any:
     base = alt.Chart(frame).encode(x=alt.X("nodes:Q", scale=alt.Scale(type="log"), title="nodes"), color="gpu:N")
     thr = base.mark_line(point=True).encode(
         y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
-        tooltip=["server", "nodes", "throughput_samples_per_s", "bottleneck"])
-    eff = base.mark_line(point=True).encode(y=alt.Y("scaling_efficiency:Q", title="scaling efficiency (per-GPU vs 1 node)"))
+        tooltip=["server", "nodes", "throughput_samples_per_s", "bottleneck"],
+    )
+    eff = base.mark_line(point=True).encode(
+        y=alt.Y("scaling_efficiency:Q", title="scaling efficiency (per-GPU vs 1 node)")
+    )
     layers = [thr]
     if res is not None and res.plan is not None:
-        mark = pd.DataFrame([{"nodes": res.plan.nodes, "throughput_samples_per_s": res.plan.throughput_samples_per_s,
-                              "gpu": res.plan.gpu}])
-        layers.append(alt.Chart(mark).mark_point(shape="diamond", size=250, filled=True, color="black").encode(
-            x="nodes:Q", y="throughput_samples_per_s:Q", tooltip=["gpu", "nodes"]))
-    return alt.vconcat(alt.layer(*layers).properties(title="Scaling (chosen plan: black diamond)", width=520,
-                                                     height=260),
-                       eff.properties(width=520, height=180))
+        mark = pd.DataFrame(
+            [
+                {
+                    "nodes": res.plan.nodes,
+                    "throughput_samples_per_s": res.plan.throughput_samples_per_s,
+                    "gpu": res.plan.gpu,
+                }
+            ]
+        )
+        layers.append(
+            alt.Chart(mark)
+            .mark_point(shape="diamond", size=250, filled=True, color="black")
+            .encode(x="nodes:Q", y="throughput_samples_per_s:Q", tooltip=["gpu", "nodes"])
+        )
+    return alt.vconcat(
+        alt.layer(*layers).properties(title="Scaling (chosen plan: black diamond)", width=520, height=260),
+        eff.properties(width=520, height=180),
+    )
 
 
 def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.DataFrame:
@@ -135,20 +183,30 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     caps = sorted(set(req.power_caps) | {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0})
-    df = evaluate_space(catalog, wl, space=pd.DataFrame({"server": p.server, "fabric": p.fabric, "power_cap": caps,
-                                                         "nodes": p.nodes}),
-                        site=p.site, purchase=p.purchase, work=Work(samples, req.global_batch, req.precision))
+    df = evaluate_space(
+        catalog,
+        wl,
+        space=pd.DataFrame({"server": p.server, "fabric": p.fabric, "power_cap": caps, "nodes": p.nodes}),
+        site=p.site,
+        purchase=p.purchase,
+        work=Work(samples, req.global_batch, req.precision),
+    )
     df = df.assign(time_to_train_days=df["time_to_train_h"] / 24.0)
     return df[["power_cap", "power_cap_w", "time_to_train_days", "facility_energy_kwh", "cost_usd"]]
 
 
 def power_cap_chart(frame: pd.DataFrame) -> Any:
     alt = _alt()
-    return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("time_to_train_days:Q", title="time to train (days)"),
-        y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)"),
-        tooltip=["power_cap", "power_cap_w", "time_to_train_days", "facility_energy_kwh"],
-    ).properties(title="Power-cap trade-off (each point a cap level)", width=520, height=300)
+    return (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("time_to_train_days:Q", title="time to train (days)"),
+            y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)"),
+            tooltip=["power_cap", "power_cap_w", "time_to_train_days", "facility_energy_kwh"],
+        )
+        .properties(title="Power-cap trade-off (each point a cap level)", width=520, height=300)
+    )
 
 
 def breakdown_frame(res: PlanResult) -> pd.DataFrame:
@@ -179,9 +237,17 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
     charts = []
     for kind in ("cost (USD)", "energy (kWh)"):
         sub = frame[frame["kind"] == kind]
-        charts.append(alt.Chart(sub).mark_bar().encode(
-            y=alt.Y("plan:N", title=None), x=alt.X("value:Q", stack="zero", title=kind), color="part:N",
-            tooltip=["plan", "part", "value"]).properties(title=kind, width=460, height=30 * max(1, sub["plan"].nunique())))
+        charts.append(
+            alt.Chart(sub)
+            .mark_bar()
+            .encode(
+                y=alt.Y("plan:N", title=None),
+                x=alt.X("value:Q", stack="zero", title=kind),
+                color="part:N",
+                tooltip=["plan", "part", "value"],
+            )
+            .properties(title=kind, width=460, height=30 * max(1, sub["plan"].nunique()))
+        )
     return alt.vconcat(*charts)
 
 

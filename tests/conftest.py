@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from planner.data import Catalog, load_catalog
-from planner.schemas import FrameworkProfile, Fabric, Gpu, PowerCapCurve, Server, Site, Workload
+from planner.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
 
 
 @pytest.fixture(scope="session")
@@ -28,54 +28,153 @@ def shipped() -> Catalog:
 
 
 def toy_gpu(**kw: Any) -> Gpu:
-    base = dict(id="toy-gpu", name="Toy GPU", vendor="nvidia", family="toy", bf16_tflops=100.0, memory_gb=80.0,
-                memory_bandwidth_tbps=2.0, tdp_w=100.0, min_power_limit_w=50.0, max_power_limit_w=100.0,
-                idle_power_w=10.0, intra_node_bandwidth_gb_s=100.0, matmul_efficiency=0.8,
-                power_curve="toy-curve", source="test")
+    base = dict(
+        id="toy-gpu",
+        name="Toy GPU",
+        vendor="nvidia",
+        family="toy",
+        bf16_tflops=100.0,
+        memory_gb=80.0,
+        memory_bandwidth_tbps=2.0,
+        tdp_w=100.0,
+        min_power_limit_w=50.0,
+        max_power_limit_w=100.0,
+        idle_power_w=10.0,
+        intra_node_bandwidth_gb_s=100.0,
+        matmul_efficiency=0.8,
+        power_curve="toy-curve",
+        source="test",
+    )
     base.update(kw)
     return Gpu.model_validate(base)
 
 
 def toy_server(**kw: Any) -> Server:
-    base = dict(id="toy-a", name="Toy A", gpu="toy-gpu", gpus_per_node=1, cpu="toy", cpu_cores=64, cpu_power_w=1.0,
-                ram_gb=64, ram_power_w=0.0001, storage_tb=1, storage_read_gb_s=100, storage_power_w=0.0001,
-                other_power_w=0, psu_efficiency=1.0, nic_ports=1, max_nic_port_gbps=400, fabrics=["toy-net"],
-                intra_node="pcie", rack_units=1, price_usd=10000.0, rent_usd_per_month=730.0, source="test")
+    base = dict(
+        id="toy-a",
+        name="Toy A",
+        gpu="toy-gpu",
+        gpus_per_node=1,
+        cpu="toy",
+        cpu_cores=64,
+        cpu_power_w=1.0,
+        ram_gb=64,
+        ram_power_w=0.0001,
+        storage_tb=1,
+        storage_read_gb_s=100,
+        storage_power_w=0.0001,
+        other_power_w=0,
+        psu_efficiency=1.0,
+        nic_ports=1,
+        max_nic_port_gbps=400,
+        fabrics=["toy-net"],
+        intra_node="pcie",
+        rack_units=1,
+        price_usd=10000.0,
+        rent_usd_per_month=730.0,
+        source="test",
+    )
     base.update(kw)
     return Server.model_validate(base)
 
 
 def toy_workload(**kw: Any) -> Workload:
-    base = dict(id="toy-model", name="Toy", family="cnn", framework="toy-fw", params=1.0,
-                train_flops_per_sample=1e12, sample_unit="example", precision="bf16",
-                activation_bytes_per_sample=1.0, efficiency_half_batch=1e-9, default_global_batch=1000,
-                default_samples=1e6, reference_global_batch=1000, source="test")
+    base = dict(
+        id="toy-model",
+        name="Toy",
+        family="cnn",
+        framework="toy-fw",
+        params=1.0,
+        train_flops_per_sample=1e12,
+        sample_unit="example",
+        precision="bf16",
+        activation_bytes_per_sample=1.0,
+        efficiency_half_batch=1e-9,
+        default_global_batch=1000,
+        default_samples=1e6,
+        reference_global_batch=1000,
+        source="test",
+    )
     base.update(kw)
     return Workload.model_validate(base)
 
 
-def toy_catalog(servers: list[Server] | None = None, workloads: list[Workload] | None = None,
-                gpus: list[Gpu] | None = None, sites: list[Site] | None = None,
-                calibration: dict[str, Any] | None = None, overhead_ms: float = 1000.0) -> Catalog:
-    curve = PowerCapCurve(id="toy-curve", description="toy", source="test", points=[
-        {"cap_fraction": 0.5, "throughput_factor": 0.8, "power_fraction": 0.45},
-        {"cap_fraction": 1.0, "throughput_factor": 1.0, "power_fraction": 0.7}])
-    fabric = Fabric(id="toy-net", name="toy", kind="infiniband", port_bandwidth_gbps=400, latency_us=0.5,
-                    achieved_efficiency=0.9, nic_price_usd=0, nic_power_w=0, switch_radix=64, switch_price_usd=0,
-                    switch_power_w=0, cable_price_usd=0, source="test")
-    fw = FrameworkProfile(id="toy-fw", name="toy", overlap_fraction=1.0, step_overhead_ms=overhead_ms,
-                          tensor_parallel=False, pipeline_parallel=False, max_zero_stage=0, source="test")
-    sites = sites or [Site(id="clean", name="clean", pue=1.0, electricity_usd_per_kwh=1.0, carbon_kg_per_kwh=0.01,
-                           power_envelope_kw=1000, source="test"),
-                      Site(id="dirty", name="dirty", pue=1.0, electricity_usd_per_kwh=1.0, carbon_kg_per_kwh=1.0,
-                           power_envelope_kw=1000, source="test")]
+def toy_catalog(
+    servers: list[Server] | None = None,
+    workloads: list[Workload] | None = None,
+    gpus: list[Gpu] | None = None,
+    sites: list[Site] | None = None,
+    calibration: dict[str, Any] | None = None,
+    overhead_ms: float = 1000.0,
+) -> Catalog:
+    curve = PowerCapCurve(
+        id="toy-curve",
+        description="toy",
+        source="test",
+        points=[
+            {"cap_fraction": 0.5, "throughput_factor": 0.8, "power_fraction": 0.45},
+            {"cap_fraction": 1.0, "throughput_factor": 1.0, "power_fraction": 0.7},
+        ],
+    )
+    fabric = Fabric(
+        id="toy-net",
+        name="toy",
+        kind="infiniband",
+        port_bandwidth_gbps=400,
+        latency_us=0.5,
+        achieved_efficiency=0.9,
+        nic_price_usd=0,
+        nic_power_w=0,
+        switch_radix=64,
+        switch_price_usd=0,
+        switch_power_w=0,
+        cable_price_usd=0,
+        source="test",
+    )
+    fw = FrameworkProfile(
+        id="toy-fw",
+        name="toy",
+        overlap_fraction=1.0,
+        step_overhead_ms=overhead_ms,
+        tensor_parallel=False,
+        pipeline_parallel=False,
+        max_zero_stage=0,
+        source="test",
+    )
+    sites = sites or [
+        Site(
+            id="clean",
+            name="clean",
+            pue=1.0,
+            electricity_usd_per_kwh=1.0,
+            carbon_kg_per_kwh=0.01,
+            power_envelope_kw=1000,
+            source="test",
+        ),
+        Site(
+            id="dirty",
+            name="dirty",
+            pue=1.0,
+            electricity_usd_per_kwh=1.0,
+            carbon_kg_per_kwh=1.0,
+            power_envelope_kw=1000,
+            source="test",
+        ),
+    ]
     servers = servers or [toy_server(), toy_server(id="toy-b", name="Toy B", price_usd=20000.0)]
     gpus = gpus or [toy_gpu()]
     workloads = workloads or [toy_workload()]
     cal = calibration or {"mfu": {g.family: {"cnn": 0.5} for g in gpus}}
-    return Catalog(gpus={g.id: g for g in gpus}, servers={s.id: s for s in servers}, fabrics={fabric.id: fabric},
-                   sites={s.id: s for s in sites}, power_curves={curve.id: curve}, frameworks={fw.id: fw},
-                   workloads={w.id: w for w in workloads}, calibration=cal)
+    return Catalog(
+        gpus={g.id: g for g in gpus},
+        servers={s.id: s for s in servers},
+        fabrics={fabric.id: fabric},
+        sites={s.id: s for s in sites},
+        power_curves={curve.id: curve},
+        frameworks={fw.id: fw},
+        workloads={w.id: w for w in workloads},
+        calibration=cal,
+    )
 
 
 @pytest.fixture()

@@ -9,15 +9,35 @@ import pytest
 from planner.data import Catalog, catalog_dir, load_catalog, models_dir
 from planner.errors import PlannerInputError
 
-ISSUE_GPUS = {"a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "l40s",
-              "rtx-a6000", "rtx-4000-ada", "mi300x"}
-ISSUE_MODELS = {"resnet50", "inception-v3", "bert-large", "gpt3-175b", "llama2-70b-lora", "llama3-8b",
-                "llama3-70b", "llama3-405b", "dlrm-dcnv2"}
+ISSUE_GPUS = {
+    "a100-sxm-40gb",
+    "a100-sxm-80gb",
+    "a100-pcie-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h200",
+    "b200",
+    "l40s",
+    "rtx-a6000",
+    "rtx-4000-ada",
+    "mi300x",
+}
+ISSUE_MODELS = {
+    "resnet50",
+    "inception-v3",
+    "bert-large",
+    "gpt3-175b",
+    "llama2-70b-lora",
+    "llama3-8b",
+    "llama3-70b",
+    "llama3-405b",
+    "dlrm-dcnv2",
+}
 
 
 def test_shipped_catalog_has_what_the_issue_names(shipped: Catalog) -> None:
-    assert ISSUE_GPUS <= set(shipped.gpus)
-    assert ISSUE_MODELS <= set(shipped.workloads)
+    assert set(shipped.gpus) >= ISSUE_GPUS
+    assert set(shipped.workloads) >= ISSUE_MODELS
     assert {"eth25", "roce100", "hdr200", "ndr400"} <= set(shipped.fabrics)
     assert len(shipped.sites) >= 3
     assert "power-optimized-a100" in shipped.servers
@@ -42,7 +62,7 @@ def test_loading_is_cached() -> None:
 def test_unknown_ids_name_the_valid_ones(shipped: Catalog) -> None:
     with pytest.raises(PlannerInputError, match=r"unknown server 'dgx-a10'.*Did you mean 'dgx-a100-80gb'.*Valid"):
         shipped.server("dgx-a10")
-    with pytest.raises(PlannerInputError, match="Valid models: .*bert-large"):
+    with pytest.raises(PlannerInputError, match=r"Valid models: .*bert-large"):
         shipped.workload("nope")
 
 
@@ -59,7 +79,9 @@ def test_negative_quantity_is_rejected_with_the_field_path(tmp_path: Path) -> No
     c, m = _copy_tree(tmp_path)
     text = (c / "gpus.yaml").read_text().replace("bf16_tflops: 312\n", "bf16_tflops: -312\n", 1)
     (c / "gpus.yaml").write_text(text)
-    with pytest.raises(PlannerInputError, match=r"gpus.yaml\[0\] \(id=a100-sxm-40gb\): bf16_tflops: Input should be greater than 0"):
+    with pytest.raises(
+        PlannerInputError, match=r"gpus.yaml\[0\] \(id=a100-sxm-40gb\): bf16_tflops: Input should be greater than 0"
+    ):
         load_catalog(c, m)
 
 
@@ -89,6 +111,9 @@ def test_csv_catalog_file_loads(tmp_path: Path) -> None:
     (c / "sites.yaml").unlink()
     (c / "sites.csv").write_text(
         "id,name,pue,electricity_usd_per_kwh,carbon_kg_per_kwh,power_envelope_kw,source\n"
-        "us-colo,Colo,1.4,0.1,0.37,2000,test\nbad,Bad,0.5,0.1,0.3,100,test\n")
-    with pytest.raises(PlannerInputError, match=r"sites.csv\[1\] \(id=bad\): pue: Input should be greater than or equal to 1"):
+        "us-colo,Colo,1.4,0.1,0.37,2000,test\nbad,Bad,0.5,0.1,0.3,100,test\n"
+    )
+    with pytest.raises(
+        PlannerInputError, match=r"sites.csv\[1\] \(id=bad\): pue: Input should be greater than or equal to 1"
+    ):
         load_catalog(c, m)

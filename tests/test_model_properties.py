@@ -19,9 +19,16 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
-@given(model=st.sampled_from(MODELS), server=st.sampled_from(GPU_SERVERS), nodes=st.integers(1, 256),
-       site=st.sampled_from(sorted(CAT.sites)), purchase=st.sampled_from(["buy", "rent"]))
-def test_throughput_never_falls_when_the_cap_rises(model: str, server: str, nodes: int, site: str, purchase: str) -> None:
+@given(
+    model=st.sampled_from(MODELS),
+    server=st.sampled_from(GPU_SERVERS),
+    nodes=st.integers(1, 256),
+    site=st.sampled_from(sorted(CAT.sites)),
+    purchase=st.sampled_from(["buy", "rent"]),
+)
+def test_throughput_never_falls_when_the_cap_rises(
+    model: str, server: str, nodes: int, site: str, purchase: str
+) -> None:
     df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], site=site, purchase=purchase)
     for _, g in df.groupby("fabric", observed=True):
         g = g.sort_values("power_cap")
@@ -30,14 +37,29 @@ def test_throughput_never_falls_when_the_cap_rises(model: str, server: str, node
 
 
 @SETTINGS
-@given(model=st.sampled_from(MODELS), server=st.sampled_from(GPU_SERVERS), nodes=st.integers(1, 1024),
-       cap=st.sampled_from([0.5, 0.7, 1.0]), purchase=st.sampled_from(["buy", "rent"]))
-def test_positive_finite_and_time_times_throughput_is_work(model: str, server: str, nodes: int, cap: float,
-                                                           purchase: str) -> None:
+@given(
+    model=st.sampled_from(MODELS),
+    server=st.sampled_from(GPU_SERVERS),
+    nodes=st.integers(1, 1024),
+    cap=st.sampled_from([0.5, 0.7, 1.0]),
+    purchase=st.sampled_from(["buy", "rent"]),
+)
+def test_positive_finite_and_time_times_throughput_is_work(
+    model: str, server: str, nodes: int, cap: float, purchase: str
+) -> None:
     df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], caps=[cap], purchase=purchase)
     df = df[df["available"]]
-    for col in ("energy_kwh", "facility_energy_kwh", "power_kw", "facility_power_kw", "time_to_train_h",
-                "throughput_samples_per_s", "carbon_kg", "gpu_power_w", "node_power_w"):
+    for col in (
+        "energy_kwh",
+        "facility_energy_kwh",
+        "power_kw",
+        "facility_power_kw",
+        "time_to_train_h",
+        "throughput_samples_per_s",
+        "carbon_kg",
+        "gpu_power_w",
+        "node_power_w",
+    ):
         v = df[col].to_numpy(dtype=float)
         assert np.all(np.isfinite(v)) and np.all(v > 0), col
     assert np.all(np.isfinite(df["cost_usd"])) and np.all(df["cost_usd"] > 0)
@@ -73,14 +95,22 @@ def test_layout_search_finds_a_fitting_layout_for_70b() -> None:
 
 
 def test_fixed_layout_that_does_not_fit_is_reported() -> None:
-    est = evaluate(CAT, Configuration(model="llama3-70b", server="dgx-h100", nodes=2,
-                                      layout=Layout(tensor_parallel=1, pipeline_parallel=1, zero_stage=0)))
+    est = evaluate(
+        CAT,
+        Configuration(
+            model="llama3-70b",
+            server="dgx-h100",
+            nodes=2,
+            layout=Layout(tensor_parallel=1, pipeline_parallel=1, zero_stage=0),
+        ),
+    )
     assert not est.fits_memory and est.bottleneck == "memory"
 
 
 def test_more_nodes_train_bert_faster_until_the_fabric_binds() -> None:
-    df = evaluate_space(CAT, "bert-large", servers=["dgx-a100-80gb"], fabrics=["hdr200"], caps=[1.0],
-                        nodes=[1, 2, 4, 8])
+    df = evaluate_space(
+        CAT, "bert-large", servers=["dgx-a100-80gb"], fabrics=["hdr200"], caps=[1.0], nodes=[1, 2, 4, 8]
+    )
     t = df.sort_values("nodes")["time_to_train_h"].to_numpy()
     assert np.all(np.diff(t) < 0)
 
@@ -114,9 +144,11 @@ def test_power_cap_outside_range_is_a_clear_error() -> None:
 
 
 def test_work_is_samples_tokens_or_epochs() -> None:
-    df = evaluate_space(CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"],
-                        work=Work(samples=1e6))
-    df2 = evaluate_space(CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"],
-                         work=Work(samples=2e6))
+    df = evaluate_space(
+        CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"], work=Work(samples=1e6)
+    )
+    df2 = evaluate_space(
+        CAT, "llama3-8b", servers=["dgx-h100"], nodes=[8], caps=[1.0], fabrics=["ndr400"], work=Work(samples=2e6)
+    )
     assert float(df2["time_to_train_h"].iloc[0]) == pytest.approx(2 * float(df["time_to_train_h"].iloc[0]))
     assert isinstance(df, pd.DataFrame)

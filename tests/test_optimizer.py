@@ -9,6 +9,7 @@ GPU power: idle 10 W + (p(c) TDP - 10 W) (b + 0.3 (1 - b)), b = compute / step; 
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -139,16 +140,22 @@ def test_result_round_trips_through_json(toy: Catalog) -> None:
 
 
 def test_pareto_front_points_are_optimal_and_non_dominated(toy: Catalog) -> None:
-    front = pareto(req(servers=["toy-a"], deadline_days=2 * H, power_caps=[0.5, 0.75, 1.0]), x="cost", y="energy",
-                   points=6, catalog=toy)
+    front = pareto(
+        req(servers=["toy-a"], deadline_days=2 * H, power_caps=[0.5, 0.75, 1.0]),
+        x="cost",
+        y="energy",
+        points=6,
+        catalog=toy,
+    )
     assert len(front) >= 2
     pts = front[["cost", "energy"]].to_numpy()
     for i, (c, e) in enumerate(pts):
         others = np.delete(pts, i, axis=0)
         assert not np.any((others[:, 0] <= c) & (others[:, 1] <= e) & ((others[:, 0] < c) | (others[:, 1] < e)))
     # each point is the optimum of its epsilon problem: no candidate with energy <= eps is cheaper
-    cand = evaluate_space(toy, "toy-model", servers=["toy-a"], caps=[0.5, 0.75, 1.0], nodes=node_ladder(1024),
-                          site="clean")
+    cand = evaluate_space(
+        toy, "toy-model", servers=["toy-a"], caps=[0.5, 0.75, 1.0], nodes=node_ladder(1024), site="clean"
+    )
     cand = cand[cand["feasible"] & (cand["time_to_train_h"] <= 2.0 + 1e-9)]
     for _, row in front.iterrows():
         ok = cand[cand["facility_energy_kwh"] <= row["epsilon"] * (1 + 1e-9)]
@@ -158,7 +165,7 @@ def test_pareto_front_points_are_optimal_and_non_dominated(toy: Catalog) -> None
 def test_node_ladder_is_dense_then_geometric() -> None:
     lad = node_ladder(1024)
     assert lad[:32] == list(range(1, 33)) and lad[-1] == 1024
-    assert all(b / a <= 1.05 + 1 / a for a, b in zip(lad, lad[1:], strict=False))
+    assert all(b / a <= 1.05 + 1 / a for a, b in itertools.pairwise(lad))
 
 
 def test_solver_report_is_honest(toy: Catalog) -> None:
@@ -173,26 +180,52 @@ def _random_catalog(data: Any) -> Catalog:
     n_servers = data.draw(st.integers(1, 3))
     gpus, servers = [], []
     for i in range(n_servers):
-        gpus.append(toy_gpu(id=f"g{i}", family=f"f{i}", bf16_tflops=data.draw(st.floats(20, 400)),
-                            tdp_w=data.draw(st.floats(100, 700)), idle_power_w=20.0,
-                            min_power_limit_w=20.0 + 1.0, max_power_limit_w=1000.0))
-        servers.append(toy_server(id=f"s{i}", gpu=f"g{i}", gpus_per_node=data.draw(st.sampled_from([1, 2, 4])),
-                                  price_usd=data.draw(st.floats(1e3, 1e5)),
-                                  rent_usd_per_month=data.draw(st.floats(100, 1e4)),
-                                  cpu_power_w=data.draw(st.floats(1, 500))))
-    sites = [Site(id=f"site{j}", name="s", pue=data.draw(st.floats(1.0, 2.0)),
-                  electricity_usd_per_kwh=data.draw(st.floats(0.01, 0.5)),
-                  carbon_kg_per_kwh=data.draw(st.floats(0.0, 1.0)), power_envelope_kw=data.draw(st.floats(0.5, 50)),
-                  source="t") for j in range(2)]
+        gpus.append(
+            toy_gpu(
+                id=f"g{i}",
+                family=f"f{i}",
+                bf16_tflops=data.draw(st.floats(20, 400)),
+                tdp_w=data.draw(st.floats(100, 700)),
+                idle_power_w=20.0,
+                min_power_limit_w=20.0 + 1.0,
+                max_power_limit_w=1000.0,
+            )
+        )
+        servers.append(
+            toy_server(
+                id=f"s{i}",
+                gpu=f"g{i}",
+                gpus_per_node=data.draw(st.sampled_from([1, 2, 4])),
+                price_usd=data.draw(st.floats(1e3, 1e5)),
+                rent_usd_per_month=data.draw(st.floats(100, 1e4)),
+                cpu_power_w=data.draw(st.floats(1, 500)),
+            )
+        )
+    sites = [
+        Site(
+            id=f"site{j}",
+            name="s",
+            pue=data.draw(st.floats(1.0, 2.0)),
+            electricity_usd_per_kwh=data.draw(st.floats(0.01, 0.5)),
+            carbon_kg_per_kwh=data.draw(st.floats(0.0, 1.0)),
+            power_envelope_kw=data.draw(st.floats(0.5, 50)),
+            source="t",
+        )
+        for j in range(2)
+    ]
     cal = {"mfu": {g.family: {"cnn": data.draw(st.floats(0.1, 0.6))} for g in gpus}}
-    return toy_catalog(servers=servers, gpus=gpus, sites=sites, calibration=cal,
-                       overhead_ms=data.draw(st.floats(0.0, 2000.0)))
+    return toy_catalog(
+        servers=servers, gpus=gpus, sites=sites, calibration=cal, overhead_ms=data.draw(st.floats(0.0, 2000.0))
+    )
 
 
 def _enumerate(cat: Catalog, r: PlanRequest) -> pd.DataFrame:
     purchases = ["buy", "rent"] if r.purchase == "either" else [r.purchase]
-    frames = [evaluate_space(cat, r.model, caps=r.power_caps, nodes=list(range(1, r.max_nodes + 1)), site=s,
-                             purchase=p) for s in r.sites for p in purchases]
+    frames = [
+        evaluate_space(cat, r.model, caps=r.power_caps, nodes=list(range(1, r.max_nodes + 1)), site=s, purchase=p)
+        for s in r.sites
+        for p in purchases
+    ]
     df = pd.concat(frames, ignore_index=True)
     df = df[df["feasible"]]
     if r.deadline_days is not None:
@@ -212,14 +245,18 @@ def _enumerate(cat: Catalog, r: PlanRequest) -> pd.DataFrame:
 def test_mip_equals_brute_force_enumeration(data: Any) -> None:
     cat = _random_catalog(data)
     r = PlanRequest(
-        model="toy-model", sites=data.draw(st.sampled_from([["site0"], ["site0", "site1"]])),
+        model="toy-model",
+        sites=data.draw(st.sampled_from([["site0"], ["site0", "site1"]])),
         objective=data.draw(st.sampled_from(["energy", "cost", "carbon", "time"])),
-        deadline_days=data.draw(st.floats(0.01, 2.0)), max_nodes=data.draw(st.integers(1, 16)),
+        deadline_days=data.draw(st.floats(0.01, 2.0)),
+        max_nodes=data.draw(st.integers(1, 16)),
         budget_usd=data.draw(st.one_of(st.none(), st.floats(1e3, 5e5))),
         budget_kind=data.draw(st.sampled_from(["upfront", "total"])),
         power_kw=data.draw(st.one_of(st.none(), st.floats(0.2, 20))),
         purchase=data.draw(st.sampled_from(["buy", "rent", "either"])),
-        power_caps=data.draw(st.sampled_from([[1.0], [0.5, 1.0], [0.5, 0.75, 1.0]])), alternatives=0)
+        power_caps=data.draw(st.sampled_from([[1.0], [0.5, 1.0], [0.5, 0.75, 1.0]])),
+        alternatives=0,
+    )
     res = solve(r, cat)
     brute = _enumerate(cat, r)
     if brute.empty:
@@ -231,16 +268,23 @@ def test_mip_equals_brute_force_enumeration(data: Any) -> None:
     assert math.isclose(res.objective_value, best, rel_tol=1e-6, abs_tol=1e-12)
 
 
-MONO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                        HealthCheck.data_too_large])
+MONO = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 def _base(data: Any) -> PlanRequest:
-    return PlanRequest(model="toy-model", sites=["site0"], objective=data.draw(st.sampled_from(["energy", "cost",
-                                                                                               "carbon", "time"])),
-                       deadline_days=data.draw(st.floats(0.02, 1.0)), max_nodes=16,
-                       budget_usd=data.draw(st.floats(1e4, 3e5)), power_kw=data.draw(st.floats(0.5, 10)),
-                       power_caps=[0.5, 1.0], alternatives=0)
+    return PlanRequest(
+        model="toy-model",
+        sites=["site0"],
+        objective=data.draw(st.sampled_from(["energy", "cost", "carbon", "time"])),
+        deadline_days=data.draw(st.floats(0.02, 1.0)),
+        max_nodes=16,
+        budget_usd=data.draw(st.floats(1e4, 3e5)),
+        power_kw=data.draw(st.floats(0.5, 10)),
+        power_caps=[0.5, 1.0],
+        alternatives=0,
+    )
 
 
 def _value(res: Any) -> float:
@@ -254,8 +298,11 @@ def test_more_budget_deadline_or_power_never_makes_the_optimum_worse(data: Any, 
     r = _base(data)
     v = _value(solve(r, cat))
     assert r.budget_usd is not None and r.deadline_days is not None and r.power_kw is not None
-    for change in ({"budget_usd": r.budget_usd * factor}, {"deadline_days": r.deadline_days * factor},
-                   {"power_kw": r.power_kw * factor}):
+    for change in (
+        {"budget_usd": r.budget_usd * factor},
+        {"deadline_days": r.deadline_days * factor},
+        {"power_kw": r.power_kw * factor},
+    ):
         v2 = _value(solve(r.model_copy(update=change), cat))
         assert v2 <= v * (1 + 1e-9) or (math.isinf(v) and math.isinf(v2)) or v2 <= v
 

@@ -78,9 +78,15 @@ def test_fits_uses_95_percent_of_memory() -> None:
 
 
 def test_power_cap_curve_interpolates_and_never_exceeds_the_cap() -> None:
-    curve = PowerCapCurve(id="c", description="d", source="s", points=[
-        {"cap_fraction": 0.5, "throughput_factor": 0.8, "power_fraction": 0.45},
-        {"cap_fraction": 1.0, "throughput_factor": 1.0, "power_fraction": 0.7}])
+    curve = PowerCapCurve(
+        id="c",
+        description="d",
+        source="s",
+        points=[
+            {"cap_fraction": 0.5, "throughput_factor": 0.8, "power_fraction": 0.45},
+            {"cap_fraction": 1.0, "throughput_factor": 1.0, "power_fraction": 0.7},
+        ],
+    )
     tf, pf = power.cap_curve_at(curve, np.array([0.5, 0.75, 1.0]))
     assert tf.tolist() == pytest.approx([0.8, 0.9, 1.0])
     assert pf.tolist() == pytest.approx([0.45, 0.575, 0.7])
@@ -98,12 +104,15 @@ def test_node_power_through_psu() -> None:
     assert float(power.node_power_w(8, 300, 1000, 8, 20, 0.94, False)) == pytest.approx(3400 / 0.94)
 
 
-@pytest.mark.parametrize(("nodes", "ports", "radix", "switches"), [
-    (1, 8, 40, 0),        # one node: no fabric
-    (5, 8, 40, 1),        # 40 ports fit one 40-port switch
-    (64, 8, 40, 39),      # 512 ports <= 40^2/2: ceil(1024/40)=26 leaves + 13 spines
-    (1024, 8, 64, 640),   # 8192 ports > 2048: three tiers: 256 edge + 256 aggregation + 128 core
-])
+@pytest.mark.parametrize(
+    ("nodes", "ports", "radix", "switches"),
+    [
+        (1, 8, 40, 0),  # one node: no fabric
+        (5, 8, 40, 1),  # 40 ports fit one 40-port switch
+        (64, 8, 40, 39),  # 512 ports <= 40^2/2: ceil(1024/40)=26 leaves + 13 spines
+        (1024, 8, 64, 640),  # 8192 ports > 2048: three tiers: 256 edge + 256 aggregation + 128 core
+    ],
+)
 def test_switch_count(nodes: int, ports: int, radix: int, switches: int) -> None:
     assert int(cost.switch_count(nodes, ports, radix)) == switches
 
