@@ -48,6 +48,8 @@ def test_positive_finite_and_time_times_throughput_is_work(
     model: str, server: str, nodes: int, cap: float, purchase: str
 ) -> None:
     df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], caps=[cap], purchase=purchase)
+    if df.empty:  # the cap is outside this GPU's configurable range
+        return
     df = df[df["available"]]
     for col in (
         "energy_kwh",
