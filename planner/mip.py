@@ -213,11 +213,15 @@ def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
 
 
 def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None:
-    """min sum_k o_k x_k, scaled so that max |o_k| = 1 (HiGHS drops coefficients below ~1e-9; a grid with
-    near-zero carbon intensity would otherwise make every plan look optimal). planner/solver.py unscales."""
-    o = cand[column].to_numpy(dtype=float)
-    scale = float(np.max(np.abs(o))) if len(o) else 1.0
+    """min sum_k o_k x_k, scaled so that the smallest nonzero |o_k| is 1 (but the largest at most 1e9).
+
+    HiGHS works to absolute tolerances (~1e-7): objectives in tiny units (carbon on a near-zero-carbon grid)
+    or spanning many decades would otherwise tie plans that differ by percent. planner/solver.py unscales."""
+    o = np.abs(cand[column].to_numpy(dtype=float))
+    nz = o[o > 0]
+    scale = max(float(nz.min()), float(nz.max()) / 1e9) if nz.size else 1.0
     m.objective_scale = scale if scale > 0 and np.isfinite(scale) else 1.0
+    o = cand[column].to_numpy(dtype=float)
     m.objective = pyo.Objective(expr=_linear(m, pd.Series(o / m.objective_scale)), sense=pyo.minimize)
 
 

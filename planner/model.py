@@ -261,97 +261,30 @@ def evaluate_space(
     overlap = min(1.0, fw.overlap_fraction * float(catalog.calibration.get("overlap_scale", 1.0)))
 
     # ---- layout search ----------------------------------------------------------------------------
-    # Phase 1, per layout on all configurations: validity, batch, memory (cheap). Phase 2, only where the
-    # layout fits: the step time. Configurations where no layout fits keep their smallest-memory layout.
+    # Two levels: everything that depends only on (server, node count) and the layout -- validity, batch,
+    # memory, compute at full power, tensor-parallel and intra-node terms, the data pipeline -- is computed
+    # once per distinct (server, nodes) row U; only the cap- and fabric-dependent terms run per
+    # configuration, and only where the layout fits memory. Configurations where no layout fits keep their
+    # smallest-memory layout (reported as not fitting).
     layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
     samples_base = work.samples if work.samples is not None else wl.default_samples
     grad_bytes_per_param = 4.0 if precision == "fp32" else 2.0
     seq = float(wl.sequence_length or 1)
     hidden = float(wl.hidden_size or 0)
     layers = float(wl.layers or 1)
-    embed_gb = wl.embedding_params * wl.embedding_bytes_per_param / G / 1e9
+    ukey = si.astype(np.int64) * (int(N.max()) + 1) + N
+    ukeys, u_of = np.unique(ukey, return_inverse=True)
+    u_of = u_of.ravel()
+    first = np.zeros(len(ukeys), dtype=np.int64)
+    first[u_of[::-1]] = np.arange(n)[::-1]  # a representative configuration of each U row
+    gU, GU, NU = g[first], G[first], N[first]
+    intraU, mfuU, peakU = intra_bw[first], mfu_cap[first], peak[first]
+    cpuU, storU, memU_cap = cpu_cores[first], storage_bw[first], gpu_mem[first]
+    embedU = wl.embedding_params * wl.embedding_bytes_per_param / GU / 1e9
+    ig_bw = np.where(N > 1, node_bw / g, intra_bw)  # per-GPU bandwidth to other nodes (or peers)
+    t_over = fw.step_overhead_ms / 1000.0
 
-    def shape(lay: Layout, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(valid, data-parallel degree, global batch, micro-batch) of a layout."""
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        gi, Gi, Ni = g[idx], G[idx], N[idx]
-        valid = (gi % tp == 0) & (Gi % (tp * pp) == 0)
-        if layout is None:
-            valid &= ~((pp > 1) & (pp > Ni))  # candidate pipelines span nodes (one stage group per node)
-        dp = np.maximum(Gi // (tp * pp), 1)
-        unit = dp * (wl.micro_batch or lay.accumulation)
-        per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
-        b0 = (
-            work.global_batch
-            if work.global_batch is not None
-            else np.maximum(wl.default_global_batch, dp * per_replica_min)
-        )
-        B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
-        mb = np.full(len(dp), float(wl.micro_batch)) if wl.micro_batch else B / dp / lay.accumulation
-        return valid & (mb >= 1.0 - 1e-9), dp, B, mb
-
-    def mem_gb(lay: Layout, idx: np.ndarray | slice, dp: np.ndarray, mb: np.ndarray) -> np.ndarray:
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        kept = wl.recompute_activation_fraction if lay.recompute else 1.0
-        return np.asarray(
-            memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
-            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
-            + embed_gb[idx]
-            + memory.WORKSPACE_GB
-        )
-
-    def step_parts(
-        lay: Layout, idx: np.ndarray, dp: np.ndarray, B: np.ndarray, mb: np.ndarray
-    ) -> dict[str, np.ndarray]:
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        gi, Gi, Ni = g[idx], G[idx], N[idx]
-        intra, nbw = intra_bw[idx], node_bw[idx]
-        m = B / dp / mb  # micro-batches per step per replica
-        flops_gpu = B * wl.train_flops_per_sample / Gi * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
-        eff = compute.kernel_efficiency(mfu_cap[idx], mb, half_batch)
-        t_comp = compute.compute_time_s(flops_gpu, peak[idx], eff, cap_tf[idx])
-        zeros = np.zeros(len(idx))
-        act_msg = mb * seq * hidden * 2.0
-        t_tp = comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intra) if tp > 1 else zeros
-        t_bubble = (t_comp + t_tp) / m * (pp - 1)
-        inter_gpu_bw = np.where(Ni > 1, nbw / gi, intra)
-        t_p2p = 2.0 * m * act_msg / tp / inter_gpu_bw if pp > 1 else zeros
-        dp_local = np.maximum(np.minimum(dp, gi // tp), 1)
-        dp_nodes = -(-dp // dp_local)
-        grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
-        t_dp_intra = comm.ring_allreduce_time_s(grad_bytes, dp_local, intra, comm.INTRA_LATENCY_S)
-        t_dp_inter = comm.ring_allreduce_time_s(gi * grad_bytes / dp_local, dp_nodes, nbw, inter_lat[idx])
-        t_dp = t_dp_intra + t_dp_inter
-        window = overlap * (2.0 / 3.0) * t_comp / m
-        t_dp_exposed = np.maximum(t_dp - window, 0.0)
-        t_a2a = (
-            comm.all_to_all_time_s(B / Gi * wl.embedding_exchange_bytes_per_sample, Gi, inter_gpu_bw)
-            if wl.embedding_exchange_bytes_per_sample
-            else zeros
-        )
-        t_over = np.full(len(idx), fw.step_overhead_ms / 1000.0)
-        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
-        per_node = B / Ni
-        t_data = np.maximum(
-            per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpu_cores[idx],
-            per_node * wl.data_bytes_per_sample / storage_bw[idx],
-        )
-        return {
-            "data_parallel": dp,
-            "global_batch": B,
-            "micro_batch": mb,
-            "t_compute": t_comp,
-            "t_tensor_parallel": t_tp,
-            "t_pipeline_bubble": t_bubble,
-            "t_pipeline_p2p": t_p2p,
-            "t_data_parallel_exposed": t_dp_exposed,
-            "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
-            "t_embedding_all_to_all": t_a2a,
-            "t_framework_overhead": t_over,
-            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0),
-            "step_time_s": np.maximum(t_gpu, t_data),
-        }
-
+    best_score = np.full(n, np.inf)
     cols: dict[str, np.ndarray] = {
         "layout_index": np.full(n, -1, dtype=np.int64),
         "data_parallel": np.zeros(n, dtype=np.int64),
@@ -360,22 +293,91 @@ def evaluate_space(
         "fits_memory": np.zeros(n, dtype=bool),
         "step_time_s": np.full(n, np.inf),
     }
-    for k in (
-        "micro_batch",
-        "t_compute",
-        "t_tensor_parallel",
-        "t_pipeline_bubble",
-        "t_pipeline_p2p",
-        "t_data_parallel_exposed",
-        "t_dp_inter_share",
-        "t_embedding_all_to_all",
-        "t_framework_overhead",
-        "t_data_pipeline_stall",
-    ):
+    for k in ("micro_batch", "t_compute", "t_tensor_parallel", "t_pipeline_bubble", "t_pipeline_p2p",
+              "t_data_parallel_exposed", "t_dp_inter_share", "t_embedding_all_to_all", "t_framework_overhead",
+              "t_data_pipeline_stall"):
         cols[k] = np.full(n, np.nan)
-    min_mem = np.full(n, np.inf)
-    min_mem_layout = np.full(n, -1, dtype=np.int64)
-    everything = slice(None)
+    min_memU = np.full(len(ukeys), np.inf)
+    min_layoutU = np.full(len(ukeys), -1, dtype=np.int64)
+
+    def per_u(lay: Layout) -> dict[str, np.ndarray]:
+        """Layout quantities on the (server, nodes) rows."""
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        valid = (gU % tp == 0) & (GU % (tp * pp) == 0)
+        if layout is None:
+            valid &= ~((pp > 1) & (pp > NU))  # candidate pipelines span nodes (one stage group per node)
+        dp = np.maximum(GU // (tp * pp), 1)
+        # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
+        # may only split a replica's batch evenly), so every layout of a row trains the same batch
+        unit = dp * (wl.micro_batch or 1)
+        per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
+        b0 = (work.global_batch if work.global_batch is not None
+              else np.maximum(wl.default_global_batch, dp * per_replica_min))
+        B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
+        if wl.micro_batch:
+            mb = np.full(len(dp), float(wl.micro_batch))
+        else:
+            mb = B / dp / lay.accumulation
+            valid &= (B // dp) % lay.accumulation == 0
+        valid &= mb >= 1.0 - 1e-9
+        kept = wl.recompute_activation_fraction if lay.recompute else 1.0
+        mem = (memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp,
+                                     lay.zero_stage)
+               + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept) + embedU + memory.WORKSPACE_GB)
+        return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem}
+
+    def step_u(lay: Layout, d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Cap- and fabric-independent step terms on the (server, nodes) rows."""
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        dp, B, mb = d["dp"], d["B"], d["mb"]
+        m = B / dp / mb  # micro-batches per step per replica
+        flops_gpu = B * wl.train_flops_per_sample / GU * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
+        t_comp1 = compute.compute_time_s(flops_gpu, peakU, compute.kernel_efficiency(mfuU, mb, half_batch), 1.0)
+        act_msg = mb * seq * hidden * 2.0
+        t_tp = (comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intraU) if tp > 1
+                else np.zeros(len(dp)))
+        dp_local = np.maximum(np.minimum(dp, gU // tp), 1)
+        grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
+        per_node = B / NU
+        t_data = np.maximum(per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpuU,
+                            per_node * wl.data_bytes_per_sample / storU)
+        return {"m": m, "t_comp1": t_comp1, "act": act_msg, "t_tp": t_tp,
+                "t_dp_intra": comm.ring_allreduce_time_s(grad_bytes, dp_local, intraU, comm.INTRA_LATENCY_S),
+                "node_bytes": gU * grad_bytes / dp_local, "dp_nodes": -(-dp // dp_local),
+                "a2a_bytes": B / GU * wl.embedding_exchange_bytes_per_sample, "t_data": t_data}
+
+    def step_configs(lay: Layout, idx: np.ndarray, su: dict[str, np.ndarray], d: dict[str, np.ndarray]
+                     ) -> dict[str, np.ndarray]:
+        """The full step time of the configurations idx (cap and fabric terms added)."""
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        uu = u_of[idx]
+        m = su["m"][uu]
+        t_comp = su["t_comp1"][uu] / cap_tf[idx]
+        t_tp = su["t_tp"][uu]
+        zeros = np.zeros(len(idx))
+        t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else zeros
+        t_p2p = 2.0 * m * su["act"][uu] / tp / ig_bw[idx] if pp > 1 else zeros
+        t_dp_intra = su["t_dp_intra"][uu]
+        t_dp_inter = comm.ring_allreduce_time_s(su["node_bytes"][uu], su["dp_nodes"][uu], node_bw[idx], inter_lat[idx])
+        t_dp = t_dp_intra + t_dp_inter
+        t_dp_exposed = np.maximum(t_dp - overlap * (2.0 / 3.0) * t_comp / m, 0.0)
+        t_a2a = (comm.all_to_all_time_s(su["a2a_bytes"][uu], G[idx], ig_bw[idx])
+                 if wl.embedding_exchange_bytes_per_sample else zeros)
+        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
+        t_data = su["t_data"][uu]
+        return {
+            "data_parallel": d["dp"][uu], "global_batch": d["B"][uu], "micro_batch": d["mb"][uu],
+            "t_compute": t_comp, "t_tensor_parallel": t_tp, "t_pipeline_bubble": t_bubble, "t_pipeline_p2p": t_p2p,
+            "t_data_parallel_exposed": t_dp_exposed,
+            "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
+            "t_embedding_all_to_all": t_a2a, "t_framework_overhead": np.full(len(idx), t_over),
+            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0), "step_time_s": np.maximum(t_gpu, t_data),
+        }
+
+    def score(parts: dict[str, np.ndarray]) -> np.ndarray:
+        """Time to train per reference sample: layouts differ in global batch, so compare this, not steps."""
+        B = parts["global_batch"].astype(float)
+        return np.asarray(parts["step_time_s"] / B * compute.samples_factor(wl, B))
 
     def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
         cols["layout_index"][idx] = li
@@ -385,24 +387,27 @@ def evaluate_space(
             cols[k][idx] = v
 
     for li, lay in enumerate(layouts):
-        valid, dp, B, mb = shape(lay, everything)
-        if not valid.any():
+        d = per_u(lay)
+        if not d["valid"].any():
             continue
-        mem = mem_gb(lay, everything, dp, mb)
-        smaller = valid & (mem < min_mem)
-        min_mem = np.where(smaller, mem, min_mem)
-        min_mem_layout = np.where(smaller, li, min_mem_layout)
-        idx = np.flatnonzero(valid & memory.fits(mem, gpu_mem))
-        if idx.size == 0:
+        smaller = d["valid"] & (d["mem"] < min_memU)
+        min_memU = np.where(smaller, d["mem"], min_memU)
+        min_layoutU = np.where(smaller, li, min_layoutU)
+        fitU = d["valid"] & memory.fits(d["mem"], memU_cap)
+        if not fitU.any():
             continue
-        parts = step_parts(lay, idx, dp[idx], B[idx], mb[idx])
-        better = parts["step_time_s"] < cols["step_time_s"][idx]
+        idx = np.flatnonzero(fitU[u_of])
+        parts = step_configs(lay, idx, step_u(lay, d), d)
+        sc = score(parts)
+        better = sc < best_score[idx]
         if better.any():
-            store(li, idx[better], {k: v[better] for k, v in parts.items()}, mem[idx][better], True)
-    for li in np.unique(min_mem_layout[(cols["layout_index"] < 0) & (min_mem_layout >= 0)]):
-        idx = np.flatnonzero((cols["layout_index"] < 0) & (min_mem_layout == li))
-        _, dp, B, mb = shape(layouts[li], idx)
-        store(int(li), idx, step_parts(layouts[li], idx, dp, B, mb), min_mem[idx], False)
+            best_score[idx[better]] = sc[better]
+            store(li, idx[better], {k: v[better] for k, v in parts.items()}, d["mem"][u_of[idx[better]]], True)
+    missing = (cols["layout_index"] < 0) & (min_layoutU[u_of] >= 0)
+    for li in np.unique(min_layoutU[u_of[missing]]):
+        idx = np.flatnonzero(missing & (min_layoutU[u_of] == li))
+        d = per_u(layouts[li])
+        store(int(li), idx, step_configs(layouts[li], idx, step_u(layouts[li], d), d), min_memU[u_of[idx]], False)
     if (cols["layout_index"] < 0).all():
         cols = {}
 
