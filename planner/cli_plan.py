@@ -76,6 +76,18 @@ def add_plan_commands(sub: Any) -> None:
     p.add_argument("--points", type=_positive_int, default=8)
     p.set_defaults(func=cmd_pareto)
 
+    b = sub.add_parser("batch", help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
+                       description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR")
+    b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
+    b.add_argument("--out", help="results directory (resumable)")
+    b.add_argument("--workers", type=_positive_int, help="parallel workers (default: CPU cores)")
+    b.add_argument("--engine", choices=["local", "ray"], default="local")
+    b.add_argument("--ray-address", help="address of an existing Ray cluster (engine ray)")
+    b.add_argument("--no-progress", action="store_true")
+    b.add_argument("--json", action="store_true", help="print the results table as JSON")
+    _add_catalog_args(b)
+    b.set_defaults(func=cmd_batch)
+
 
 def request_from_args(args: argparse.Namespace, objective: str = "energy", alternatives: int = 3) -> Any:
     from planner.optimize import PlanRequest
@@ -217,4 +229,29 @@ def cmd_pareto(args: argparse.Namespace) -> int:
                 [args.x, args.y, "server", "nodes", "fabric", "power_cap", "purchase", "time_to_train_days"],
             )
         )
+    return EXIT_OK
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from planner import batch as batch_mod
+    from planner.errors import PlannerInputError
+
+    if args.target[0] == "report":
+        if len(args.target) != 2:
+            raise PlannerInputError("usage: planner batch report RESULTS_DIR")
+        path = batch_mod.report(args.target[1])
+        print(f"wrote {path}")
+        return EXIT_OK
+    if len(args.target) != 1:
+        raise PlannerInputError("give one scenario file")
+    if not args.out:
+        raise PlannerInputError("--out DIR is required (results are written there as they finish)")
+    df = batch_mod.batch(args.target[0], args.out, workers=args.workers, engine=args.engine,
+                         ray_address=args.ray_address, catalog_dir=args.catalog, models_dir=args.models,
+                         progress=not args.no_progress)
+    if args.json:
+        emit_json(_clean(df.to_dict(orient="records")))
+    else:
+        counts = df["status"].value_counts().to_dict() if len(df) else {}
+        print(f"{len(df)} scenarios in {args.out}/results.csv: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return EXIT_OK

@@ -461,59 +461,63 @@ def evaluate_space(
     )
     radix = per_fabric("switch_radix").astype(np.int64)
     switches = cost.switch_count(N, nic_ports, radix)
-    cables = cost.cable_count(N, nic_ports, radix)
     it_kw = (N * node_w + switches * per_fabric("switch_power_w")) / 1000.0
-    fac_kwh = it_kw * site_.pue * hours
-    res.update(
-        gpu_power_w=gpu_w,
-        node_power_w=node_w,
-        switches=switches,
-        power_kw=it_kw,
-        facility_power_kw=it_kw * site_.pue,
-        energy_kwh=it_kw * hours,
-        facility_energy_kwh=fac_kwh,
-    )
+    res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
+    res["bottleneck"] = _bottleneck(res, N)
+    res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
+    res["model"] = wl.id
+    res["valid_layout"] = valid_any
+    return price_space(catalog, pd.DataFrame(res), site_.id, purchase, life_years)
 
-    # ---- cost & carbon ------------------------------------------------------------------------------
-    price = per_server(lambda s, _g: np.nan if s.price_usd is None else s.price_usd).astype(float)
-    rent = per_server(lambda s, _g: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month).astype(float)
-    capex = cost.capex_usd(
-        N,
-        price,
-        nic_ports,
-        per_fabric("nic_price_usd"),
-        switches,
-        per_fabric("switch_price_usd"),
-        cables,
-        per_fabric("cable_price_usd"),
-    )
+
+def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, life_years: float) -> pd.DataFrame:
+    """The site- and money-dependent columns of evaluated configurations (facility power and energy via PUE,
+    capex or rent, energy cost, carbon, availability, feasibility) from the physical ones. Re-pricing a table
+    for another site, purchase mode or price list needs no re-evaluation of the physics."""
+    site_ = catalog.site(site)
+    if purchase not in ("buy", "rent"):
+        raise PlannerInputError(f"purchase must be 'buy' or 'rent' (got {purchase!r})")
+    out = df.copy()
+    srv_cat = pd.Categorical(out["server"])
+    fab_cat = pd.Categorical(out["fabric"])
+    srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
+
+    def srv_attr(fn: Any) -> np.ndarray:
+        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes]
+
+    def fab_attr(attr: str) -> np.ndarray:
+        return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[fab_codes]
+
+    N = out["nodes"].to_numpy()
+    hours = out["time_to_train_h"].to_numpy(float)
+    it_kw = out["power_kw"].to_numpy(float)
+    fac_kwh = it_kw * site_.pue * hours
+    out["facility_power_kw"] = it_kw * site_.pue
+    out["facility_energy_kwh"] = fac_kwh
+    nic_ports = srv_attr(lambda s: s.nic_ports)
+    radix = fab_attr("switch_radix").astype(np.int64)
+    cables = cost.cable_count(N, nic_ports.astype(np.int64), radix)
+    price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)
+    rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
+    capex = cost.capex_usd(N, price, nic_ports, fab_attr("nic_price_usd"), out["switches"].to_numpy(),
+                           fab_attr("switch_price_usd"), cables, fab_attr("cable_price_usd"))
     energy_usd = fac_kwh * site_.electricity_usd_per_kwh
     if purchase == "buy":
         hw = cost.amortized_usd(capex, hours, life_years)
-        res.update(
-            capex_usd=capex,
-            hardware_usd=hw,
-            energy_usd=energy_usd,
-            cost_usd=hw + energy_usd,
-            rent_usd_per_month=np.full(n, np.nan),
-        )
+        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = capex, hw, energy_usd
+        out["cost_usd"], out["rent_usd_per_month"] = hw + energy_usd, np.nan
         available = np.isfinite(price)
     else:
-        r = cost.rent_usd(N, rent, hours)
-        # rent includes power and network: no separate energy bill
-        res.update(
-            capex_usd=np.zeros(n), hardware_usd=r, energy_usd=np.zeros(n), cost_usd=r, rent_usd_per_month=N * rent
-        )
+        r = cost.rent_usd(N, rent, hours)  # rent includes power and network: no separate energy bill
+        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = 0.0, r, 0.0
+        out["cost_usd"], out["rent_usd_per_month"] = r, N * rent
         available = np.isfinite(rent)
-    res["available"] = available
-    res["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
-    res["bottleneck"] = _bottleneck(res, N)
-    res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
-    res["site"] = site_.id
-    res["purchase"] = purchase
-    res["model"] = wl.id
-    res["feasible"] = fits_mem & available & valid_any
-    return pd.DataFrame(res)
+    out["available"] = available
+    out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
+    out["site"] = site_.id
+    out["purchase"] = purchase
+    out["feasible"] = out["fits_memory"].to_numpy(bool) & available & out["valid_layout"].to_numpy(bool)
+    return out
 
 
 def _no_gpu(catalog: Catalog, servers: Sequence[Server]) -> None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
-from planner.model import DEFAULT_CAPS, Work, evaluate, evaluate_space, work_from
+from planner.model import DEFAULT_CAPS, Work, evaluate, evaluate_space, price_space, work_from
 from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
@@ -208,51 +208,34 @@ def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
 
 
 def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
-    """All candidate plans (exact model at ladder node counts) that fit memory and can be bought/rented."""
+    """All candidate plans (exact model at ladder node counts) that fit memory and can be bought/rented.
+
+    The physics (times, IT power) is cached per physical fingerprint of the catalog, so scenarios that only
+    change prices, sites, deadlines, budgets or objectives re-price a cached table instead of re-evaluating."""
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     for site in req.sites:
         catalog.site(site)
     purchases = ("buy", "rent") if req.purchase == "either" else (req.purchase,)
-    key = (
-        id(catalog),
-        req.model,
-        samples,
-        req.global_batch,
-        req.precision,
-        tuple(req.sites),
-        purchases,
-        tuple(allowed_servers(catalog, req)),
-        tuple(req.fabrics or ()),
-        tuple(req.power_caps),
-        req.max_nodes,
-        req.life_years,
-    )
-    return _candidates_cached(catalog, key)
-
-
-@functools.lru_cache(maxsize=32)
-def _candidates_cached(catalog: Catalog, key: tuple[Any, ...]) -> pd.DataFrame:
-    (_, model, samples, batch, precision, sites, purchases, servers, fabrics, caps, max_nodes, life) = key
+    servers = tuple(allowed_servers(catalog, req))
+    key = (physics_fingerprint(catalog), req.model, samples, req.global_batch, req.precision, servers,
+           tuple(req.fabrics or ()), tuple(req.power_caps), req.max_nodes)
+    physics = _PHYSICS.get(key)
+    if physics is None:
+        # candidates run past max_nodes (x4 on the geometric ladder) so that the node limit's relaxation and
+        # whether it binds can be computed; the solve itself filters nodes <= max_nodes
+        physics = evaluate_space(catalog, req.model, servers=list(servers), fabrics=list(req.fabrics or ()) or None,
+                                 caps=req.power_caps, nodes=node_ladder(relaxation_horizon(req.max_nodes)),
+                                 site=req.sites[0], work=Work(samples, req.global_batch, req.precision))
+        physics = physics[physics["fits_memory"] & physics["valid_layout"]].reset_index(drop=True)
+        _PHYSICS[key] = physics
+        while len(_PHYSICS) > 32:
+            _PHYSICS.pop(next(iter(_PHYSICS)))
     frames = []
-    # candidates run past max_nodes (x4 on the geometric ladder) so that the node limit's relaxation and
-    # whether it binds can be computed; the solve itself filters nodes <= max_nodes
-    ladder = node_ladder(relaxation_horizon(max_nodes))
-    for site in sites:
+    for site in req.sites:
         for purchase in purchases:
-            df = evaluate_space(
-                catalog,
-                model,
-                servers=list(servers),
-                fabrics=list(fabrics) or None,
-                caps=caps,
-                nodes=ladder,
-                site=site,
-                purchase=purchase,
-                work=Work(samples, batch, precision),
-                life_years=life,
-            )
-            if len(df):
+            if len(physics):
+                df = price_space(catalog, physics, site, purchase, req.life_years)
                 frames.append(df[df["feasible"]])
     cand = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(cand):
@@ -263,6 +246,23 @@ def _candidates_cached(catalog: Catalog, key: tuple[Any, ...]) -> pd.DataFrame:
             cand[col] = cand[col].astype(str)
     cand.attrs["samples"] = samples
     return cand
+
+
+_PHYSICS: dict[tuple[Any, ...], pd.DataFrame] = {}
+_PRICE_FIELDS = {"price_usd", "rent_usd_per_month", "price_source", "rent_usd_per_gpu_hour", "nic_price_usd",
+                 "switch_price_usd", "cable_price_usd", "source"}
+
+
+@functools.lru_cache(maxsize=64)
+def physics_fingerprint(catalog: Catalog) -> str:
+    """A hash of everything in the catalog that changes times or IT power (not prices or sites)."""
+    import hashlib
+    import json
+
+    parts = {name: {k: v.model_dump(exclude=_PRICE_FIELDS) for k, v in getattr(catalog, name).items()}
+             for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")}
+    parts["calibration"] = catalog.calibration
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------ limits
