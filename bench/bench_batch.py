@@ -16,10 +16,17 @@ from planner.batch import batch, expand
 
 def spec(n: int) -> dict:
     deadlines = [0.25, 0.5, 1, 2, 3, 5, 7, 10, 14, 20]
-    return {"base": {"model": "resnet50"},
-            "grid": {"deadline_days": deadlines, "objective": ["energy", "cost", "carbon", "time"],
-                     "purchase": ["buy", "rent"], "sites": [["us-colo"], ["hydro-nordic"], ["coal-heavy"]],
-                     "electricity_price_multiplier": [0.7, 1.0, 1.3], "budget_usd": [None, 2e6]}}
+    return {
+        "base": {"model": "resnet50"},
+        "grid": {
+            "deadline_days": deadlines,
+            "objective": ["energy", "cost", "carbon", "time"],
+            "purchase": ["buy", "rent"],
+            "sites": [["us-colo"], ["hydro-nordic"], ["coal-heavy"]],
+            "electricity_price_multiplier": [0.7, 1.0, 1.3],
+            "budget_usd": [None, 2e6],
+        },
+    }
 
 
 def main() -> None:
@@ -37,8 +44,10 @@ def main() -> None:
         df = batch(items, out, workers=workers, engine=engine, progress=False)
         dt = time.perf_counter() - t
         rates[(engine, workers)] = len(df) / dt
-        print(f"{engine:5} workers={workers}: {len(df)} rows in {dt:.1f} s = {len(df) / dt:.1f} scenarios/s; "
-              f"statuses {df['status'].value_counts().to_dict()}")
+        print(
+            f"{engine:5} workers={workers}: {len(df)} rows in {dt:.1f} s = {len(df) / dt:.1f} scenarios/s; "
+            f"statuses {df['status'].value_counts().to_dict()}"
+        )
         shutil.rmtree(out)
     if ("ray", 2) in rates:
         print(f"ray overhead vs local at 2 workers: {rates[('local', 2)] / rates[('ray', 2)] - 1:+.1%}")

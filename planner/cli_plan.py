@@ -76,8 +76,19 @@ def add_plan_commands(sub: Any) -> None:
     p.add_argument("--points", type=_positive_int, default=8)
     p.set_defaults(func=cmd_pareto)
 
-    b = sub.add_parser("batch", help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
-                       description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR")
+    f = sub.add_parser("fleet", help="plan one procurement for a portfolio of jobs over a horizon (MIP)")
+    f.add_argument("file", help="fleet request YAML (see examples/fleet.yaml)")
+    f.add_argument("--time-limit", type=_positive_float, help="HiGHS time limit, s (default 60)")
+    f.add_argument("--gap", type=float, help="relative MIP gap (default 1e-4)")
+    f.add_argument("--json", action="store_true")
+    _add_catalog_args(f)
+    f.set_defaults(func=cmd_fleet)
+
+    b = sub.add_parser(
+        "batch",
+        help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
+        description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR",
+    )
     b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
     b.add_argument("--out", help="results directory (resumable)")
     b.add_argument("--workers", type=_positive_int, help="parallel workers (default: CPU cores)")
@@ -246,12 +257,67 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise PlannerInputError("give one scenario file")
     if not args.out:
         raise PlannerInputError("--out DIR is required (results are written there as they finish)")
-    df = batch_mod.batch(args.target[0], args.out, workers=args.workers, engine=args.engine,
-                         ray_address=args.ray_address, catalog_dir=args.catalog, models_dir=args.models,
-                         progress=not args.no_progress)
+    df = batch_mod.batch(
+        args.target[0],
+        args.out,
+        workers=args.workers,
+        engine=args.engine,
+        ray_address=args.ray_address,
+        catalog_dir=args.catalog,
+        models_dir=args.models,
+        progress=not args.no_progress,
+    )
     if args.json:
         emit_json(_clean(df.to_dict(orient="records")))
     else:
         counts = df["status"].value_counts().to_dict() if len(df) else {}
         print(f"{len(df)} scenarios in {args.out}/results.csv: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return EXIT_OK
+
+
+def cmd_fleet(args: argparse.Namespace) -> int:
+    from planner.fleet import fleet, load_fleet_request
+
+    req = load_fleet_request(args.file)
+    if args.time_limit or args.gap is not None:
+        opts = req.solver.model_copy(
+            update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
+        )
+        req = req.model_copy(update={"solver": opts})
+    plan = fleet(req, _catalog(args))
+    if args.json:
+        emit_json(_clean(plan.model_dump(mode="json")))
+        return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
+    if plan.objective_value is None:
+        print("No feasible fleet.", plan.explanation or "")
+        return EXIT_INFEASIBLE
+    head = "Optimal fleet" if plan.status == "optimal" else "BEST FLEET WITHIN THE TIME LIMIT (not proven optimal)"
+    gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
+    print(f"{head}: {plan.objective} = {plan.objective_value:,.6g} (gap {gap:.2e})")
+    print("\nPurchase / rental:")
+    print(_table(plan.purchases, list(plan.purchases[0])))
+    print("\nJobs:")
+    print(
+        _table(
+            plan.assignments,
+            [
+                "job",
+                "model",
+                "server",
+                "nodes",
+                "power_cap",
+                "layout",
+                "time_to_train_h",
+                "first_slot",
+                "last_slot",
+                "late_slots",
+                "facility_energy_kwh",
+            ],
+        )
+    )
+    sched = plan.schedule_frame()
+    per_slot = sched.groupby("slot").agg(nodes=("nodes", "sum"), facility_power_kw=("facility_power_kw", "sum"))
+    print("\nSchedule (nodes busy and facility power per slot):")
+    print(per_slot.T.to_string())
+    print("\nTotals: " + ", ".join(f"{k} {v:,.4g}" for k, v in plan.totals.items()))
     return EXIT_OK

@@ -293,9 +293,18 @@ def evaluate_space(
         "fits_memory": np.zeros(n, dtype=bool),
         "step_time_s": np.full(n, np.inf),
     }
-    for k in ("micro_batch", "t_compute", "t_tensor_parallel", "t_pipeline_bubble", "t_pipeline_p2p",
-              "t_data_parallel_exposed", "t_dp_inter_share", "t_embedding_all_to_all", "t_framework_overhead",
-              "t_data_pipeline_stall"):
+    for k in (
+        "micro_batch",
+        "t_compute",
+        "t_tensor_parallel",
+        "t_pipeline_bubble",
+        "t_pipeline_p2p",
+        "t_data_parallel_exposed",
+        "t_dp_inter_share",
+        "t_embedding_all_to_all",
+        "t_framework_overhead",
+        "t_data_pipeline_stall",
+    ):
         cols[k] = np.full(n, np.nan)
     min_memU = np.full(len(ukeys), np.inf)
     min_layoutU = np.full(len(ukeys), -1, dtype=np.int64)
@@ -311,8 +320,11 @@ def evaluate_space(
         # may only split a replica's batch evenly), so every layout of a row trains the same batch
         unit = dp * (wl.micro_batch or 1)
         per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
-        b0 = (work.global_batch if work.global_batch is not None
-              else np.maximum(wl.default_global_batch, dp * per_replica_min))
+        b0 = (
+            work.global_batch
+            if work.global_batch is not None
+            else np.maximum(wl.default_global_batch, dp * per_replica_min)
+        )
         B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
         if wl.micro_batch:
             mb = np.full(len(dp), float(wl.micro_batch))
@@ -321,9 +333,12 @@ def evaluate_space(
             valid &= (B // dp) % lay.accumulation == 0
         valid &= mb >= 1.0 - 1e-9
         kept = wl.recompute_activation_fraction if lay.recompute else 1.0
-        mem = (memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp,
-                                     lay.zero_stage)
-               + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept) + embedU + memory.WORKSPACE_GB)
+        mem = (
+            memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
+            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
+            + embedU
+            + memory.WORKSPACE_GB
+        )
         return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem}
 
     def step_u(lay: Layout, d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -334,20 +349,32 @@ def evaluate_space(
         flops_gpu = B * wl.train_flops_per_sample / GU * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
         t_comp1 = compute.compute_time_s(flops_gpu, peakU, compute.kernel_efficiency(mfuU, mb, half_batch), 1.0)
         act_msg = mb * seq * hidden * 2.0
-        t_tp = (comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intraU) if tp > 1
-                else np.zeros(len(dp)))
+        t_tp = (
+            comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intraU)
+            if tp > 1
+            else np.zeros(len(dp))
+        )
         dp_local = np.maximum(np.minimum(dp, gU // tp), 1)
         grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
         per_node = B / NU
-        t_data = np.maximum(per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpuU,
-                            per_node * wl.data_bytes_per_sample / storU)
-        return {"m": m, "t_comp1": t_comp1, "act": act_msg, "t_tp": t_tp,
-                "t_dp_intra": comm.ring_allreduce_time_s(grad_bytes, dp_local, intraU, comm.INTRA_LATENCY_S),
-                "node_bytes": gU * grad_bytes / dp_local, "dp_nodes": -(-dp // dp_local),
-                "a2a_bytes": B / GU * wl.embedding_exchange_bytes_per_sample, "t_data": t_data}
+        t_data = np.maximum(
+            per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpuU, per_node * wl.data_bytes_per_sample / storU
+        )
+        return {
+            "m": m,
+            "t_comp1": t_comp1,
+            "act": act_msg,
+            "t_tp": t_tp,
+            "t_dp_intra": comm.ring_allreduce_time_s(grad_bytes, dp_local, intraU, comm.INTRA_LATENCY_S),
+            "node_bytes": gU * grad_bytes / dp_local,
+            "dp_nodes": -(-dp // dp_local),
+            "a2a_bytes": B / GU * wl.embedding_exchange_bytes_per_sample,
+            "t_data": t_data,
+        }
 
-    def step_configs(lay: Layout, idx: np.ndarray, su: dict[str, np.ndarray], d: dict[str, np.ndarray]
-                     ) -> dict[str, np.ndarray]:
+    def step_configs(
+        lay: Layout, idx: np.ndarray, su: dict[str, np.ndarray], d: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         """The full step time of the configurations idx (cap and fabric terms added)."""
         tp, pp = lay.tensor_parallel, lay.pipeline_parallel
         uu = u_of[idx]
@@ -361,17 +388,27 @@ def evaluate_space(
         t_dp_inter = comm.ring_allreduce_time_s(su["node_bytes"][uu], su["dp_nodes"][uu], node_bw[idx], inter_lat[idx])
         t_dp = t_dp_intra + t_dp_inter
         t_dp_exposed = np.maximum(t_dp - overlap * (2.0 / 3.0) * t_comp / m, 0.0)
-        t_a2a = (comm.all_to_all_time_s(su["a2a_bytes"][uu], G[idx], ig_bw[idx])
-                 if wl.embedding_exchange_bytes_per_sample else zeros)
+        t_a2a = (
+            comm.all_to_all_time_s(su["a2a_bytes"][uu], G[idx], ig_bw[idx])
+            if wl.embedding_exchange_bytes_per_sample
+            else zeros
+        )
         t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
         t_data = su["t_data"][uu]
         return {
-            "data_parallel": d["dp"][uu], "global_batch": d["B"][uu], "micro_batch": d["mb"][uu],
-            "t_compute": t_comp, "t_tensor_parallel": t_tp, "t_pipeline_bubble": t_bubble, "t_pipeline_p2p": t_p2p,
+            "data_parallel": d["dp"][uu],
+            "global_batch": d["B"][uu],
+            "micro_batch": d["mb"][uu],
+            "t_compute": t_comp,
+            "t_tensor_parallel": t_tp,
+            "t_pipeline_bubble": t_bubble,
+            "t_pipeline_p2p": t_p2p,
             "t_data_parallel_exposed": t_dp_exposed,
             "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
-            "t_embedding_all_to_all": t_a2a, "t_framework_overhead": np.full(len(idx), t_over),
-            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0), "step_time_s": np.maximum(t_gpu, t_data),
+            "t_embedding_all_to_all": t_a2a,
+            "t_framework_overhead": np.full(len(idx), t_over),
+            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0),
+            "step_time_s": np.maximum(t_gpu, t_data),
         }
 
     def score(parts: dict[str, np.ndarray]) -> np.ndarray:
@@ -499,8 +536,16 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
     cables = cost.cable_count(N, nic_ports.astype(np.int64), radix)
     price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)
     rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
-    capex = cost.capex_usd(N, price, nic_ports, fab_attr("nic_price_usd"), out["switches"].to_numpy(),
-                           fab_attr("switch_price_usd"), cables, fab_attr("cable_price_usd"))
+    capex = cost.capex_usd(
+        N,
+        price,
+        nic_ports,
+        fab_attr("nic_price_usd"),
+        out["switches"].to_numpy(),
+        fab_attr("switch_price_usd"),
+        cables,
+        fab_attr("cable_price_usd"),
+    )
     energy_usd = fac_kwh * site_.electricity_usd_per_kwh
     if purchase == "buy":
         hw = cost.amortized_usd(capex, hours, life_years)

@@ -218,15 +218,31 @@ def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
         catalog.site(site)
     purchases = ("buy", "rent") if req.purchase == "either" else (req.purchase,)
     servers = tuple(allowed_servers(catalog, req))
-    key = (physics_fingerprint(catalog), req.model, samples, req.global_batch, req.precision, servers,
-           tuple(req.fabrics or ()), tuple(req.power_caps), req.max_nodes)
+    key = (
+        physics_fingerprint(catalog),
+        req.model,
+        samples,
+        req.global_batch,
+        req.precision,
+        servers,
+        tuple(req.fabrics or ()),
+        tuple(req.power_caps),
+        req.max_nodes,
+    )
     physics = _PHYSICS.get(key)
     if physics is None:
         # candidates run past max_nodes (x4 on the geometric ladder) so that the node limit's relaxation and
         # whether it binds can be computed; the solve itself filters nodes <= max_nodes
-        physics = evaluate_space(catalog, req.model, servers=list(servers), fabrics=list(req.fabrics or ()) or None,
-                                 caps=req.power_caps, nodes=node_ladder(relaxation_horizon(req.max_nodes)),
-                                 site=req.sites[0], work=Work(samples, req.global_batch, req.precision))
+        physics = evaluate_space(
+            catalog,
+            req.model,
+            servers=list(servers),
+            fabrics=list(req.fabrics or ()) or None,
+            caps=req.power_caps,
+            nodes=node_ladder(relaxation_horizon(req.max_nodes)),
+            site=req.sites[0],
+            work=Work(samples, req.global_batch, req.precision),
+        )
         physics = physics[physics["fits_memory"] & physics["valid_layout"]].reset_index(drop=True)
         _PHYSICS[key] = physics
         while len(_PHYSICS) > 32:
@@ -249,8 +265,16 @@ def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
 
 
 _PHYSICS: dict[tuple[Any, ...], pd.DataFrame] = {}
-_PRICE_FIELDS = {"price_usd", "rent_usd_per_month", "price_source", "rent_usd_per_gpu_hour", "nic_price_usd",
-                 "switch_price_usd", "cable_price_usd", "source"}
+_PRICE_FIELDS = {
+    "price_usd",
+    "rent_usd_per_month",
+    "price_source",
+    "rent_usd_per_gpu_hour",
+    "nic_price_usd",
+    "switch_price_usd",
+    "cable_price_usd",
+    "source",
+}
 
 
 @functools.lru_cache(maxsize=64)
@@ -259,8 +283,10 @@ def physics_fingerprint(catalog: Catalog) -> str:
     import hashlib
     import json
 
-    parts = {name: {k: v.model_dump(exclude=_PRICE_FIELDS) for k, v in getattr(catalog, name).items()}
-             for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")}
+    parts = {
+        name: {k: v.model_dump(exclude=_PRICE_FIELDS) for k, v in getattr(catalog, name).items()}
+        for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")
+    }
     parts["calibration"] = catalog.calibration
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -65,7 +65,8 @@ class SolverReport(BaseModel):
 @dataclass
 class Solved:
     report: SolverReport
-    values: dict[str, np.ndarray] = field(default_factory=dict)  # component name -> values (solution only)
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # RangeSet-indexed variables -> dense arrays
+    keyed: dict[str, dict[Any, float]] = field(default_factory=dict)  # other variables -> {index: value}
 
 
 def _var_index(v: Any) -> Any:
@@ -150,16 +151,18 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
         constraints=nrow,
     )
     values: dict[str, np.ndarray] = {}
+    keyed: dict[str, dict[Any, float]] = {}
     if status.has_solution:
         x = np.asarray(h.getSolution().col_value)
         by_comp: dict[str, dict[Any, float]] = {}
         for v, val in zip(cols, x, strict=True):
             by_comp.setdefault(v.parent_component().name, {})[_var_index(v)] = float(val)
         for name, d in by_comp.items():
-            comp = getattr(m, name)
-            size = len(comp)
-            arr = np.zeros(size)
-            for idx, val in d.items():
-                arr[int(idx) if idx is not None else 0] = val
-            values[name] = arr
-    return Solved(report, values)
+            if all(isinstance(i, int) for i in d):  # a RangeSet-indexed variable: a dense array
+                arr = np.zeros(len(getattr(m, name)))
+                for idx, val in d.items():
+                    arr[idx] = val
+                values[name] = arr
+            else:
+                keyed[name] = d
+    return Solved(report, values, keyed)

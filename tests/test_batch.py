@@ -27,7 +27,8 @@ def test_grid_expands_to_the_cartesian_product_with_stable_ids() -> None:
     sc = expand(SMALL)
     assert len(sc) == 8
     assert {(tuple(s["gpus"]), s["purchase"], s["electricity_price_multiplier"]) for s in sc} == {
-        (g, p, e) for g in (("A100",), ("H100",)) for p in ("buy", "rent") for e in (0.7, 1.3)}
+        (g, p, e) for g in (("A100",), ("H100",)) for p in ("buy", "rent") for e in (0.7, 1.3)
+    }
     again = expand(json.loads(json.dumps(SMALL)))
     assert [s["id"] for s in sc] == [s["id"] for s in again]  # content-derived, order-independent of dict order
     s0 = {k: v for k, v in sc[0].items() if k != "id"}
@@ -49,11 +50,13 @@ def test_malformed_spec_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_mixed_good_infeasible_and_malformed_scenarios(tmp_path: Path) -> None:
-    spec = [{"model": "bert-large", "deadline_days": 1, "gpus": ["H100"]},
-            {"model": "bert-large", "deadline_days": 1e-5, "max_nodes": 2},
-            {"model": "no-such-model", "deadline_days": 1},
-            {"model": "bert-large", "deadline_days": -3},
-            {"model": "bert-large", "deadline_days": 1, "pue": 0.5}]
+    spec = [
+        {"model": "bert-large", "deadline_days": 1, "gpus": ["H100"]},
+        {"model": "bert-large", "deadline_days": 1e-5, "max_nodes": 2},
+        {"model": "no-such-model", "deadline_days": 1},
+        {"model": "bert-large", "deadline_days": -3},
+        {"model": "bert-large", "deadline_days": 1, "pue": 0.5},
+    ]
     df = batch(spec, tmp_path / "out", workers=1, progress=False)
     status = dict(zip(df["id"], df["status"], strict=True))
     ids = [s["id"] for s in expand(spec)]
@@ -72,14 +75,21 @@ def test_rerun_skips_finished_scenarios(tmp_path: Path) -> None:
     lines = (out / "results.jsonl").read_text().splitlines()
     second = batch(SMALL, out, workers=2, progress=False)
     assert (out / "results.jsonl").read_text().splitlines() == lines  # nothing re-run
-    pd.testing.assert_frame_equal(first[COMPARE].sort_values("id").reset_index(drop=True),
-                                  second[COMPARE].sort_values("id").reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        first[COMPARE].sort_values("id").reset_index(drop=True),
+        second[COMPARE].sort_values("id").reset_index(drop=True),
+    )
 
 
 def test_interrupted_batch_resumes_and_every_scenario_appears_once(tmp_path: Path) -> None:
-    spec = {"base": {"model": "resnet50", "objective": "energy"},
-            "grid": {"deadline_days": [0.2, 0.3, 0.5, 1, 2, 3], "gpus": [["A100"], ["H100"], ["H200"], ["B200"]],
-                     "purchase": ["buy", "rent"]}}
+    spec = {
+        "base": {"model": "resnet50", "objective": "energy"},
+        "grid": {
+            "deadline_days": [0.2, 0.3, 0.5, 1, 2, 3],
+            "gpus": [["A100"], ["H100"], ["H200"], ["B200"]],
+            "purchase": ["buy", "rent"],
+        },
+    }
     f = tmp_path / "s.yaml"
     f.write_text(json.dumps(spec))
     out = tmp_path / "out"
@@ -98,14 +108,18 @@ def test_interrupted_batch_resumes_and_every_scenario_appears_once(tmp_path: Pat
     ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == total == len(resumed)
     clean = batch(str(f), tmp_path / "clean", workers=1, progress=False)
-    pd.testing.assert_frame_equal(resumed[COMPARE].sort_values("id").reset_index(drop=True),
-                                  clean[COMPARE].sort_values("id").reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        resumed[COMPARE].sort_values("id").reset_index(drop=True),
+        clean[COMPARE].sort_values("id").reset_index(drop=True),
+    )
 
 
 def test_ray_engine_gives_the_same_results_as_local(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     local = batch(SMALL, tmp_path / "local", workers=2, progress=False)
     ray_df = batch(SMALL, tmp_path / "ray", workers=2, engine="ray", progress=False)
-    pd.testing.assert_frame_equal(local[COMPARE].sort_values("id").reset_index(drop=True),
-                                  ray_df[COMPARE].sort_values("id").reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        local[COMPARE].sort_values("id").reset_index(drop=True),
+        ray_df[COMPARE].sort_values("id").reset_index(drop=True),
+    )
     assert len(read_results(tmp_path / "ray")) == 8

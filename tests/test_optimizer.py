@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from planner.data import Catalog
@@ -240,7 +240,12 @@ def _enumerate(cat: Catalog, r: PlanRequest) -> pd.DataFrame:
     return df[df["facility_power_kw"].to_numpy() <= np.asarray(env) * (1 + 1e-9)]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_mip_equals_brute_force_enumeration(data: Any) -> None:
     cat = _random_catalog(data)
