@@ -84,7 +84,7 @@ class Limits:
 
 
 def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
-    cat = pd.Categorical(values.astype(str))
+    cat = pd.Categorical(values).remove_unused_categories()
     return np.asarray(cat.codes, dtype=np.int64), [str(c) for c in cat.categories]
 
 
@@ -102,7 +102,7 @@ def build_model(
     m.K = pyo.RangeSet(0, len(cand) - 1)
     s_code, m.server_ids = _codes(cand["server"])
     f_code, m.fabric_ids = _codes(cand["fabric"])
-    c_code, m.cap_ids = _codes(cand["gpu"].astype(str) + "@" + cand["power_cap"].round(4).astype(str))
+    c_code, m.cap_ids = _codes(pd.Series([f"{g}@{c:.4f}" for g, c in zip(cand["gpu"], cand["power_cap"], strict=True)]))
     m.S = pyo.RangeSet(0, len(m.server_ids) - 1)
     m.F = pyo.RangeSet(0, len(m.fabric_ids) - 1)
     m.C = pyo.RangeSet(0, len(m.cap_ids) - 1)

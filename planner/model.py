@@ -559,8 +559,8 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
         available = np.isfinite(rent)
     out["available"] = available
     out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
-    out["site"] = site_.id
-    out["purchase"] = purchase
+    out["site"] = pd.Categorical.from_codes(np.zeros(len(out), dtype=np.int8), categories=[site_.id])
+    out["purchase"] = pd.Categorical.from_codes(np.zeros(len(out), dtype=np.int8), categories=[purchase])
     out["feasible"] = out["fits_memory"].to_numpy(bool) & available & out["valid_layout"].to_numpy(bool)
     return out
 

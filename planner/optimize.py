@@ -253,13 +253,16 @@ def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
             if len(physics):
                 df = price_space(catalog, physics, site, purchase, req.life_years)
                 frames.append(df[df["feasible"]])
-    cand = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    cand = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(cand):
-        rack = {s: catalog.server(s).rack_units for s in servers}
-        cand["rack_units"] = cand["nodes"] * cand["server"].astype(str).map(rack).astype(int)
-        cand["upfront_usd"] = np.where(cand["purchase"] == "buy", cand["capex_usd"], cand["cost_usd"])
-        for col in ("server", "fabric", "gpu", "site", "purchase"):
-            cand[col] = cand[col].astype(str)
+        cand = cand.reset_index(drop=True)
+        for col in ("server", "fabric", "gpu", "site", "purchase"):  # categorical: fast grouping and compares
+            if not isinstance(cand[col].dtype, pd.CategoricalDtype):
+                cand[col] = pd.Categorical(cand[col])
+        server_cat = cand["server"].cat
+        rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories])
+        cand["rack_units"] = cand["nodes"].to_numpy() * rack[server_cat.codes.to_numpy()]
+        cand["upfront_usd"] = np.where(cand["purchase"].to_numpy() == "buy", cand["capex_usd"], cand["cost_usd"])
     cand.attrs["samples"] = samples
     return cand
 
@@ -332,7 +335,8 @@ def _satisfies(cand: pd.DataFrame, lim: Limits, skip: str | None = None) -> np.n
 def _site_envelope_ok(catalog: Catalog, req: PlanRequest, cand: pd.DataFrame) -> np.ndarray:
     if req.power_kw is not None or not len(cand):
         return np.ones(len(cand), dtype=bool)
-    env = cand["site"].map({s: catalog.site(s).power_envelope_kw for s in req.sites}).to_numpy(dtype=float)
+    site = pd.Categorical(cand["site"])
+    env = np.asarray([catalog.site(str(s)).power_envelope_kw for s in site.categories])[np.asarray(site.codes)]
     return cand["facility_power_kw"].to_numpy(dtype=float) <= env * (1 + REL_TOL)
 
 
@@ -359,7 +363,11 @@ def reduce_pool(
         return idx
     sub = cand.iloc[idx]
     order = np.lexsort((sub["nodes"].to_numpy(), sub[column].to_numpy(dtype=float)))
-    first = ~sub.iloc[order][list(HARDWARE_KEY)].duplicated().to_numpy()
+    key = np.zeros(len(sub), dtype=np.int64)
+    for col in HARDWARE_KEY:  # one integer per hardware option
+        codes = np.asarray(pd.Categorical(sub[col]).codes, dtype=np.int64)
+        key = key * (int(codes.max()) + 2) + codes + 1
+    _, first = np.unique(key[order], return_index=True)
     return np.asarray(np.sort(idx[order[first]]))
 
 
@@ -576,16 +584,13 @@ def _alternatives(
         if pos is not None:
             out.append(_plan_from_row(cat, req, sub.iloc[pos], samples))
     same = pool.reset_index(drop=True)
-    hw = (
-        same["server"]
-        + "|"
-        + same["fabric"]
-        + "|"
-        + same["power_cap"].astype(str)
-        + "|"
-        + same["site"]
-        + "|"
-        + same["purchase"]
+    hw = pd.Series(
+        [
+            f"{a}|{b}|{c}|{d}|{e}"
+            for a, b, c, d, e in zip(
+                same["server"], same["fabric"], same["power_cap"], same["site"], same["purchase"], strict=True
+            )
+        ]
     )
     taken = {f"{chosen['server']}|{chosen['fabric']}|{chosen['power_cap']}|{chosen['site']}|{chosen['purchase']}"}
     for _ in range(req.alternatives):
