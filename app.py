@@ -249,12 +249,67 @@ def page_validation() -> None:
         st.warning("docs/VALIDATION.md not found: run `planner validate`.")
 
 
-def page_coming(name: str) -> None:
-    st.title(name)
-    st.info(
-        f"The {name.lower()} page is coming: it lands with the {name.lower()} feature "
-        f"(use `planner {name.lower()} --help` when available)."
+def page_fleet() -> None:
+    from pathlib import Path
+
+    from planner.fleet import fleet
+
+    st.title("Fleet: one procurement for a portfolio of jobs")
+    upload = st.file_uploader("Fleet request (YAML, see examples/fleet.yaml)", type=["yaml", "yml"], key="fleet_up")
+    example = Path(__file__).resolve().parent / "examples" / "fleet.yaml"
+    if upload is not None:
+        name, data = upload.name, upload.getvalue()
+    elif example.exists():
+        name, data = example.name, example.read_bytes()
+        st.caption("Showing examples/fleet.yaml; upload your own portfolio to plan it.")
+    else:
+        return
+    req = views.read_fleet_upload(name, data)
+    if not st.button("Plan the fleet", key="fleet_run"):
+        st.dataframe([j.model_dump() for j in req.jobs], hide_index=True)
+        return
+    with st.spinner("Solving the fleet MIP..."):
+        plan = fleet(req, catalog())
+    if plan.objective_value is None:
+        st.error(f"No feasible fleet. {plan.explanation}")
+        return
+    status = "Optimal" if plan.status == "optimal" else "Best found (time limit)"
+    st.subheader(f"{status} fleet: {plan.objective} = {plan.objective_value:,.6g}")
+    st.dataframe(plan.purchase_frame(), hide_index=True)
+    st.dataframe(plan.assignment_frame(), hide_index=True)
+    chart = views.fleet_gantt(plan, req.slot_hours)
+    st.altair_chart(chart)
+    st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")
+    st.download_button("Schedule chart (HTML)", chart.to_html(), "fleet.html", "text/html")
+
+
+def page_batch() -> None:
+    import tempfile
+
+    from planner.batch import batch
+
+    st.title("Batch: many procurement scenarios")
+    upload = st.file_uploader(
+        "Scenario file (YAML grid/list or CSV, see examples/procurement.yaml)",
+        type=["yaml", "yml", "csv"],
+        key="batch_up",
     )
+    if upload is None:
+        st.info(
+            "Upload a scenario file. Large sweeps run faster from the command line: "
+            "`planner batch scenarios.yaml --out results/ --workers N [--engine ray]`."
+        )
+        return
+    scenarios = views.read_batch_upload(upload.name, upload.getvalue())
+    st.write(f"{len(scenarios)} scenarios")
+    if len(scenarios) > 200:
+        st.warning("More than 200 scenarios: use the command line for this sweep.")
+        return
+    if st.button("Run", key="batch_run"):
+        with st.spinner(f"Solving {len(scenarios)} scenarios..."):
+            df = batch(scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False)
+        st.dataframe(df, hide_index=True)
+        st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv")
 
 
 page = st.sidebar.radio("Page", PAGES, key="page")
@@ -266,5 +321,7 @@ elif page == "Models":
     guarded(page_models)
 elif page == "Validation":
     guarded(page_validation)
+elif page == "Fleet":
+    guarded(page_fleet)
 else:
-    guarded(page_coming, page)
+    guarded(page_batch)

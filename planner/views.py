@@ -328,3 +328,71 @@ def result_json(res: PlanResult) -> str:
 
 def ladder(max_nodes: int) -> list[int]:
     return node_ladder(max_nodes)
+
+
+# ------------------------------------------------------------------------------------------- fleet
+def fleet_gantt(plan: Any, slot_hours: float) -> Any:
+    """Gantt-style schedule (one bar per job over the slots it runs) and facility power per slot."""
+    alt = _alt()
+    rows = []
+    for a in plan.assignments:
+        for t in a["slots"]:
+            rows.append(
+                {
+                    "job": a["job"],
+                    "server": f"{a['nodes']} x {a['server']}",
+                    "start_slot": t,
+                    "end_slot": t + 1,
+                    "start_h": t * slot_hours,
+                    "end_h": (t + 1) * slot_hours,
+                }
+            )
+    bars = (
+        alt.Chart(pd.DataFrame(rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("start_slot:Q", title="slot"),
+            x2="end_slot:Q",
+            y=alt.Y("job:N", title=None),
+            color="server:N",
+            tooltip=["job", "server", "start_slot"],
+        )
+        .properties(title="Schedule", width=560, height=28 * len(plan.assignments))
+    )
+    power = pd.DataFrame(plan.schedule).groupby("slot", as_index=False)["facility_power_kw"].sum()
+    line = (
+        alt.Chart(power)
+        .mark_bar()
+        .encode(x=alt.X("slot:O", title="slot"), y=alt.Y("facility_power_kw:Q", title="facility power (kW)"))
+        .properties(title="Power per slot", width=560, height=160)
+    )
+    return alt.vconcat(bars, line)
+
+
+def read_fleet_upload(name: str, data: bytes) -> Any:
+    from planner.fleet import FleetRequest
+
+    try:
+        loaded = yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
+    try:
+        return FleetRequest.model_validate(loaded)
+    except ValidationError as exc:
+        raise PlannerInputError(describe_validation_error(exc, name)) from None
+
+
+def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
+    from planner.batch import expand
+
+    if name.lower().endswith(".csv"):
+        from planner.data import _csv_cell
+
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        rows = [{k: _csv_cell(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+        return expand(rows)
+    try:
+        spec = yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
+    return expand(spec)

@@ -106,3 +106,11 @@ def test_a_malformed_upload_names_the_file() -> None:
         views.read_upload("servers.yaml", b"- id: [broken\n")
     with pytest.raises(PlannerInputError, match=r"my\.yaml: name: Field required"):
         views.add_workload(__import__("planner").load_catalog(), "my.yaml", b"id: x\nfamily: llm\n")
+
+
+def test_fleet_page_plans_the_example_portfolio() -> None:
+    at = app()
+    at.radio(key="page").set_value("Fleet").run()
+    at.button(key="fleet_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("fleet" in h.value.lower() for h in at.subheader)
