@@ -213,8 +213,15 @@ def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> p
         last = req.slots - 1 if j.penalty_usd_per_slot is not None else min(j.due_slot, req.slots - 1)
         window[j.id] = list(range(j.release_slot, last + 1))
     m.JT = pyo.Set(dimen=2, initialize=[(j, t) for j in m.J for t in window[j]])
-    by_job = {j: [k for k in range(len(modes)) if modes.at[k, "job"] == j] for j in m.J}
-    jp = sorted({(modes.at[k, "job"], modes.at[k, "server"]) for k in range(len(modes))})
+    job_col = modes["job"].astype(str).to_numpy()
+    srv_col = modes["server"].astype(str).to_numpy()
+    by_job: dict[str, list[int]] = {j: [] for j in m.J}
+    by_jp: dict[tuple[str, str], list[int]] = {}
+    for k, (jj, pp) in enumerate(zip(job_col, srv_col, strict=True)):
+        by_job[jj].append(k)
+        by_jp.setdefault((jj, pp), []).append(k)
+    hours = modes["time_to_train_h"].to_numpy(float)
+    jp = sorted(by_jp)
     m.JP = pyo.Set(dimen=2, initialize=jp)
     m.JPT = pyo.Set(dimen=3, initialize=[(j, p, t) for (j, p) in jp for t in window[j]])
     H = req.slot_hours
@@ -236,15 +243,14 @@ def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> p
     m.work = pyo.Constraint(
         m.J,
         rule=lambda m, j: (
-            sum(H * m.r[j, t] for t in window[j])
-            >= sum(float(modes.at[k, "time_to_train_h"]) * m.z[k] for k in by_job[j])
+            pyo.quicksum(H * m.r[j, t] for t in window[j]) >= pyo.quicksum(float(hours[k]) * m.z[k] for k in by_job[j])
         ),
     )
 
     def held(m: pyo.ConcreteModel, j: str, p: str, t: int) -> Any:
-        ks = [k for k in by_job[j] if modes.at[k, "server"] == p]
+        ks = by_jp[(j, p)]
         big = max(int(nodes[k]) for k in ks)
-        return m.u[j, p, t] >= sum(int(nodes[k]) * m.z[k] for k in ks) - big * (1 - m.r[j, t])
+        return m.u[j, p, t] >= pyo.quicksum(int(nodes[k]) * m.z[k] for k in ks) - big * (1 - m.r[j, t])
 
     m.nodes_held = pyo.Constraint(m.JPT, rule=held)
     jpt_by_pt: dict[tuple[str, int], list[str]] = {}
@@ -266,9 +272,11 @@ def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> p
             m.L[p].fix(0)
             m.S[p].fix(0)
 
+    job_max_kw = {j: max(float(fac_kw[k]) for k in by_job[j]) for j in m.J}
+    job_kw = {j: pyo.quicksum(float(fac_kw[k]) * m.z[k] for k in by_job[j]) for j in m.J}
+
     def power_of(m: pyo.ConcreteModel, j: str, t: int) -> Any:
-        big = max(float(fac_kw[k]) for k in by_job[j])
-        return m.q[j, t] >= sum(float(fac_kw[k]) * m.z[k] for k in by_job[j]) - big * (1 - m.r[j, t])
+        return m.q[j, t] >= job_kw[j] - job_max_kw[j] * (1 - m.r[j, t])
 
     m.job_power = pyo.Constraint(m.JT, rule=power_of)
     envelope = req.power_kw if req.power_kw is not None else site.power_envelope_kw
@@ -320,7 +328,8 @@ def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> p
                         pyo.Constraint(expr=m.late[j.id] >= (t - j.due_slot) * m.r[j.id, t]),
                     )
 
-    energy = sum(float(modes.at[k, "facility_energy_kwh"]) * m.z[k] for k in m.M)
+    e_kwh = modes["facility_energy_kwh"].to_numpy(float)
+    energy = pyo.quicksum(float(e_kwh[k]) * m.z[k] for k in m.M)
     penalty = sum((jobs[j].penalty_usd_per_slot or 0.0) * m.late[j] for j in m.J)
     if req.objective == "energy":
         obj = energy
