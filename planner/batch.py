@@ -213,9 +213,11 @@ def done_ids(out: Path) -> set[str]:
     ids = set()
     for line in f.read_text().splitlines():
         try:
-            ids.add(json.loads(line)["id"])
-        except (json.JSONDecodeError, KeyError):
+            row = json.loads(line)
+        except json.JSONDecodeError:
             continue  # a line cut by a crash mid-write: that scenario runs again
+        if row.get("status") != "interrupted":  # a killed worker is not an answer: run it again
+            ids.add(row["id"])
     return ids
 
 
@@ -379,7 +381,7 @@ def _run_ray(
                 try:
                     row = ray.get(ref)
                 except Exception as exc:
-                    row = {"id": s["id"], "status": "error", "message": f"ray task failed: {exc}"}
+                    row = {"id": s["id"], "status": "interrupted", "message": f"ray task failed: {exc}"}
                 writer.write(row)
                 bar.update(1)
                 nxt = next(queue, None)

@@ -97,16 +97,17 @@ def test_interrupted_batch_resumes_and_every_scenario_appears_once(tmp_path: Pat
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     results = out / "results.jsonl"
     deadline = time.time() + 120
-    while time.time() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 5):
-        time.sleep(0.1)
+    while time.time() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C to the whole process group, workers included
     proc.wait(timeout=60)
     partial = len(results.read_text().splitlines())
     total = len(expand(spec))
-    assert 5 <= partial < total, f"interrupt came too late to test resuming ({partial}/{total})"
+    assert 3 <= partial < total, f"interrupt came too late to test resuming ({partial}/{total})"
     resumed = batch(str(f), out, workers=2, progress=False)
-    ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
-    assert len(ids) == len(set(ids)) == total == len(resumed)
+    rows = [json.loads(x) for x in results.read_text().splitlines()]
+    answered = [r["id"] for r in rows if r["status"] != "interrupted"]
+    assert len(answered) == len(set(answered)) == total == len(resumed)
     clean = batch(str(f), tmp_path / "clean", workers=1, progress=False)
     pd.testing.assert_frame_equal(
         resumed[COMPARE].sort_values("id").reset_index(drop=True),
