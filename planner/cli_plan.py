@@ -201,25 +201,13 @@ def render_result(res: Any) -> str:
     if res.ladder_gap:
         lines.append(f"  ladder refinement improved the MIP plan by {res.ladder_gap:.3%}")
     if res.alternatives:
+        from planner.views import PLAN_COLUMNS
+
         rows = [a.model_dump(exclude={"estimate"}) for a in res.alternatives]
         lines += [
             "",
             "Alternatives (best per other GPU type, then next-best distinct hardware):",
-            _table(
-                rows,
-                [
-                    "server",
-                    "nodes",
-                    "fabric",
-                    "power_cap",
-                    "purchase",
-                    "site",
-                    "time_to_train_days",
-                    "facility_energy_kwh",
-                    "cost_usd",
-                    "carbon_kg",
-                ],
-            ),
+            _table(rows, PLAN_COLUMNS),
         ]
     return "\n".join(lines)
 

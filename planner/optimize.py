@@ -637,18 +637,7 @@ def _infeasible(
             "can be bought/rented as asked). Allow GPUs with more memory, more nodes (--max-nodes), or "
             "--purchase either."
         )
-        return PlanResult(
-            request=req,
-            status="infeasible",
-            plan=None,
-            objective=req.objective,
-            objective_value=None,
-            binding=[],
-            solver=None,
-            alternatives=[],
-            explanation=Explanation(message=msg, relaxations=[]),
-            timings_s=timings,
-        )
+        return _no_plan(req, msg, [], timings)
     relax: list[Relaxation] = []
     env_ok = _site_envelope_ok(cat, req, cand)
     for name, (col, unit, attr, scale) in RELAX.items():
@@ -683,6 +672,10 @@ def _infeasible(
             "No plan meets all requirements, and relaxing any single one is not enough: relax several "
             "(deadline, budget, power) or allow more hardware."
         )
+    return _no_plan(req, msg, relax, timings)
+
+
+def _no_plan(req: PlanRequest, msg: str, relax: list[Relaxation], timings: dict[str, float]) -> PlanResult:
     return PlanResult(
         request=req,
         status="infeasible",

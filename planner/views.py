@@ -22,6 +22,19 @@ from planner.optimize import PlanRequest, PlanResult, node_ladder
 from planner.schemas import Gpu, Server, Workload
 
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+PLAN_COLUMNS = [
+    "server",
+    "gpu",
+    "nodes",
+    "fabric",
+    "power_cap",
+    "purchase",
+    "site",
+    "time_to_train_days",
+    "facility_energy_kwh",
+    "cost_usd",
+    "carbon_kg",
+]
 
 
 # --------------------------------------------------------------------------------------------- tables
@@ -52,21 +65,7 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     df = res.to_frame()
     if df.empty:
         return df
-    cols = [
-        "role",
-        "server",
-        "gpu",
-        "nodes",
-        "fabric",
-        "power_cap",
-        "purchase",
-        "site",
-        "time_to_train_days",
-        "facility_energy_kwh",
-        "cost_usd",
-        "carbon_kg",
-        "bottleneck",
-    ]
+    cols = ["role", *PLAN_COLUMNS, "bottleneck"]
     return df[cols]
 
 
