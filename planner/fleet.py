@@ -36,6 +36,8 @@ Constraints (one function each)
 (8) budget           sum_p (price_p N_p + NIC/cable_p N_p + switch_p W_p) <= B              (buy)
                      sum_{p,t} rent_p H/730 R_pt <= B                                     (rent)
 (9) lateness         late_j >= (t - due_j) r_jt  for t > due_j   (only when a penalty is given)
+(10) valid cuts      N_p >= sum_{m in M_jp} n_m z_jm  for every job j (buy);  node-hours: |T| H N_p (buy) or
+                     sum_t H R_pt (rent) >= sum_{j, m in M_jp} n_m T_jm z_jm       (tighten the LP bound)
 
 Objective
 ---------
@@ -275,6 +277,21 @@ def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> p
     job_max_kw = {j: max(float(fac_kw[k]) for k in by_job[j]) for j in m.J}
     job_kw = {j: pyo.quicksum(float(fac_kw[k]) * m.z[k] for k in by_job[j]) for j in m.J}
 
+    # valid cuts that tighten the LP bound (the big-M links alone let fractional r_jt hide every node):
+    # a pool holds at least the nodes of each job placed on it, and enough node-hours for all of them
+    jobs_on = {p: [j for (j, pp) in jp if pp == p] for p in pools}
+    node_hours = {
+        p: pyo.quicksum(int(nodes[k]) * float(hours[k]) * m.z[k] for j in jobs_on[p] for k in by_jp[(j, p)])
+        for p in pools
+    }
+    if req.purchase == "buy":
+        m.cover = pyo.Constraint(
+            m.JP, rule=lambda m, j, p: m.N[p] >= pyo.quicksum(int(nodes[k]) * m.z[k] for k in by_jp[(j, p)])
+        )
+        m.node_hours = pyo.Constraint(m.P, rule=lambda m, p: req.slots * H * m.N[p] >= node_hours[p])
+    else:
+        m.node_hours = pyo.Constraint(m.P, rule=lambda m, p: pyo.quicksum(H * m.R[p, t] for t in m.T) >= node_hours[p])
+
     def power_of(m: pyo.ConcreteModel, j: str, t: int) -> Any:
         return m.q[j, t] >= job_kw[j] - job_max_kw[j] * (1 - m.r[j, t])
 
@@ -396,6 +413,19 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     m = build_fleet_model(cat, req, modes)
     solved = solve_model(m, req.solver)
     rep = solved.report
+    if rep.status.value == "no_solution":
+        return FleetPlan(
+            status="no_solution",
+            objective=req.objective,
+            objective_value=None,
+            purchases=[],
+            assignments=[],
+            schedule=[],
+            totals={},
+            solver=rep,
+            explanation=f"HiGHS found no fleet within the time limit ({req.solver.time_limit_s:g} s): "
+            "raise --time-limit or the gap",
+        )
     if not rep.status.has_solution:
         return _infeasible(req, _explain(cat, req) if explain else "infeasible", rep)
     return _extract(cat, req, m, solved.values["z"], solved.keyed["r"], rep)
