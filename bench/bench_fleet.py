@@ -62,7 +62,7 @@ def request(n_jobs: int, slots: int, seed: int = 0) -> FleetRequest:
             "power_kw": 3000,
             "power_caps": [0.7, 1.0],
             "node_counts": [1, 2, 4, 8, 16, 32],
-            "solver": {"time_limit_s": 600, "mip_rel_gap": 0.01, "presolve": True},
+            "solver": {"time_limit_s": 600, "mip_rel_gap": 0.01, "presolve": True, "threads": 1},
         }
     )
 
