@@ -423,6 +423,11 @@ def evaluate_space(
         for k, v in parts.items():
             cols[k][idx] = v
 
+    # Phase A, per layout on the (server, nodes) rows: validity, memory and a lower bound of the layout's
+    # score -- the step at full clock without data-parallel, p2p or all-to-all communication (every term
+    # left out is >= 0 and a cap only slows compute). Phase B visits layouts from the best bound and skips a
+    # row whose bound cannot beat the worst current score among its configurations: exact pruning.
+    prepared = []
     for li, lay in enumerate(layouts):
         d = per_u(lay)
         if not d["valid"].any():
@@ -433,8 +438,26 @@ def evaluate_space(
         fitU = d["valid"] & memory.fits(d["mem"], memU_cap)
         if not fitU.any():
             continue
-        idx = np.flatnonzero(fitU[u_of])
-        parts = step_configs(lay, idx, step_u(lay, d), d)
+        su = step_u(lay, d)
+        busy = su["t_comp1"] + su["t_tp"]
+        pp = lay.pipeline_parallel
+        lb_step = np.maximum(busy + (busy / su["m"] * (pp - 1) if pp > 1 else 0.0) + t_over, su["t_data"])
+        B = d["B"].astype(float)
+        lb = np.where(fitU, lb_step / B * compute.samples_factor(wl, B), np.inf)
+        prepared.append((float(np.min(lb)), li, lay, d, su, lb))
+    prepared.sort(key=lambda x: (x[0], x[1]))
+    order = np.argsort(u_of, kind="stable")
+    u_sorted = u_of[order]
+    starts = np.flatnonzero(np.r_[True, u_sorted[1:] != u_sorted[:-1]])
+    u_present = u_sorted[starts]
+    for _, li, lay, d, su, lb in prepared:
+        worst = np.full(len(ukeys), np.inf)
+        worst[u_present] = np.maximum.reduceat(best_score[order], starts)
+        can_improve = lb < worst
+        if not can_improve.any():
+            continue
+        idx = np.flatnonzero(can_improve[u_of])
+        parts = step_configs(lay, idx, su, d)
         sc = score(parts)
         better = sc < best_score[idx]
         if better.any():
