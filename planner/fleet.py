@@ -414,26 +414,19 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     solved = solve_model(m, req.solver)
     rep = solved.report
     if rep.status.value == "no_solution":
-        return FleetPlan(
-            status="no_solution",
-            objective=req.objective,
-            objective_value=None,
-            purchases=[],
-            assignments=[],
-            schedule=[],
-            totals={},
-            solver=rep,
-            explanation=f"HiGHS found no fleet within the time limit ({req.solver.time_limit_s:g} s): "
-            "raise --time-limit or the gap",
+        msg = (
+            f"HiGHS found no fleet within the time limit ({req.solver.time_limit_s:g} s): raise --time-limit or the gap"
         )
+        return _infeasible(req, msg, rep, status="no_solution")
     if not rep.status.has_solution:
         return _infeasible(req, _explain(cat, req) if explain else "infeasible", rep)
     return _extract(cat, req, m, solved.values["z"], solved.keyed["r"], rep)
 
 
-def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None) -> FleetPlan:
+def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None, status: str = "infeasible") -> FleetPlan:
+    """A result without a fleet: infeasible (with the explanation) or no incumbent within the time limit."""
     return FleetPlan(
-        status="infeasible",
+        status=status,
         objective=req.objective,
         objective_value=None,
         purchases=[],
