@@ -13,7 +13,7 @@ import streamlit as st
 from planner import views
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.optimize import PlanRequest, PlanResult, pareto, solve
+from planner.optimize import Objective, PlanRequest, PlanResult, pareto, solve
 
 PAGES = ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"]
 st.set_page_config(page_title="planner - GPU cluster capacity planner", layout="wide")
@@ -38,7 +38,7 @@ def cached_solve(request_json: str, version: str, _cat: Catalog) -> str:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def cached_pareto(request_json: str, version: str, x: str, y: str, _cat: Catalog) -> Any:
+def cached_pareto(request_json: str, version: str, x: Objective, y: Objective, _cat: Catalog) -> Any:
     return pareto(PlanRequest.model_validate_json(request_json), x=x, y=y, points=8, catalog=_cat)
 
 
@@ -167,8 +167,8 @@ def page_plan() -> None:
         st.altair_chart(chart)
         st.download_button("Breakdown chart (HTML)", chart.to_html(), "breakdown.html", "text/html")
     with tab_pareto:
-        x = st.selectbox("x objective", ["cost", "energy", "carbon", "time"], key="pareto_x")
-        y = st.selectbox("y objective", ["energy", "cost", "carbon", "time"], key="pareto_y")
+        x: Objective = st.selectbox("x objective", ["cost", "energy", "carbon", "time"], key="pareto_x")
+        y: Objective = st.selectbox("y objective", ["energy", "cost", "carbon", "time"], key="pareto_y")
         if x == y:
             st.warning("Choose two different objectives.")
         elif st.checkbox("Compute the Pareto front", key="pareto_on"):

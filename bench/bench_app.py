@@ -31,8 +31,10 @@ def main() -> None:
         at.selectbox(key="objective").set_value(["cost", "energy", "carbon", "time"][i % 4]).run()
         objective_s.append(time.perf_counter() - t)
         assert not at.exception
-    print(f"re-plan after a deadline change: median {statistics.median(deadline_s):.2f} s "
-          f"(max {max(deadline_s):.2f} s); after an objective change: median {statistics.median(objective_s):.2f} s")
+    print(
+        f"re-plan after a deadline change: median {statistics.median(deadline_s):.2f} s "
+        f"(max {max(deadline_s):.2f} s); after an objective change: median {statistics.median(objective_s):.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from planner.data import Catalog
 from planner.fleet import FleetRequest, build_fleet_model, fleet, job_modes
 from planner.schemas import Server
 
-WORK = {
+WORK: dict[str, dict[str, float]] = {
     "llama3-8b": {"tokens": 2e11},
     "bert-large": {},
     "resnet50": {"epochs": 90},
@@ -52,7 +52,7 @@ def request(n_jobs: int, slots: int, seed: int = 0) -> FleetRequest:
     for i in range(n_jobs):
         model = names[i % len(names)]
         rel = int(rng.integers(0, slots // 2))
-        due = int(min(slots - 1, rel + rng.integers(4, slots)))
+        due = min(slots - 1, rel + int(rng.integers(4, slots)))
         jobs.append({"id": f"job-{i:02d}", "model": model, **WORK[model], "release_slot": rel, "due_slot": due})
     return FleetRequest.model_validate(
         {

@@ -2,9 +2,13 @@
 
 * Ring all-reduce of S bytes over n participants at bandwidth B and per-step latency a:
   T = 2(n-1)/n * S/B + 2(n-1) * a.
-* Hierarchical data-parallel all-reduce: reduce-scatter/all-gather inside the node among the dp_local
-  replicas there (NVLink), plus an inter-node ring over dp_nodes nodes in which all g GPUs of a node
-  push their S/dp_local shards through the node's NICs at once.
+* Data-parallel all-reduce as NCCL runs it for large messages: a ring over all dp replicas. Every link
+  of the ring carries 2(dp-1)/dp x S; the slowest link sets the time ("bus bandwidth"). Inside one node
+  that is NVLink/PCIe; once the group spans nodes, each ring enters and leaves every node through the
+  node's NICs, which the g / dp_local data-parallel groups hosted on the node (one per tensor/pipeline
+  shard) share. So T = 2(dp-1)/dp x S / min(B_intra, B_node x dp_local / g) + 2(dp-1) a. (An ideal
+  hierarchical all-reduce would move only 2(n-1)/n x S per node; NCCL's ring does not, and its measured
+  bus bandwidth across nodes is the NIC bandwidth, reference/hardware.md.)
 * Tensor parallelism: 4 all-reduces of the activations per layer and micro-batch (6 with recompute).
 * Pipeline parallelism: bubble (p-1)/m of the busy time, plus point-to-point activations.
 """
@@ -36,23 +40,27 @@ def node_bandwidth_bytes_s(
     return np.asarray(nic_ports) * per_port * 1e9 / 8.0 * np.asarray(efficiency)
 
 
-def hierarchical_allreduce_time_s(
+def data_parallel_allreduce_time_s(
     size_bytes: ArrayLike,
+    data_parallel: ArrayLike,
     dp_local: ArrayLike,
-    dp_nodes: ArrayLike,
     gpus_per_node: ArrayLike,
-    tensor_parallel: ArrayLike,
     intra_bytes_s: ArrayLike,
     node_bytes_s: ArrayLike,
     inter_latency_s: ArrayLike,
-) -> NDArray[np.float64]:
-    s = np.asarray(size_bytes, dtype=float)
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """(ring all-reduce time of the data-parallel group, whether the fabric is the slowest link).
+
+    dp_local of the dp replicas share a node; the group spans nodes when dp > dp_local."""
+    dp = np.asarray(data_parallel, dtype=float)
     dpl = np.asarray(dp_local, dtype=float)
-    intra = ring_allreduce_time_s(s, dpl, intra_bytes_s, INTRA_LATENCY_S)
-    # all GPUs of the node (g / tp tensor-parallel groups x tp) share the NICs, each with S / dp_local
-    node_traffic = np.asarray(gpus_per_node, dtype=float) * s / dpl
-    inter = ring_allreduce_time_s(node_traffic, dp_nodes, node_bytes_s, inter_latency_s)
-    return intra + inter
+    intra = np.asarray(intra_bytes_s, dtype=float)
+    spans = dp > dpl
+    nic_share = np.asarray(node_bytes_s, dtype=float) * dpl / np.asarray(gpus_per_node, dtype=float)
+    via_fabric = spans & (nic_share < intra)
+    bus = np.where(via_fabric, nic_share, intra)
+    latency = np.where(spans, np.asarray(inter_latency_s, dtype=float), INTRA_LATENCY_S)
+    return ring_allreduce_time_s(size_bytes, dp, bus, latency), via_fabric
 
 
 def tensor_parallel_time_s(

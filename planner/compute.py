@@ -3,6 +3,13 @@
 Step compute time of one GPU = FLOPs it must do / (peak x efficiency x power-cap throughput factor), with
 efficiency = MFU_max(GPU family, workload family, precision) x mb / (mb + mb_half): kernels lose efficiency
 when the per-GPU micro-batch mb is small. MFU_max is fitted (catalog/calibration.yaml, planner/validation.py).
+
+The optimizer update runs once per step, after the gradients are reduced, and is memory-bound: each
+trainable parameter the GPU owns (divided by tensor x pipeline parallelism, and by data parallelism
+under ZeRO) reads and writes its optimizer state (fp32 master weight and moments) and reads its
+gradient and writes its weight: 2 x optimizer_bytes_per_param + 4 bytes, at the GPU's memory
+bandwidth x MEMORY_BW_ACHIEVED. It does not shrink with the micro-batch, so it is part of why small
+per-GPU batches scale poorly.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from planner.schemas import Gpu, Workload
 
 RECOMPUTE_FLOPS_FACTOR = 4.0 / 3.0  # one extra forward pass (forward = 1/3 of forward + backward)
+MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
 
 
 def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, str]:
@@ -59,6 +67,13 @@ def compute_time_s(
 ) -> NDArray[np.float64]:
     denom = np.asarray(peak_tflops_, dtype=float) * 1e12 * np.asarray(efficiency) * np.asarray(cap_throughput)
     return np.asarray(flops_per_gpu, dtype=float) / denom
+
+
+def optimizer_step_time_s(
+    params_per_gpu: ArrayLike, optimizer_bytes_per_param: float, memory_bandwidth_tbps: ArrayLike
+) -> NDArray[np.float64]:
+    touched = np.asarray(params_per_gpu, dtype=float) * (2.0 * optimizer_bytes_per_param + 4.0)
+    return np.asarray(touched / (np.asarray(memory_bandwidth_tbps, dtype=float) * 1e12 * MEMORY_BW_ACHIEVED))
 
 
 def samples_factor(workload: Workload, global_batch: ArrayLike) -> NDArray[np.float64]:

@@ -5,7 +5,8 @@ configuration the model predicts (formulas in planner/compute.py, communication.
 power.py, cost.py):
 
   step time = compute + tensor-parallel comm + pipeline bubble + pipeline p2p
-              + exposed data-parallel all-reduce + embedding all-to-all + framework overhead,
+              + exposed data-parallel all-reduce + optimizer update + embedding all-to-all
+              + framework overhead,
   bounded below by the data pipeline (CPU preprocessing / storage reads per node);
   throughput = global batch / step time;
   time-to-train = samples to converge at that batch / throughput;
@@ -45,6 +46,7 @@ BREAKDOWN = (
     "pipeline_bubble",
     "pipeline_p2p",
     "data_parallel_exposed",
+    "optimizer_step",
     "embedding_all_to_all",
     "framework_overhead",
     "data_pipeline_stall",
@@ -251,9 +253,9 @@ def evaluate_space(
         per_server(lambda s, _g: s.max_nic_port_gbps),
         per_fabric("achieved_efficiency"),
     )
-    node_bw = node_bw * float(catalog.calibration.get("fabric_efficiency_scale", 1.0))
     inter_lat = per_fabric("latency_us") * 1e-6 + comm.SOFTWARE_LATENCY_S
     gpu_mem = per_server(lambda s, gp: gp.memory_gb).astype(float)
+    mem_bw = per_server(lambda s, gp: gp.memory_bandwidth_tbps).astype(float)
     cpu_cores = per_server(lambda s, _g: s.cpu_cores).astype(float)
     storage_bw = per_server(lambda s, _g: s.storage_read_gb_s).astype(float) * 1e9
     fw = catalog.framework(wl.framework)
@@ -279,7 +281,7 @@ def evaluate_space(
     first[u_of[::-1]] = np.arange(n)[::-1]  # a representative configuration of each U row
     gU, GU, NU = g[first], G[first], N[first]
     intraU, mfuU, peakU = intra_bw[first], mfu_cap[first], peak[first]
-    cpuU, storU, memU_cap = cpu_cores[first], storage_bw[first], gpu_mem[first]
+    cpuU, storU, memU_cap, mem_bwU = cpu_cores[first], storage_bw[first], gpu_mem[first], mem_bw[first]
     embedU = wl.embedding_params * wl.embedding_bytes_per_param / GU / 1e9
     ig_bw = np.where(N > 1, node_bw / g, intra_bw)  # per-GPU bandwidth to other nodes (or peers)
     t_over = fw.step_overhead_ms / 1000.0
@@ -301,6 +303,7 @@ def evaluate_space(
         "t_pipeline_p2p",
         "t_data_parallel_exposed",
         "t_dp_inter_share",
+        "t_optimizer_step",
         "t_embedding_all_to_all",
         "t_framework_overhead",
         "t_data_pipeline_stall",
@@ -354,8 +357,8 @@ def evaluate_space(
             if tp > 1
             else np.zeros(len(dp))
         )
-        dp_local = np.maximum(np.minimum(dp, gU // tp), 1)
         grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
+        owned = wl.trainable / (tp * pp) / (dp if lay.zero_stage >= 1 else 1)
         per_node = B / NU
         t_data = np.maximum(
             per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpuU, per_node * wl.data_bytes_per_sample / storU
@@ -365,9 +368,9 @@ def evaluate_space(
             "t_comp1": t_comp1,
             "act": act_msg,
             "t_tp": t_tp,
-            "t_dp_intra": comm.ring_allreduce_time_s(grad_bytes, dp_local, intraU, comm.INTRA_LATENCY_S),
-            "node_bytes": gU * grad_bytes / dp_local,
-            "dp_nodes": -(-dp // dp_local),
+            "grad_bytes": np.full(len(dp), grad_bytes),
+            "dp_local": np.maximum(np.minimum(dp, gU // tp), 1),
+            "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, mem_bwU),
             "a2a_bytes": B / GU * wl.embedding_exchange_bytes_per_sample,
             "t_data": t_data,
         }
@@ -384,16 +387,17 @@ def evaluate_space(
         zeros = np.zeros(len(idx))
         t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else zeros
         t_p2p = 2.0 * m * su["act"][uu] / tp / ig_bw[idx] if pp > 1 else zeros
-        t_dp_intra = su["t_dp_intra"][uu]
-        t_dp_inter = comm.ring_allreduce_time_s(su["node_bytes"][uu], su["dp_nodes"][uu], node_bw[idx], inter_lat[idx])
-        t_dp = t_dp_intra + t_dp_inter
+        t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw[idx], inter_lat[idx]
+        )
         t_dp_exposed = np.maximum(t_dp - overlap * (2.0 / 3.0) * t_comp / m, 0.0)
+        t_opt = su["t_opt"][uu]
         t_a2a = (
             comm.all_to_all_time_s(su["a2a_bytes"][uu], G[idx], ig_bw[idx])
             if wl.embedding_exchange_bytes_per_sample
             else zeros
         )
-        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_a2a + t_over
+        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_opt + t_a2a + t_over
         t_data = su["t_data"][uu]
         return {
             "data_parallel": d["dp"][uu],
@@ -404,7 +408,8 @@ def evaluate_space(
             "t_pipeline_bubble": t_bubble,
             "t_pipeline_p2p": t_p2p,
             "t_data_parallel_exposed": t_dp_exposed,
-            "t_dp_inter_share": np.where(t_dp > 0, t_dp_inter / np.where(t_dp > 0, t_dp, 1.0), 0.0),
+            "t_dp_inter_share": via_fabric.astype(float),
+            "t_optimizer_step": t_opt,
             "t_embedding_all_to_all": t_a2a,
             "t_framework_overhead": np.full(len(idx), t_over),
             "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0),
@@ -441,7 +446,7 @@ def evaluate_space(
         su = step_u(lay, d)
         busy = su["t_comp1"] + su["t_tp"]
         pp = lay.pipeline_parallel
-        lb_step = np.maximum(busy + (busy / su["m"] * (pp - 1) if pp > 1 else 0.0) + t_over, su["t_data"])
+        lb_step = np.maximum(busy + (busy / su["m"] * (pp - 1) if pp > 1 else 0.0) + su["t_opt"] + t_over, su["t_data"])
         B = d["B"].astype(float)
         lb = np.where(fitU, lb_step / B * compute.samples_factor(wl, B), np.inf)
         prepared.append((float(np.min(lb)), li, lay, d, su, lb))
@@ -514,7 +519,10 @@ def evaluate_space(
     gpu_w = power.gpu_power_w(
         per_server(lambda s, gp: gp.tdp_w), per_server(lambda s, gp: gp.idle_power_w), cap_pf, busy
     )
-    host_w = per_server(lambda s, _g: s.cpu_power_w + s.ram_power_w + s.storage_power_w + s.other_power_w)
+    busy_cores = g + thr / N * wl.cpu_core_ms_per_sample / 1000.0
+    host_w = power.cpu_power_w(per_server(lambda s, _g: s.cpu_power_w), cpu_cores, busy_cores) + per_server(
+        lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w
+    )
     nic_ports = per_server(lambda s, _g: s.nic_ports)
     node_w = power.node_power_w(
         g, gpu_w, host_w, nic_ports, per_fabric("nic_power_w"), per_server(lambda s, _g: s.psu_efficiency), N > 1

@@ -4,6 +4,9 @@
   full-load board power p(c) x TDP, linear between measured levels.
 * GPU average power: idle + (p(c) TDP - idle) x (busy + COMM_ACTIVITY x (1 - busy)), busy = compute share
   of the step (GPUs draw less while waiting on communication or data).
+* CPU power: CPU_IDLE_FRACTION of the package power at idle plus the rest in proportion to the busy
+  cores -- one host thread per GPU driving its kernels plus the data pipeline's demand (samples/s per node x
+  CPU core-seconds per sample). GPU training leaves most cores idle, so most CPUs run far below TDP.
 * Node power (AC) = (g x GPU + CPU + RAM + storage + NICs + other) / PSU efficiency.
 * IT power = nodes x node power + switches x switch power; facility power = IT power x PUE.
 """
@@ -16,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from planner.schemas import PowerCapCurve
 
 COMM_ACTIVITY = 0.3
+CPU_IDLE_FRACTION = 0.3  # server CPU package idle / loaded power, ~0.25-0.35 (SPECpower_ssj2008 result sheets)
 
 
 def cap_curve_at(curve: PowerCapCurve, cap_fraction: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -34,6 +38,11 @@ def gpu_power_w(
     idle = np.asarray(idle_w, dtype=float)
     busy = np.clip(np.asarray(busy_fraction, dtype=float), 0.0, 1.0)
     return np.asarray(idle + np.maximum(active - idle, 0.0) * (busy + COMM_ACTIVITY * (1.0 - busy)), dtype=float)
+
+
+def cpu_power_w(package_w: ArrayLike, cores: ArrayLike, busy_cores: ArrayLike) -> NDArray[np.float64]:
+    util = np.clip(np.asarray(busy_cores, dtype=float) / np.asarray(cores, dtype=float), 0.0, 1.0)
+    return np.asarray(np.asarray(package_w, dtype=float) * (CPU_IDLE_FRACTION + (1.0 - CPU_IDLE_FRACTION) * util))
 
 
 def node_power_w(

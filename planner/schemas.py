@@ -149,7 +149,7 @@ class Server(Strict):
     cpu_cores: Annotated[int, Field(ge=1)]
     """Physical CPU cores per node."""
     cpu_power_w: Positive
-    """CPU package power under training load, W."""
+    """CPU package power with all cores busy, W (the model scales it by the busy cores, planner/power.py)."""
     ram_gb: Positive
     """Host memory, GB."""
     ram_power_w: Positive

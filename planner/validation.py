@@ -9,11 +9,12 @@ Cases (all from reference/):
 * Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
 
 Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper x
-cnn/encoder/llm -- and three global scales (overlap_scale on the frameworks' overlap fractions,
-fabric_efficiency_scale on the fabrics' achieved efficiency, half_batch_scale on the workloads'
-efficiency_half_batch). Fit split: the MLPerf results of the first round each GPU type appeared in (A100:
-v2.0, H100: v2.1), at all scales (a result resubmitted unchanged later counts in its first round), and
-the Megatron rows on at most 512 GPUs. Everything else (later rounds, Megatron >= 1024 GPUs, all energy
+cnn/encoder/llm -- and two global scales (overlap_scale on the frameworks' overlap fractions,
+half_batch_scale on the workloads' efficiency_half_batch). Fabric bandwidth and efficiency are catalog
+physics (line rate x nccl-tests efficiency), not fitted. Fit split: the MLPerf results of the first round
+each GPU type was available in (A100: v2.0, H100: v3.0; "preview" submissions are never fit data), at all
+scales (a result resubmitted unchanged later counts in its first round), and the Megatron rows on at most
+512 GPUs. Everything else (later rounds, Megatron >= 1024 GPUs, all energy
 cases) is test data. Power, memory and convergence figures are physical/catalog values, not fitted.
 Power-cap curves are refitted leaving the validated network out for their own validation rows.
 """
@@ -35,7 +36,10 @@ from planner.data import Catalog, load_catalog, reference_dir
 from planner.model import evaluate
 from planner.schemas import Configuration, Layout, Server, Workload
 
-FIRST_ROUND = {"a100": "v2.0", "h100": "v2.1"}  # fit on the first round each GPU type was published in
+# fit on the first round each GPU type was available in (MLPerf "available" category): A100 in v2.0; the
+# H100 first appeared as a "preview" system (not yet available hardware/software) in v2.1 and was available
+# from v3.0. Preview submissions are always test data.
+FIRST_ROUND = {"a100": "v2.0", "h100": "v3.0"}
 FIT_MAX_MEGATRON_GPUS = 512
 ACCELERATORS = [  # substring of the MLPerf accelerator name -> catalog GPU
     ("PCIE-80GB", "a100-pcie-80gb"),
@@ -133,7 +137,8 @@ def mlperf_cases(ref: Path) -> pd.DataFrame:
     df["global_batch"] = df["global_batch"].astype(str).str.split(";").str[0].astype(float).astype(int)
     gpu_kind = np.where(df["accelerator"].str.contains("H100"), "h100", "a100")
     first = np.array([FIRST_ROUND[k] for k in gpu_kind])
-    df["split"] = np.where(df["round"].to_numpy() == first, "fit", "test")
+    preview = df["system"].str.contains("preview", case=False).to_numpy()
+    df["split"] = np.where((df["round"].to_numpy() == first) & ~preview, "fit", "test")
     return df.reset_index(drop=True)
 
 
@@ -205,15 +210,22 @@ def megatron_table(ref: Path) -> pd.DataFrame:
 
 
 def power_cases(ref: Path) -> list[dict[str, Any]]:
+    """The 8-GPU MLPerf Power rows, with the global batch of the same run in the Training results (submitter
+    'smc-ac-power': same system, same time-to-train)."""
+    training = pd.read_csv(ref / "mlperf_training_calibration.csv")
+    training = training[training["submitter"] == "smc-ac-power"]
     out = []
     for line in (ref / "mlperf_power.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 6 and cells[0] == "8":
+            bench = "bert" if "BERT" in cells[1] else "resnet"
+            batch = training.loc[training["benchmark"] == bench, "global_batch"]
             out.append(
                 {
-                    "benchmark": "bert" if "BERT" in cells[1] else "resnet",
+                    "benchmark": bench,
                     "minutes": float(cells[2]),
                     "ac_kj": float(cells[3].replace(",", "")),
+                    "global_batch": int(batch.iloc[0]) if len(batch) else None,
                 }
             )
     return out
@@ -257,7 +269,10 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
     for p in [] if fit_only else power_cases(ref):
         wl = cat.workload(_workload_id(p["benchmark"]))
         est = evaluate(
-            cat, Configuration(model=wl.id, server="dgx-h100", nodes=1, global_batch=wl.default_global_batch)
+            cat,
+            Configuration(
+                model=wl.id, server="dgx-h100", nodes=1, global_batch=p["global_batch"] or wl.default_global_batch
+            ),
         )
         kj = est.energy_kwh * 3600.0
         cases.append(
@@ -362,8 +377,7 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
     return cases
 
 
-OVERLAP_SCALES = (0.0, 0.5, 1.0)
-FABRIC_SCALES = (0.25, 0.4, 0.6, 0.85)
+OVERLAP_SCALES = (0.0, 0.25, 0.5, 0.75, 1.0)
 HALF_BATCH_SCALES = (1.0, 4.0, 16.0)
 
 
@@ -392,12 +406,12 @@ def fit_all(cat: Catalog, ref: Path) -> dict[str, Any]:
     """Grid over the two global communication scales; MFU refitted at each grid point; best fit-split score."""
     best: tuple[float, dict[str, Any]] | None = None
     for o in OVERLAP_SCALES:
-        for f in FABRIC_SCALES:
-            for hb in HALF_BATCH_SCALES:
-                start = {**cat.calibration, "overlap_scale": o, "fabric_efficiency_scale": f, "half_batch_scale": hb}
-                calibration, score = fit_mfu(cat.replace(calibration=start), ref)
-                if best is None or score < best[0]:
-                    best = (score, calibration)
+        for hb in HALF_BATCH_SCALES:
+            start = {**cat.calibration, "overlap_scale": o, "half_batch_scale": hb}
+            start.pop("fabric_efficiency_scale", None)  # retired: fabric efficiency is catalog physics
+            calibration, score = fit_mfu(cat.replace(calibration=start), ref)
+            if best is None or score < best[0]:
+                best = (score, calibration)
     assert best is not None
     return best[1]
 
@@ -433,8 +447,9 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "Generated by `planner validate` (planner/validation.py) from the data in `reference/`. Do not edit by hand.",
         "",
         "Error = (predicted - published) / published. **Fit** rows were used to fit the only fitted parameters "
-        "(achievable MFU per GPU family x workload family and three global scales: the MLPerf round each GPU "
-        "type first appeared in (A100 v2.0, H100 v2.1) at all scales, and Megatron-LM rows on <= 512 GPUs); "
+        "(achievable MFU per GPU family x workload family and two global scales, overlap and small-batch "
+        "efficiency): the MLPerf round each GPU type was first available in (A100 v2.0, H100 v3.0; preview "
+        "systems are test data) at all scales, and Megatron-LM rows on <= 512 GPUs); "
         "**test** rows were not. MLPerf time-to-train predictions use the "
         "workload's convergence-vs-batch curve (not the run's own convergence point), so they include "
         "convergence noise; MLPerf times also include evaluation and start-up, which the model does not add.",
@@ -447,7 +462,7 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "",
         "```yaml",
         yaml.safe_dump(
-            {k: calibration.get(k) for k in ("mfu", "overlap_scale", "fabric_efficiency_scale", "half_batch_scale")},
+            {k: calibration.get(k) for k in ("mfu", "overlap_scale", "half_batch_scale")},
             sort_keys=True,
         ).strip(),
         "```",
@@ -496,9 +511,8 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
         "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
         "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
         "# fp8_efficiency_ratio: MFU against the FP8 peak relative to BF16 (1.4x speed-up, estimate).\n"
-        "# overlap_scale multiplies every framework's overlap_fraction, fabric_efficiency_scale every\n"
-        "# fabric's achieved_efficiency, half_batch_scale every workload's efficiency_half_batch: fitted\n"
-        "# on a grid on the same split.\n"
+        "# overlap_scale multiplies every framework's overlap_fraction, half_batch_scale every workload's\n"
+        "# efficiency_half_batch: fitted on a grid on the same split. Fabric efficiency is not fitted.\n"
     )
     (cdir / "calibration.yaml").write_text(header + yaml.safe_dump(calibration, sort_keys=False))
     return calibration

@@ -7,7 +7,8 @@ The toy world (used by the optimizer specifications):
   parameter (communication is negligible and fully overlapped), framework overhead 1 s per step.
   Step time on n one-GPU nodes at cap 1.0 = 1000 * 1e12 / (n * 5e13) + 1 = 20/n + 1 s, so
   time to train T(n) = 1000 * (20/n + 1) s.
-* Servers "toy-a" (price 10,000) and "toy-b" (identical, price 20,000), one GPU each, host power 1 W.
+* Servers "toy-a" (price 10,000) and "toy-b" (identical, price 20,000), one GPU each, one CPU core (kept
+  busy by the GPU's host thread, so the CPU draws its full 1 W), host power 1.0002 W.
 * Fabric "toy-net": no switch power or price.
 * Sites "clean" (0.01 kg/kWh) and "dirty" (1.0 kg/kWh), PUE 1, 1 USD/kWh.
 """
@@ -56,7 +57,7 @@ def toy_server(**kw: Any) -> Server:
         gpu="toy-gpu",
         gpus_per_node=1,
         cpu="toy",
-        cpu_cores=64,
+        cpu_cores=1,
         cpu_power_w=1.0,
         ram_gb=64,
         ram_power_w=0.0001,

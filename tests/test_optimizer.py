@@ -136,7 +136,7 @@ def test_result_round_trips_through_json(toy: Catalog) -> None:
     res = solve(req(deadline_days=2 * H), toy)
     again = PlanResult.model_validate_json(res.model_dump_json())
     assert again == res
-    assert len(res.to_frame()) == 1 and "toy-a" in res.summary()
+    assert res.plan is not None and len(res.to_frame()) == 1 and res.plan.server in res.summary()
 
 
 def test_pareto_front_points_are_optimal_and_non_dominated(toy: Catalog) -> None:

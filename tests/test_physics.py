@@ -29,12 +29,30 @@ def test_node_bandwidth_8_hdr_ports_at_85_percent() -> None:
     assert float(comm.node_bandwidth_bytes_s(1, 400, 200, 1.0)) == pytest.approx(25e9)
 
 
-def test_hierarchical_allreduce_two_nodes_of_eight() -> None:
-    # intra: 2*7/8 * 8e8 / 2.4e11 + 14*3e-6; inter over 2 nodes, all 8 GPUs push S/8 -> node traffic S:
-    # 2*1/2 * 8e8 / 1e11 + 2*1*1e-5
-    t = comm.hierarchical_allreduce_time_s(8e8, 8, 2, 8, 1, 2.4e11, 1e11, 1e-5)
-    expected = 2 * 7 / 8 * 8e8 / 2.4e11 + 14 * 3e-6 + 8e8 / 1e11 + 2e-5
-    assert float(t) == pytest.approx(expected, rel=1e-12)
+def test_data_parallel_allreduce_two_nodes_of_eight_is_nic_bound() -> None:
+    # 16 replicas, 8 per node: the ring leaves each node through its NICs, shared by the one group on the
+    # node -> bus bandwidth min(2.4e11, 1e11 * 8 / 8) = 1e11; 2 * 15/16 * 8e8 / 1e11 + 30 * 1e-5
+    t, via_fabric = comm.data_parallel_allreduce_time_s(8e8, 16, 8, 8, 2.4e11, 1e11, 1e-5)
+    assert float(t) == pytest.approx(2 * 15 / 16 * 8e8 / 1e11 + 30 * 1e-5, rel=1e-12)
+    assert bool(via_fabric)
+
+
+def test_data_parallel_allreduce_inside_one_node_uses_nvlink() -> None:
+    # 8 replicas on one node: 2 * 7/8 * 8e8 / 2.4e11 + 14 * intra latency; the fabric is not used
+    t, via_fabric = comm.data_parallel_allreduce_time_s(8e8, 8, 8, 8, 2.4e11, 1e11, 1e-5)
+    assert float(t) == pytest.approx(2 * 7 / 8 * 8e8 / 2.4e11 + 14 * comm.INTRA_LATENCY_S, rel=1e-12)
+    assert not bool(via_fabric)
+
+
+def test_data_parallel_allreduce_tensor_parallel_groups_share_the_nics() -> None:
+    # TP4 on 8-GPU nodes: 2 replicas of each group per node, 4 groups share the NICs -> each gets 1e11 * 2/8
+    t, _ = comm.data_parallel_allreduce_time_s(1e9, 4, 2, 8, 2.4e11, 1e11, 0.0)
+    assert float(t) == pytest.approx(2 * 3 / 4 * 1e9 / 2.5e10, rel=1e-12)
+
+
+def test_optimizer_step_is_memory_bound() -> None:
+    # 1e9 params x (2 x 16 + 4) B = 36 GB at 2 TB/s x 0.8 = 22.5 ms
+    assert float(compute.optimizer_step_time_s(1e9, 16, 2.0)) == pytest.approx(36e9 / 1.6e12)
 
 
 def test_pipeline_bubble_4_stages_12_microbatches() -> None:
