@@ -233,7 +233,10 @@ def evaluate_space(
     precision = work.precision or wl.precision
     peak_used = [compute.peak_tflops(g, precision) for g in gpus_]
     peak = np.asarray([p for p, _ in peak_used])[si]
-    prec_used = np.asarray([u for _, u in peak_used])[si]
+    prec_cats = sorted({u for _, u in peak_used})
+    prec_used = pd.Categorical.from_codes(
+        np.asarray([prec_cats.index(u) for _, u in peak_used], dtype=np.int8)[si], categories=prec_cats
+    )
     mfu_cap = np.asarray(
         [compute.mfu_max(catalog.calibration, g, wl, u) for g, (_, u) in zip(gpus_, peak_used, strict=True)]
     )[si]
@@ -275,10 +278,7 @@ def evaluate_space(
     hidden = float(wl.hidden_size or 0)
     layers = float(wl.layers or 1)
     ukey = si.astype(np.int64) * (int(N.max()) + 1) + N
-    ukeys, u_of = np.unique(ukey, return_inverse=True)
-    u_of = u_of.ravel()
-    first = np.zeros(len(ukeys), dtype=np.int64)
-    first[u_of[::-1]] = np.arange(n)[::-1]  # a representative configuration of each U row
+    n_u, u_of, first = _group(ukey)  # first: a representative configuration of each U row
     gU, GU, NU = g[first], G[first], N[first]
     intraU, mfuU, peakU = intra_bw[first], mfu_cap[first], peak[first]
     cpuU, storU, memU_cap, mem_bwU = cpu_cores[first], storage_bw[first], gpu_mem[first], mem_bw[first]
@@ -286,7 +286,6 @@ def evaluate_space(
     ig_bw = np.where(N > 1, node_bw / g, intra_bw)  # per-GPU bandwidth to other nodes (or peers)
     t_over = fw.step_overhead_ms / 1000.0
 
-    best_score = np.full(n, np.inf)
     cols: dict[str, np.ndarray] = {
         "layout_index": np.full(n, -1, dtype=np.int64),
         "data_parallel": np.zeros(n, dtype=np.int64),
@@ -309,8 +308,8 @@ def evaluate_space(
         "t_data_pipeline_stall",
     ):
         cols[k] = np.full(n, np.nan)
-    min_memU = np.full(len(ukeys), np.inf)
-    min_layoutU = np.full(len(ukeys), -1, dtype=np.int64)
+    min_memU = np.full(n_u, np.inf)
+    min_layoutU = np.full(n_u, -1, dtype=np.int64)
 
     def per_u(lay: Layout) -> dict[str, np.ndarray]:
         """Layout quantities on the (server, nodes) rows."""
@@ -416,11 +415,6 @@ def evaluate_space(
             "step_time_s": np.maximum(t_gpu, t_data),
         }
 
-    def score(parts: dict[str, np.ndarray]) -> np.ndarray:
-        """Time to train per reference sample: layouts differ in global batch, so compare this, not steps."""
-        B = parts["global_batch"].astype(float)
-        return np.asarray(parts["step_time_s"] / B * compute.samples_factor(wl, B))
-
     def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
         cols["layout_index"][idx] = li
         cols["memory_per_gpu_gb"][idx] = mem
@@ -451,23 +445,61 @@ def evaluate_space(
         lb = np.where(fitU, lb_step / B * compute.samples_factor(wl, B), np.inf)
         prepared.append((float(np.min(lb)), li, lay, d, su, lb))
     prepared.sort(key=lambda x: (x[0], x[1]))
-    order = np.argsort(u_of, kind="stable")
-    u_sorted = u_of[order]
-    starts = np.flatnonzero(np.r_[True, u_sorted[1:] != u_sorted[:-1]])
-    u_present = u_sorted[starts]
+    # Phase B runs on a dense grid: columns = distinct (server, nodes, fabric) rows, rows = distinct cap levels
+    # (caps x rows, so reductions over caps are vectorized). The row terms are computed once per row, the cap
+    # enters by broadcasting, and only the winning layout's index and score are kept; the full breakdown is
+    # computed once per configuration afterwards, for its winner.
+    n_r, r_of, first_r = _group(ukey * (len(space.fabric_ids) + 1) + fi)
+    cap_levels = np.sort(pd.unique(cap))
+    c_of = np.searchsorted(cap_levels, cap)
+    u_of_r = u_of[first_r]
+    tf_by_server = np.asarray(
+        [power.cap_curve_at(catalog.power_curves[gp.power_curve], cap_levels)[0] for gp in gpus_]
+    ).reshape(len(gpus_), len(cap_levels))
+    inv_tf = np.ascontiguousarray((1.0 / tf_by_server[si[first_r]]).T)  # caps x rows
+    best2 = np.full((len(cap_levels), n_r), -np.inf)  # absent cells stay -inf: never block pruning
+    best2[c_of, r_of] = np.inf
+    lay2 = np.full(best2.shape, -1, dtype=np.int64)
+    worst_r = np.max(best2, axis=0)
+    node_bw_r, lat_r, ig_bw_r = node_bw[first_r], inter_lat[first_r], ig_bw[first_r]
     for _, li, lay, d, su, lb in prepared:
-        worst = np.full(len(ukeys), np.inf)
-        worst[u_present] = np.maximum.reduceat(best_score[order], starts)
-        can_improve = lb < worst
-        if not can_improve.any():
+        sel = lb[u_of_r] < worst_r
+        if not sel.any():
             continue
-        idx = np.flatnonzero(can_improve[u_of])
-        parts = step_configs(lay, idx, su, d)
-        sc = score(parts)
-        better = sc < best_score[idx]
-        if better.any():
-            best_score[idx[better]] = sc[better]
-            store(li, idx[better], {k: v[better] for k, v in parts.items()}, d["mem"][u_of[idx[better]]], True)
+        rows = np.flatnonzero(sel)
+        uu = u_of_r[rows]
+        m = su["m"][uu]
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        t_comp = su["t_comp1"][uu] * inv_tf[:, rows]
+        busy = t_comp + su["t_tp"][uu]
+        if pp > 1:
+            busy = busy * (1.0 + (pp - 1) / m)
+        t_dp, _ = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
+        )
+        fixed = su["t_opt"][uu] + t_over
+        if pp > 1:
+            fixed = fixed + 2.0 * m * su["act"][uu] / tp / ig_bw_r[rows]
+        if wl.embedding_exchange_bytes_per_sample:
+            fixed = fixed + comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows])
+        exposed = np.maximum(t_dp - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
+        step = np.maximum(busy + exposed + fixed, su["t_data"][uu])
+        B = d["B"][uu].astype(float)
+        sc = step * (compute.samples_factor(wl, B) / B)
+        cur = best2[:, rows]
+        better = sc < cur
+        if not better.any():
+            continue
+        new_best = np.where(better, sc, cur)
+        best2[:, rows] = new_best
+        lay2[:, rows] = np.where(better, li, lay2[:, rows])
+        worst_r[rows] = np.max(new_best, axis=0)
+    won = lay2[c_of, r_of]
+    by_li = {li: (d, su) for _, li, _, d, su, _ in prepared}
+    for li in np.unique(won[won >= 0]):
+        idx = np.flatnonzero(won == li)
+        d, su = by_li[int(li)]
+        store(int(li), idx, step_configs(layouts[li], idx, su, d), d["mem"][u_of[idx]], True)
     missing = (cols["layout_index"] < 0) & (min_layoutU[u_of] >= 0)
     for li in np.unique(min_layoutU[u_of[missing]]):
         idx = np.flatnonzero(missing & (min_layoutU[u_of] == li))
@@ -533,21 +565,30 @@ def evaluate_space(
     res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
     res["bottleneck"] = _bottleneck(res, N)
     res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
-    res["model"] = wl.id
+    res["model"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
-    return price_space(catalog, pd.DataFrame(res), site_.id, purchase, life_years)
+    res.update(_price_columns(catalog, res, site_.id, purchase, life_years))
+    return pd.DataFrame(res, copy=False)
 
 
 def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, life_years: float) -> pd.DataFrame:
     """The site- and money-dependent columns of evaluated configurations (facility power and energy via PUE,
     capex or rent, energy cost, carbon, availability, feasibility) from the physical ones. Re-pricing a table
     for another site, purchase mode or price list needs no re-evaluation of the physics."""
+    out = df.copy(deep=False)  # copy-on-write: the caller's table is not modified
+    for k, v in _price_columns(catalog, out, site, purchase, life_years).items():
+        out[k] = v
+    return out
+
+
+def _price_columns(catalog: Catalog, df: Any, site: str, purchase: str, life_years: float) -> dict[str, Any]:
+    """The priced columns from a table or dict of physical columns (see price_space)."""
     site_ = catalog.site(site)
     if purchase not in ("buy", "rent"):
         raise PlannerInputError(f"purchase must be 'buy' or 'rent' (got {purchase!r})")
-    out = df.copy()
-    srv_cat = pd.Categorical(out["server"])
-    fab_cat = pd.Categorical(out["fabric"])
+    out: dict[str, Any] = {}
+    srv_cat = pd.Categorical(df["server"])
+    fab_cat = pd.Categorical(df["fabric"])
     srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
 
     def srv_attr(fn: Any) -> np.ndarray:
@@ -556,9 +597,9 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
     def fab_attr(attr: str) -> np.ndarray:
         return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[fab_codes]
 
-    N = out["nodes"].to_numpy()
-    hours = out["time_to_train_h"].to_numpy(float)
-    it_kw = out["power_kw"].to_numpy(float)
+    N = np.asarray(df["nodes"])
+    hours = np.asarray(df["time_to_train_h"], dtype=float)
+    it_kw = np.asarray(df["power_kw"], dtype=float)
     fac_kwh = it_kw * site_.pue * hours
     out["facility_power_kw"] = it_kw * site_.pue
     out["facility_energy_kwh"] = fac_kwh
@@ -572,7 +613,7 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
         price,
         nic_ports,
         fab_attr("nic_price_usd"),
-        out["switches"].to_numpy(),
+        np.asarray(df["switches"]),
         fab_attr("switch_price_usd"),
         cables,
         fab_attr("cable_price_usd"),
@@ -590,9 +631,9 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
         available = np.isfinite(rent)
     out["available"] = available
     out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
-    out["site"] = pd.Categorical.from_codes(np.zeros(len(out), dtype=np.int8), categories=[site_.id])
-    out["purchase"] = pd.Categorical.from_codes(np.zeros(len(out), dtype=np.int8), categories=[purchase])
-    out["feasible"] = out["fits_memory"].to_numpy(bool) & available & out["valid_layout"].to_numpy(bool)
+    out["site"] = pd.Categorical.from_codes(np.zeros(len(N), dtype=np.int8), categories=[site_.id])
+    out["purchase"] = pd.Categorical.from_codes(np.zeros(len(N), dtype=np.int8), categories=[purchase])
+    out["feasible"] = np.asarray(df["fits_memory"], dtype=bool) & available & np.asarray(df["valid_layout"], dtype=bool)
     return out
 
 
@@ -618,15 +659,34 @@ def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
     return pd.Categorical.from_codes(code, categories=BOTTLENECKS)
 
 
+def _group(keys: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """(number of distinct keys, group of each element in key order, first element of each group), like
+    np.unique(return_inverse) but by a presence table, without sorting, when the keys are small integers."""
+    n = len(keys)
+    top = int(keys.max()) + 1 if n else 1
+    if top > 8 * n + 1_000_000:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        count, inverse = len(uniq), inverse.ravel()
+    else:
+        present = np.zeros(top, dtype=bool)
+        present[keys] = True
+        ids = np.cumsum(present) - 1
+        count, inverse = int(ids[-1]) + 1, ids[keys]
+    first = np.zeros(count, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n)[::-1]
+    return count, inverse, first
+
+
 def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts: Sequence[Layout]) -> Any:
     """Labels like 'DP16 TP8 PP4 ZeRO-1', built once per distinct (layout, data-parallel degree)."""
-    keys = layout_index.astype(np.int64) * 10_000_000 + data_parallel.astype(np.int64)
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    labels = np.asarray([layouts[int(k // 10_000_000)].label(int(k % 10_000_000)) for k in uniq], dtype=object)
+    dp = data_parallel.astype(np.int64)
+    keys = layout_index.astype(np.int64) * (int(dp.max()) + 1) + dp
+    _, inverse, first = _group(keys)
+    labels = [layouts[int(layout_index[i])].label(int(dp[i])) for i in first]
     return (
-        pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(labels).unique())
+        pd.Categorical.from_codes(inverse, categories=pd.Index(labels))
         if len(set(labels)) == len(labels)
-        else labels[inverse]
+        else np.asarray(labels, dtype=object)[inverse]
     )
 
 
