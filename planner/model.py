@@ -560,14 +560,14 @@ def evaluate_space(
         g, gpu_w, host_w, nic_ports, per_fabric("nic_power_w"), per_server(lambda s, _g: s.psu_efficiency), N > 1
     )
     radix = per_fabric("switch_radix").astype(np.int64)
-    switches = cost.switch_count(N, nic_ports, radix)
+    switches = cost.switch_count(N[first_r], nic_ports[first_r], radix[first_r])[r_of]  # per (server, nodes, fabric)
     it_kw = (N * node_w + switches * per_fabric("switch_power_w")) / 1000.0
     res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
     res["bottleneck"] = _bottleneck(res, N)
     res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
     res["model"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
-    res.update(_price_columns(catalog, res, site_.id, purchase, life_years))
+    res.update(_price_columns(catalog, res, site_.id, purchase, life_years, (r_of, first_r)))
     return pd.DataFrame(res, copy=False)
 
 
@@ -581,8 +581,17 @@ def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, li
     return out
 
 
-def _price_columns(catalog: Catalog, df: Any, site: str, purchase: str, life_years: float) -> dict[str, Any]:
-    """The priced columns from a table or dict of physical columns (see price_space)."""
+def _price_columns(
+    catalog: Catalog,
+    df: Any,
+    site: str,
+    purchase: str,
+    life_years: float,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """The priced columns from a table or dict of physical columns (see price_space). ``rows`` = (row of each
+    configuration, a configuration of each row) for rows of equal (server, fabric, nodes): capex is computed
+    once per row."""
     site_ = catalog.site(site)
     if purchase not in ("buy", "rent"):
         raise PlannerInputError(f"purchase must be 'buy' or 'rent' (got {purchase!r})")
@@ -603,21 +612,24 @@ def _price_columns(catalog: Catalog, df: Any, site: str, purchase: str, life_yea
     fac_kwh = it_kw * site_.pue * hours
     out["facility_power_kw"] = it_kw * site_.pue
     out["facility_energy_kwh"] = fac_kwh
-    nic_ports = srv_attr(lambda s: s.nic_ports)
-    radix = fab_attr("switch_radix").astype(np.int64)
-    cables = cost.cable_count(N, nic_ports.astype(np.int64), radix)
     price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)
     rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
-    capex = cost.capex_usd(
-        N,
-        price,
-        nic_ports,
-        fab_attr("nic_price_usd"),
-        np.asarray(df["switches"]),
-        fab_attr("switch_price_usd"),
-        cables,
-        fab_attr("cable_price_usd"),
-    )
+
+    def capex_of(sel: Any) -> np.ndarray:
+        nic_ports = srv_attr(lambda s: s.nic_ports)[sel]
+        radix = fab_attr("switch_radix").astype(np.int64)[sel]
+        return cost.capex_usd(
+            N[sel],
+            price[sel],
+            nic_ports,
+            fab_attr("nic_price_usd")[sel],
+            np.asarray(df["switches"])[sel],
+            fab_attr("switch_price_usd")[sel],
+            cost.cable_count(N[sel], nic_ports.astype(np.int64), radix),
+            fab_attr("cable_price_usd")[sel],
+        )
+
+    capex = capex_of(slice(None)) if rows is None else capex_of(rows[1])[rows[0]]
     energy_usd = fac_kwh * site_.electricity_usd_per_kwh
     if purchase == "buy":
         hw = cost.amortized_usd(capex, hours, life_years)
@@ -652,8 +664,12 @@ def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
     a2a, p2p = df["t_embedding_all_to_all"], df["t_pipeline_p2p"]
     fabric = dp_exp * inter_share + (a2a + p2p) * multi
     intra = df["t_tensor_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
-    parts = np.vstack([df["t_compute"], fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]])
-    code = np.argmax(parts, axis=0)
+    code = np.zeros(len(nodes), dtype=np.int8)
+    top = np.asarray(df["t_compute"], dtype=float)
+    for k, part in enumerate((fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]), start=1):
+        larger = part > top  # first maximum wins, as argmax
+        code[larger] = k
+        top = np.maximum(top, part)
     code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
     code = np.where(df["fits_memory"], code, 6)
     return pd.Categorical.from_codes(code, categories=BOTTLENECKS)
@@ -682,7 +698,8 @@ def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts:
     dp = data_parallel.astype(np.int64)
     keys = layout_index.astype(np.int64) * (int(dp.max()) + 1) + dp
     _, inverse, first = _group(keys)
-    labels = [layouts[int(layout_index[i])].label(int(dp[i])) for i in first]
+    suffix = [lay.label(1)[len("DP1") :] for lay in layouts]
+    labels = [f"DP{d}{suffix[li]}" for li, d in zip(layout_index[first].tolist(), dp[first].tolist(), strict=True)]
     return (
         pd.Categorical.from_codes(inverse, categories=pd.Index(labels))
         if len(set(labels)) == len(labels)
