@@ -293,6 +293,7 @@ def evaluate_space(
         "memory_per_gpu_gb": np.full(n, np.inf),
         "fits_memory": np.zeros(n, dtype=bool),
         "step_time_s": np.full(n, np.inf),
+        "samples_factor": np.full(n, np.nan),
     }
     for k in (
         "micro_batch",
@@ -341,7 +342,7 @@ def evaluate_space(
             + embedU
             + memory.WORKSPACE_GB
         )
-        return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem}
+        return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem, "sf_per_B": compute.samples_factor(wl, B) / B}
 
     def step_u(lay: Layout, d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Cap- and fabric-independent step terms on the (server, nodes) rows."""
@@ -385,14 +386,22 @@ def evaluate_space(
         t_tp = su["t_tp"][uu]
         zeros = np.zeros(len(idx))
         t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else zeros
-        t_p2p = 2.0 * m * su["act"][uu] / tp / ig_bw[idx] if pp > 1 else zeros
-        t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
-            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw[idx], inter_lat[idx]
+        # fabric terms once per (server, nodes, fabric) row among idx, then spread to the configurations
+        mask = np.zeros(n_r, dtype=bool)
+        mask[r_of[idx]] = True
+        rows = np.flatnonzero(mask)
+        rr = (np.cumsum(mask) - 1)[r_of[idx]]
+        ru = u_of_r[rows]
+        ig_r = ig_bw_r[rows]
+        t_p2p = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr] if pp > 1 else zeros
+        t_dp_r, via_r = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes"][ru], d["dp"][ru], su["dp_local"][ru], gU[ru], intraU[ru], node_bw_r[rows], lat_r[rows]
         )
+        t_dp, via_fabric = t_dp_r[rr], via_r[rr]
         t_dp_exposed = np.maximum(t_dp - overlap * (2.0 / 3.0) * t_comp / m, 0.0)
         t_opt = su["t_opt"][uu]
         t_a2a = (
-            comm.all_to_all_time_s(su["a2a_bytes"][uu], G[idx], ig_bw[idx])
+            comm.all_to_all_time_s(su["a2a_bytes"][ru], GU[ru], ig_r)[rr]
             if wl.embedding_exchange_bytes_per_sample
             else zeros
         )
@@ -401,6 +410,7 @@ def evaluate_space(
         return {
             "data_parallel": d["dp"][uu],
             "global_batch": d["B"][uu],
+            "samples_factor": d["sf_per_B"][uu] * d["B"][uu],
             "micro_batch": d["mb"][uu],
             "t_compute": t_comp,
             "t_tensor_parallel": t_tp,
@@ -426,7 +436,12 @@ def evaluate_space(
     # score -- the step at full clock without data-parallel, p2p or all-to-all communication (every term
     # left out is >= 0 and a cap only slows compute). Phase B visits layouts from the best bound and skips a
     # row whose bound cannot beat the worst current score among its configurations: exact pruning.
-    prepared = []
+    # Dominance (also exact): on a row where a layout fits, a variant that only adds recomputation, only
+    # raises ZeRO to stage 3, or (without pipelining) only adds accumulation steps is never faster -- every
+    # step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
+    # they add) -- so the variant is skipped there.
+    fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
+    phase_a = []
     for li, lay in enumerate(layouts):
         d = per_u(lay)
         if not d["valid"].any():
@@ -435,14 +450,21 @@ def evaluate_space(
         min_memU = np.where(smaller, d["mem"], min_memU)
         min_layoutU = np.where(smaller, li, min_layoutU)
         fitU = d["valid"] & memory.fits(d["mem"], memU_cap)
+        if fitU.any():
+            fits_by_key[_layout_key(lay)] = fitU
+            phase_a.append((li, lay, d, fitU))
+    prepared = []
+    for li, lay, d, fitU in phase_a:
+        for key in _dominating_keys(lay):
+            if key in fits_by_key:
+                fitU = fitU & ~fits_by_key[key]
         if not fitU.any():
             continue
         su = step_u(lay, d)
         busy = su["t_comp1"] + su["t_tp"]
         pp = lay.pipeline_parallel
         lb_step = np.maximum(busy + (busy / su["m"] * (pp - 1) if pp > 1 else 0.0) + su["t_opt"] + t_over, su["t_data"])
-        B = d["B"].astype(float)
-        lb = np.where(fitU, lb_step / B * compute.samples_factor(wl, B), np.inf)
+        lb = np.where(fitU, lb_step * d["sf_per_B"], np.inf)
         prepared.append((float(np.min(lb)), li, lay, d, su, lb))
     prepared.sort(key=lambda x: (x[0], x[1]))
     # Phase B runs on a dense grid: columns = distinct (server, nodes, fabric) rows, rows = distinct cap levels
@@ -484,8 +506,7 @@ def evaluate_space(
             fixed = fixed + comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows])
         exposed = np.maximum(t_dp - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
         step = np.maximum(busy + exposed + fixed, su["t_data"][uu])
-        B = d["B"][uu].astype(float)
-        sc = step * (compute.samples_factor(wl, B) / B)
+        sc = step * d["sf_per_B"][uu]
         cur = best2[:, rows]
         better = sc < cur
         if not better.any():
@@ -513,6 +534,7 @@ def evaluate_space(
             "no parallel layout is valid for these node counts (tensor/pipeline degrees "
             "must divide the GPUs per node and the total GPUs)"
         )
+    samples_factor = cols.pop("samples_factor")
     res.update(cols)
     li_arr = np.maximum(cols["layout_index"], 0)
     for attr in ("tensor_parallel", "pipeline_parallel", "zero_stage", "recompute", "accumulation"):
@@ -535,7 +557,7 @@ def evaluate_space(
     # ---- throughput, time ---------------------------------------------------------------------------
     B = cols["global_batch"].astype(float)
     thr = B / step
-    samples = samples_base * compute.samples_factor(wl, B)
+    samples = samples_base * samples_factor
     hours = samples / thr / 3600.0
     res["throughput_samples_per_s"] = thr
     res["samples_to_train"] = samples
@@ -673,6 +695,23 @@ def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
     code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
     code = np.where(df["fits_memory"], code, 6)
     return pd.Categorical.from_codes(code, categories=BOTTLENECKS)
+
+
+def _layout_key(lay: Layout) -> tuple[int, int, int, bool, int]:
+    return (lay.tensor_parallel, lay.pipeline_parallel, lay.zero_stage, lay.recompute, lay.accumulation)
+
+
+def _dominating_keys(lay: Layout) -> list[tuple[int, int, int, bool, int]]:
+    """Layouts at least as fast as ``lay`` wherever they fit (same tensor and pipeline degrees)."""
+    tp, pp, z, rec, acc = _layout_key(lay)
+    keys = []
+    if rec:
+        keys.append((tp, pp, z, False, acc))
+    if z == 3:
+        keys += [(tp, pp, lower, rec, acc) for lower in (0, 1, 2)]
+    if pp == 1:
+        keys += [(tp, pp, z, rec, a) for a in (1, 2, 4, 8, 16, 32) if a < acc]
+    return keys
 
 
 def _group(keys: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
