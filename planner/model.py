@@ -384,8 +384,7 @@ def evaluate_space(
         m = su["m"][uu]
         t_comp = su["t_comp1"][uu] / cap_tf[idx]
         t_tp = su["t_tp"][uu]
-        zeros = np.zeros(len(idx))
-        t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else zeros
+        t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else np.zeros(len(idx))
         # fabric terms once per (server, nodes, fabric) row among idx, then spread to the configurations
         mask = np.zeros(n_r, dtype=bool)
         mask[r_of[idx]] = True
@@ -393,7 +392,7 @@ def evaluate_space(
         rr = (np.cumsum(mask) - 1)[r_of[idx]]
         ru = u_of_r[rows]
         ig_r = ig_bw_r[rows]
-        t_p2p = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr] if pp > 1 else zeros
+        t_p2p = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr] if pp > 1 else np.zeros(len(idx))
         t_dp_r, via_r = comm.data_parallel_allreduce_time_s(
             su["grad_bytes"][ru], d["dp"][ru], su["dp_local"][ru], gU[ru], intraU[ru], node_bw_r[rows], lat_r[rows]
         )
@@ -403,7 +402,7 @@ def evaluate_space(
         t_a2a = (
             comm.all_to_all_time_s(su["a2a_bytes"][ru], GU[ru], ig_r)[rr]
             if wl.embedding_exchange_bytes_per_sample
-            else zeros
+            else np.zeros(len(idx))
         )
         t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_opt + t_a2a + t_over
         t_data = su["t_data"][uu]
@@ -426,6 +425,11 @@ def evaluate_space(
         }
 
     def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
+        if len(idx) == n:  # one layout wins everywhere: take the arrays as they are
+            cols["layout_index"][:] = li
+            cols["fits_memory"][:] = fit
+            cols.update(parts, memory_per_gpu_gb=np.asarray(mem, dtype=float))
+            return
         cols["layout_index"][idx] = li
         cols["memory_per_gpu_gb"][idx] = mem
         cols["fits_memory"][idx] = fit
@@ -543,11 +547,9 @@ def evaluate_space(
     res["fits_memory"] = fits_mem
     step = cols["step_time_s"].astype(float)
     valid_any = cols["layout_index"] >= 0
-    res["gpu"] = (
-        pd.Categorical.from_codes(si, categories=[gp.id for gp in gpus_])
-        if len({gp.id for gp in gpus_}) == len(gpus_)
-        else np.asarray([gp.id for gp in gpus_], dtype=object)[si]
-    )
+    gpu_ids = sorted({gp.id for gp in gpus_})
+    gpu_code = np.asarray([gpu_ids.index(gp.id) for gp in gpus_], dtype=np.int16)
+    res["gpu"] = pd.Categorical.from_codes(gpu_code[si], categories=gpu_ids)
     res["gpus"] = G
     res["precision"] = prec_used
     res["power_cap_w"] = cap * per_server(lambda s, gp: gp.tdp_w)
@@ -622,11 +624,13 @@ def _price_columns(
     fab_cat = pd.Categorical(df["fabric"])
     srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
 
-    def srv_attr(fn: Any) -> np.ndarray:
-        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes]
+    def srv_attr(fn: Any, sel: Any = slice(None)) -> np.ndarray:
+        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes[sel]]
 
-    def fab_attr(attr: str) -> np.ndarray:
-        return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[fab_codes]
+    def fab_attr(attr: str, sel: Any = slice(None)) -> np.ndarray:
+        return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[
+            fab_codes[sel]
+        ]
 
     N = np.asarray(df["nodes"])
     hours = np.asarray(df["time_to_train_h"], dtype=float)
@@ -638,17 +642,17 @@ def _price_columns(
     rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
 
     def capex_of(sel: Any) -> np.ndarray:
-        nic_ports = srv_attr(lambda s: s.nic_ports)[sel]
-        radix = fab_attr("switch_radix").astype(np.int64)[sel]
+        nic_ports = srv_attr(lambda s: s.nic_ports, sel)
+        radix = fab_attr("switch_radix", sel).astype(np.int64)
         return cost.capex_usd(
             N[sel],
             price[sel],
             nic_ports,
-            fab_attr("nic_price_usd")[sel],
+            fab_attr("nic_price_usd", sel),
             np.asarray(df["switches"])[sel],
-            fab_attr("switch_price_usd")[sel],
+            fab_attr("switch_price_usd", sel),
             cost.cable_count(N[sel], nic_ports.astype(np.int64), radix),
-            fab_attr("cable_price_usd")[sel],
+            fab_attr("cable_price_usd", sel),
         )
 
     capex = capex_of(slice(None)) if rows is None else capex_of(rows[1])[rows[0]]
