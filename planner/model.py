@@ -212,8 +212,8 @@ def evaluate_space(
     if n == 0:
         return pd.DataFrame()
     res: dict[str, Any] = {
-        "server": pd.Categorical.from_codes(space.server_idx, categories=space.server_ids),
-        "fabric": pd.Categorical.from_codes(space.fabric_idx, categories=space.fabric_ids),
+        "server": _categorical(space.server_idx, categories=space.server_ids),
+        "fabric": _categorical(space.fabric_idx, categories=space.fabric_ids),
         "power_cap": space.power_cap,
         "nodes": space.nodes,
     }
@@ -234,7 +234,7 @@ def evaluate_space(
     peak_used = [compute.peak_tflops(g, precision) for g in gpus_]
     peak = np.asarray([p for p, _ in peak_used])[si]
     prec_cats = sorted({u for _, u in peak_used})
-    prec_used = pd.Categorical.from_codes(
+    prec_used = _categorical(
         np.asarray([prec_cats.index(u) for _, u in peak_used], dtype=np.int8)[si], categories=prec_cats
     )
     mfu_cap = np.asarray(
@@ -549,7 +549,7 @@ def evaluate_space(
     valid_any = cols["layout_index"] >= 0
     gpu_ids = sorted({gp.id for gp in gpus_})
     gpu_code = np.asarray([gpu_ids.index(gp.id) for gp in gpus_], dtype=np.int16)
-    res["gpu"] = pd.Categorical.from_codes(gpu_code[si], categories=gpu_ids)
+    res["gpu"] = _categorical(gpu_code[si], categories=gpu_ids)
     res["gpus"] = G
     res["precision"] = prec_used
     res["power_cap_w"] = cap * per_server(lambda s, gp: gp.tdp_w)
@@ -589,7 +589,7 @@ def evaluate_space(
     res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
     res["bottleneck"] = _bottleneck(res, N)
     res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
-    res["model"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[wl.id])
+    res["model"] = _categorical(np.zeros(n, dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
     res.update(_price_columns(catalog, res, site_.id, purchase, life_years, (r_of, first_r)))
     return pd.DataFrame(res, copy=False)
@@ -669,8 +669,8 @@ def _price_columns(
         available = np.isfinite(rent)
     out["available"] = available
     out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
-    out["site"] = pd.Categorical.from_codes(np.zeros(len(N), dtype=np.int8), categories=[site_.id])
-    out["purchase"] = pd.Categorical.from_codes(np.zeros(len(N), dtype=np.int8), categories=[purchase])
+    out["site"] = _categorical(np.zeros(len(N), dtype=np.int8), categories=[site_.id])
+    out["purchase"] = _categorical(np.zeros(len(N), dtype=np.int8), categories=[purchase])
     out["feasible"] = np.asarray(df["fits_memory"], dtype=bool) & available & np.asarray(df["valid_layout"], dtype=bool)
     return out
 
@@ -698,7 +698,12 @@ def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
         top = np.maximum(top, part)
     code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
     code = np.where(df["fits_memory"], code, 6)
-    return pd.Categorical.from_codes(code, categories=BOTTLENECKS)
+    return _categorical(code, categories=BOTTLENECKS)
+
+
+def _categorical(codes: np.ndarray, categories: Any) -> pd.Categorical:
+    """A categorical column from codes that are in range by construction (pandas' range check skipped)."""
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
 
 
 def _layout_key(lay: Layout) -> tuple[int, int, int, bool, int]:
@@ -744,7 +749,7 @@ def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts:
     suffix = [lay.label(1)[len("DP1") :] for lay in layouts]
     labels = [f"DP{d}{suffix[li]}" for li, d in zip(layout_index[first].tolist(), dp[first].tolist(), strict=True)]
     return (
-        pd.Categorical.from_codes(inverse, categories=pd.Index(labels))
+        _categorical(inverse, categories=pd.Index(labels))
         if len(set(labels)) == len(labels)
         else np.asarray(labels, dtype=object)[inverse]
     )
