@@ -289,6 +289,7 @@ def evaluate_space(
     cols: dict[str, np.ndarray] = {
         "layout_index": np.full(n, -1, dtype=np.int64),
         "data_parallel": np.zeros(n, dtype=np.int64),
+        "virtual_stages": np.ones(n, dtype=np.int64),
         "global_batch": np.zeros(n, dtype=np.int64),
         "memory_per_gpu_gb": np.full(n, np.inf),
         "fits_memory": np.zeros(n, dtype=bool),
@@ -384,7 +385,6 @@ def evaluate_space(
         m = su["m"][uu]
         t_comp = su["t_comp1"][uu] / cap_tf[idx]
         t_tp = su["t_tp"][uu]
-        t_bubble = (t_comp + t_tp) / m * (pp - 1) if pp > 1 else np.zeros(len(idx))
         # fabric terms once per (server, nodes, fabric) row among idx, then spread to the configurations
         mask = np.zeros(n_r, dtype=bool)
         mask[r_of[idx]] = True
@@ -392,7 +392,16 @@ def evaluate_space(
         rr = (np.cumsum(mask) - 1)[r_of[idx]]
         ru = u_of_r[rows]
         ig_r = ig_bw_r[rows]
-        t_p2p = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr] if pp > 1 else np.zeros(len(idx))
+        virtual = np.ones(len(idx), dtype=np.int64)
+        if pp > 1:  # interleaved 1F1B with the fastest number of virtual stages per GPU
+            per_m = (t_comp + t_tp) / m * (pp - 1)
+            p2p1 = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr]
+            options = _virtual_options(lay, layers)
+            pipe = np.asarray([per_m / v + v * p2p1 for v in options])
+            virtual = np.asarray(options, dtype=np.int64)[np.argmin(pipe, axis=0)]
+            t_bubble, t_p2p = per_m / virtual, p2p1 * virtual
+        else:
+            t_bubble, t_p2p = np.zeros(len(idx)), np.zeros(len(idx))
         t_dp_r, via_r = comm.data_parallel_allreduce_time_s(
             su["grad_bytes"][ru], d["dp"][ru], su["dp_local"][ru], gU[ru], intraU[ru], node_bw_r[rows], lat_r[rows]
         )
@@ -415,6 +424,7 @@ def evaluate_space(
             "t_tensor_parallel": t_tp,
             "t_pipeline_bubble": t_bubble,
             "t_pipeline_p2p": t_p2p,
+            "virtual_stages": virtual,
             "t_data_parallel_exposed": t_dp_exposed,
             "t_dp_inter_share": via_fabric.astype(float),
             "t_optimizer_step": t_opt,
@@ -467,7 +477,9 @@ def evaluate_space(
         su = step_u(lay, d)
         busy = su["t_comp1"] + su["t_tp"]
         pp = lay.pipeline_parallel
-        lb_step = np.maximum(busy + (busy / su["m"] * (pp - 1) if pp > 1 else 0.0) + su["t_opt"] + t_over, su["t_data"])
+        vmax = max(_virtual_options(lay, layers))
+        lb_bubble = busy / su["m"] * (pp - 1) / vmax if pp > 1 else 0.0
+        lb_step = np.maximum(busy + lb_bubble + su["t_opt"] + t_over, su["t_data"])
         lb = np.where(fitU, lb_step * d["sf_per_B"], np.inf)
         prepared.append((float(np.min(lb)), li, lay, d, su, lb))
     prepared.sort(key=lambda x: (x[0], x[1]))
@@ -498,14 +510,15 @@ def evaluate_space(
         tp, pp = lay.tensor_parallel, lay.pipeline_parallel
         t_comp = su["t_comp1"][uu] * inv_tf[:, rows]
         busy = t_comp + su["t_tp"][uu]
-        if pp > 1:
-            busy = busy * (1.0 + (pp - 1) / m)
         t_dp, _ = comm.data_parallel_allreduce_time_s(
             su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
         )
         fixed = su["t_opt"][uu] + t_over
-        if pp > 1:
-            fixed = fixed + 2.0 * m * su["act"][uu] / tp / ig_bw_r[rows]
+        if pp > 1:  # the fastest interleaving: bubble / v against v x the point-to-point traffic
+            per_m = busy * ((pp - 1) / m)
+            p2p1 = 2.0 * m * su["act"][uu] / tp / ig_bw_r[rows]
+            pipe = np.min([per_m / v + v * p2p1 for v in _virtual_options(lay, layers)], axis=0)
+            busy = busy + pipe
         if wl.embedding_exchange_bytes_per_sample:
             fixed = fixed + comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows])
         exposed = np.maximum(t_dp - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
@@ -588,7 +601,7 @@ def evaluate_space(
     it_kw = (N * node_w + switches * per_fabric("switch_power_w")) / 1000.0
     res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
     res["bottleneck"] = _bottleneck(res, N)
-    res["layout"] = _layout_labels(li_arr, cols["data_parallel"], layouts)
+    res["layout"] = _layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], layouts)
     res["model"] = _categorical(np.zeros(n, dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
     res.update(_price_columns(catalog, res, site_.id, purchase, life_years, (r_of, first_r)))
@@ -706,6 +719,16 @@ def _categorical(codes: np.ndarray, categories: Any) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
 
 
+def _virtual_options(lay: Layout, layers: float) -> list[int]:
+    """Virtual pipeline stages per GPU (Megatron's interleaved 1F1B schedule) to choose from: the layout's own
+    number if it fixes one, else 1, 2, 4 or 8 with at least one layer per virtual stage."""
+    if lay.pipeline_parallel == 1:
+        return [1]
+    if lay.virtual_stages is not None:
+        return [lay.virtual_stages]
+    return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers] or [1]
+
+
 def _layout_key(lay: Layout) -> tuple[int, int, int, bool, int]:
     return (lay.tensor_parallel, lay.pipeline_parallel, lay.zero_stage, lay.recompute, lay.accumulation)
 
@@ -741,13 +764,21 @@ def _group(keys: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     return count, inverse, first
 
 
-def _layout_labels(layout_index: np.ndarray, data_parallel: np.ndarray, layouts: Sequence[Layout]) -> Any:
-    """Labels like 'DP16 TP8 PP4 ZeRO-1', built once per distinct (layout, data-parallel degree)."""
+def _layout_labels(
+    layout_index: np.ndarray, data_parallel: np.ndarray, virtual: np.ndarray, layouts: Sequence[Layout]
+) -> Any:
+    """Labels like 'DP16 TP8 PP4 VP2 ZeRO-1', built once per distinct (layout, data-parallel degree, virtual
+    stages)."""
     dp = data_parallel.astype(np.int64)
-    keys = layout_index.astype(np.int64) * (int(dp.max()) + 1) + dp
+    v = virtual.astype(np.int64)
+    keys = (layout_index.astype(np.int64) * (int(dp.max()) + 1) + dp) * (int(v.max()) + 1) + v
     _, inverse, first = _group(keys)
-    suffix = [lay.label(1)[len("DP1") :] for lay in layouts]
-    labels = [f"DP{d}{suffix[li]}" for li, d in zip(layout_index[first].tolist(), dp[first].tolist(), strict=True)]
+    suffix: dict[tuple[int, int], str] = {}
+    labels = []
+    for li, d, vs in zip(layout_index[first].tolist(), dp[first].tolist(), v[first].tolist(), strict=True):
+        if (li, vs) not in suffix:
+            suffix[li, vs] = layouts[li].model_copy(update={"virtual_stages": vs}).label(1)[len("DP1") :]
+        labels.append(f"DP{d}{suffix[li, vs]}")
     return (
         _categorical(inverse, categories=pd.Index(labels))
         if len(set(labels)) == len(labels)

@@ -326,6 +326,9 @@ class Layout(Strict):
     """Activation recomputation."""
     accumulation: Annotated[int, Field(ge=1)] = 1
     """Gradient-accumulation steps (data-parallel workloads without a fixed micro-batch)."""
+    virtual_stages: Annotated[int, Field(ge=1)] | None = None
+    """Interleaved pipeline: model chunks per GPU (Megatron's virtual pipeline stages); None = the fastest of
+    1, 2, 4, 8 for each configuration."""
 
     def label(self, data_parallel: int) -> str:
         parts = [f"DP{data_parallel}"]
@@ -333,6 +336,8 @@ class Layout(Strict):
             parts.append(f"TP{self.tensor_parallel}")
         if self.pipeline_parallel > 1:
             parts.append(f"PP{self.pipeline_parallel}")
+            if self.virtual_stages and self.virtual_stages > 1:
+                parts.append(f"VP{self.virtual_stages}")
         if self.zero_stage:
             parts.append(f"ZeRO-{self.zero_stage}")
         if self.recompute:

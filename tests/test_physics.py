@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -151,3 +152,24 @@ def test_convergence_growth_from_mlperf(shipped) -> None:  # type: ignore[no-unt
     f = float(compute.samples_factor(wl, 67456))
     assert 35 * f == pytest.approx(86, rel=0.03)
     assert math.isclose(float(compute.samples_factor(shipped.workload("llama3-8b"), 10_000)), 1.0)
+
+
+def test_interleaved_pipeline_divides_the_bubble_and_multiplies_p2p(shipped: Any) -> None:
+    # Megatron's interleaved 1F1B: with v model chunks per GPU the bubble is (p-1)/(v m) of the busy time and
+    # every micro-batch crosses v times as many stage boundaries.
+    from planner.model import evaluate
+    from planner.schemas import Configuration, Layout
+
+    def run(v: int) -> Any:
+        lay = Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1, recompute=True, virtual_stages=v)
+        return evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64, layout=lay))
+
+    one, two = run(1), run(2)
+    b1, b2 = one.step_time_breakdown_s, two.step_time_breakdown_s
+    m = one.global_batch / (one.gpus // 64)  # micro-batches per replica (micro-batch 1, DP = 512 / 64)
+    assert b1["pipeline_bubble"] == pytest.approx((b1["compute"] + b1["tensor_parallel"]) * 7 / m, rel=1e-12)
+    assert b2["pipeline_bubble"] == pytest.approx(b1["pipeline_bubble"] / 2, rel=1e-12)
+    assert b2["pipeline_p2p"] == pytest.approx(2 * b1["pipeline_p2p"], rel=1e-12)
+    assert "VP2" in two.layout and "VP" not in one.layout
+    auto = evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64))
+    assert auto.time_to_train_h <= min(one.time_to_train_h, two.time_to_train_h) * (1 + 1e-12)
