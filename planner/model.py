@@ -500,15 +500,16 @@ def evaluate_space(
     lay2 = np.full(best2.shape, -1, dtype=np.int64)
     worst_r = np.max(best2, axis=0)
     node_bw_r, lat_r, ig_bw_r = node_bw[first_r], inter_lat[first_r], ig_bw[first_r]
-    for _, li, lay, d, su, lb in prepared:
-        sel = lb[u_of_r] < worst_r
-        if not sel.any():
-            continue
-        rows = np.flatnonzero(sel)
+    x_min = inv_tf.min(axis=0)  # the fastest cap level of each row's GPU (a lower bound where it is absent)
+
+    def grid_score(
+        lay: Layout, d: dict[str, np.ndarray], su: dict[str, np.ndarray], rows: np.ndarray, x: np.ndarray
+    ) -> np.ndarray:
+        """Score of the layout on the rows at cap slowdown x (caps x rows, or one value per row)."""
         uu = u_of_r[rows]
         m = su["m"][uu]
         tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        t_comp = su["t_comp1"][uu] * inv_tf[:, rows]
+        t_comp = su["t_comp1"][uu] * x
         busy = t_comp + su["t_tp"][uu]
         t_dp, _ = comm.data_parallel_allreduce_time_s(
             su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
@@ -517,13 +518,27 @@ def evaluate_space(
         if pp > 1:  # the fastest interleaving: bubble / v against v x the point-to-point traffic
             per_m = busy * ((pp - 1) / m)
             p2p1 = 2.0 * m * su["act"][uu] / tp / ig_bw_r[rows]
-            pipe = np.min([per_m / v + v * p2p1 for v in _virtual_options(lay, layers)], axis=0)
+            options = _virtual_options(lay, layers)
+            pipe = per_m / options[0] + options[0] * p2p1
+            for v in options[1:]:
+                np.minimum(pipe, per_m * (1.0 / v) + v * p2p1, out=pipe)
             busy = busy + pipe
         if wl.embedding_exchange_bytes_per_sample:
             fixed = fixed + comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows])
         exposed = np.maximum(t_dp - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
         step = np.maximum(busy + exposed + fixed, su["t_data"][uu])
-        sc = step * d["sf_per_B"][uu]
+        return np.asarray(step * d["sf_per_B"][uu])
+
+    for _, li, lay, d, su, lb in prepared:
+        rows = np.flatnonzero(lb[u_of_r] < worst_r)
+        if len(rows) == 0:
+            continue
+        # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
+        # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it)
+        rows = rows[grid_score(lay, d, su, rows, x_min[rows]) < worst_r[rows]]
+        if len(rows) == 0:
+            continue
+        sc = grid_score(lay, d, su, rows, inv_tf[:, rows])
         cur = best2[:, rows]
         better = sc < cur
         if not better.any():
@@ -771,7 +786,8 @@ def _layout_labels(
     stages)."""
     dp = data_parallel.astype(np.int64)
     v = virtual.astype(np.int64)
-    keys = (layout_index.astype(np.int64) * (int(dp.max()) + 1) + dp) * (int(v.max()) + 1) + v
+    n_dp, dp_code, _ = _group(dp)  # compact codes keep the presence table small
+    keys = (layout_index.astype(np.int64) * n_dp + dp_code) * (int(v.max()) + 1) + v
     _, inverse, first = _group(keys)
     suffix: dict[tuple[int, int], str] = {}
     labels = []
