@@ -2,10 +2,14 @@
 
 Three fits, each reproducible with ``planner calibrate``:
 
-* **Power-cap curves** (catalog/power_caps.yaml) from the Zeus traces: for every (network, batch,
-  optimizer) run measured at all power limits, throughput relative to the highest limit and average
-  power relative to TDP; the curve is the median over runs at standard cap levels (linear interpolation
-  between measured limits, throughput made monotone).
+* **Power-cap curves** (catalog/power_caps.yaml) from the Zeus traces. A cap only binds when the
+  workload would draw more than it: a run whose uncapped board power is d x TDP behaves at cap c like
+  any other run at the same *relative* cap x = c / d. So every (network, batch, optimizer) run is put on
+  that common axis -- throughput relative to its highest limit and power relative to d, against x -- and
+  the normalized curve is the median over runs at each x (throughput made monotone). The catalog curve of
+  a GPU class is that normalized curve at the class's typical training demand d (the median over runs),
+  expressed per cap level c: throughput factor f(c / d), power fraction d x q(c / d). Held-out networks
+  are predicted with their own demand (planner/validation.py::zeus_cases).
 * **Convergence vs batch** (the ``convergence`` of models/resnet50.yaml and models/bert_large.yaml) from
   the MLPerf medians: isotonic (non-decreasing) regression of samples-to-converge on global batch,
   weighted by the number of submissions, expressed relative to the reference batch.
@@ -15,6 +19,7 @@ Three fits, each reproducible with ``planner calibrate``:
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -58,24 +63,65 @@ def relative_runs(traces: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
+X_GRID = tuple(round(0.25 + 0.025 * i, 3) for i in range(71))  # relative cap x = c / demand, 0.25 .. 2.0
+
+
+def demand(runs: pd.DataFrame) -> pd.Series:
+    """Uncapped demand of each run: average power / TDP at its highest limit."""
+    keys = ["curve", "network", "batch_size", "optimizer"]
+    top = runs[np.isclose(runs["cap_fraction"], runs["top_cap_fraction"])]
+    return top.groupby(keys)["power_fraction"].median()
+
+
+def normalized_curve(runs: pd.DataFrame) -> pd.DataFrame:
+    """Median over runs of throughput factor f and power / demand q against x = cap / demand (index x)."""
+    keys = ["curve", "network", "batch_size", "optimizer"]
+    d_of = demand(runs)
+    xs = np.asarray(X_GRID)
+    f_rows, q_rows = [], []
+    for key, g in runs.groupby(keys):
+        d = float(d_of.loc[key])
+        g = g.sort_values("cap_fraction")
+        x = g["cap_fraction"].to_numpy() / d
+        f = np.interp(xs, x, g["throughput_factor"].to_numpy(), left=np.nan, right=1.0)
+        q = np.interp(xs, x, g["power_fraction"].to_numpy() / d, left=np.nan)
+        q = np.where(xs > x.max(), g["power_fraction"].to_numpy()[-1] / d, q)
+        f_rows.append(f)
+        q_rows.append(q)
+    with warnings.catch_warnings():  # grid points no run reaches are all-NaN: dropped below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        f_med = np.nanmedian(np.vstack(f_rows), axis=0)
+        q_med = np.nanmedian(np.vstack(q_rows), axis=0)
+    ok = np.isfinite(f_med) & np.isfinite(q_med)
+    f_med = np.minimum.accumulate(np.minimum(f_med[ok], 1.0)[::-1])[::-1]  # monotone non-decreasing in x
+    return pd.DataFrame({"throughput_factor": f_med, "power_ratio": q_med[ok]}, index=xs[ok])
+
+
+def curve_at(norm: pd.DataFrame, demand_fraction: float, caps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(throughput factor, power / TDP) at the caps for a workload of the given uncapped demand."""
+    x = np.asarray(caps, dtype=float) / demand_fraction
+    grid = norm.index.to_numpy(dtype=float)
+    f = np.interp(x, grid, norm["throughput_factor"].to_numpy())
+    q = np.interp(x, grid, norm["power_ratio"].to_numpy())
+    return f, np.minimum(demand_fraction * q, caps)
+
+
 def fit_power_curve(runs: pd.DataFrame, levels: tuple[float, ...] = CAP_LEVELS) -> list[dict[str, float]]:
-    """Median curve over runs, interpolated at ``levels`` (fractions of TDP)."""
-    med = runs.groupby("cap_fraction")[["throughput_factor", "power_fraction"]].median().sort_index()
-    caps = med.index.to_numpy(dtype=float)
-    tf = np.minimum.accumulate(med["throughput_factor"].to_numpy()[::-1])[::-1]  # monotone in cap
-    pf = med["power_fraction"].to_numpy()
-    points = []
-    for c in levels:
-        if c < caps.min() - 1e-9:
-            continue
-        t = float(np.interp(c, caps, tf))
-        pw = float(np.interp(c, caps, pf))
-        points.append({"cap_fraction": c, "throughput_factor": round(min(t, 1.0), 4), "power_fraction": round(pw, 4)})
-    # normalise so the TDP level is exactly 1.0 throughput
-    top = points[-1]["throughput_factor"]
-    for pt in points:
-        pt["throughput_factor"] = round(min(1.0, pt["throughput_factor"] / top), 4)
-    return points
+    """Catalog points at ``levels`` (fractions of TDP) for the typical demand of the runs."""
+    norm = normalized_curve(runs)
+    d_typ = float(demand(runs).median())
+    lowest = float(runs["cap_fraction"].min())
+    caps = np.asarray([c for c in levels if c >= lowest - 1e-9], dtype=float)
+    f, p = curve_at(norm, d_typ, caps)
+    f = f / f[-1]  # the TDP level is exactly 1.0 throughput
+    return [
+        {
+            "cap_fraction": float(c),
+            "throughput_factor": round(float(min(t, 1.0)), 4),
+            "power_fraction": round(float(w), 4),
+        }
+        for c, t, w in zip(caps, f, p, strict=True)
+    ]
 
 
 def power_curves(reference: Path) -> list[dict[str, Any]]:
@@ -87,9 +133,10 @@ def power_curves(reference: Path) -> list[dict[str, Any]]:
             {
                 "id": curve_id,
                 "description": (
-                    f"Median over {r.groupby(['network', 'batch_size', 'optimizer']).ngroups} Zeus runs "
-                    f"({', '.join(sorted(r['network'].unique()))}) on {meta['gpu']}: throughput relative to "
-                    "the highest limit and average power / TDP, interpolated at standard cap levels"
+                    f"{r.groupby(['network', 'batch_size', 'optimizer']).ngroups} Zeus runs "
+                    f"({', '.join(sorted(r['network'].unique()))}) on {meta['gpu']}, normalized by each "
+                    f"run's uncapped demand; curve at the median demand {float(demand(r).median()):.2f} x TDP: "
+                    "throughput relative to the highest limit and average power / TDP at standard cap levels"
                 ),
                 "points": fit_power_curve(r),
                 "source": f"reference/zeus/{meta['file']} (ml-energy/zeus NSDI'23 traces, Apache-2.0)",
@@ -102,7 +149,8 @@ def write_power_caps(reference: Path, out: Path) -> None:
     header = (
         "# Power-cap curves, generated by `planner calibrate` from reference/zeus (do not edit by hand).\n"
         "# throughput_factor: throughput at the cap / throughput at TDP; power_fraction: average board\n"
-        "# power under training load / TDP. GPUs without measurements use the curve named in gpus.yaml\n"
+        "# power under training load / TDP, for the GPU class's median uncapped demand (a cap binds only\n"
+        "# below the demand; see planner/calibration.py). GPUs without measurements use the curve named in gpus.yaml\n"
         "# (datacenter-v100 stands in for A100/H100/H200/B200/MI300X; workstation-a40 for L40S and RTX\n"
         "# A6000; workstation-rtx6000 for RTX 4000 Ada).\n"
     )

@@ -1,7 +1,8 @@
 """Power: GPU power at a cap, node power through the PSU, switches, facility power.
 
-* Power-cap curve (catalog/power_caps.yaml): at cap fraction c of TDP, throughput factor f(c) and
-  full-load board power p(c) x TDP, linear between measured levels.
+* Power-cap curve (catalog/power_caps.yaml): at cap fraction c of TDP, throughput factor f(c) and board
+  power p(c) x TDP under a typical training load, linear between levels. A cap binds only below the load's
+  uncapped demand (planner/calibration.py fits the curves on that relative axis).
 * GPU average power: idle + (p(c) TDP - idle) x (busy + COMM_ACTIVITY x (1 - busy)), busy = compute share
   of the step (GPUs draw less while waiting on communication or data).
 * CPU power: CPU_IDLE_FRACTION of the package power at idle plus the rest in proportion to the busy

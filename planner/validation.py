@@ -338,22 +338,23 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
 
 
 def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
-    """Leave-one-network-out: the curve fit on the other networks predicts the held-out network."""
+    """Leave-one-network-out: the demand-normalized curve fit on the other networks of the same GPU predicts
+    the held-out network from its own uncapped demand (its power at the highest limit, part of the baseline
+    the ratios are taken against)."""
     runs = calib.relative_runs(calib.zeus_traces(ref))
     cases = []
     for (curve, net), held in runs.groupby(["curve", "network"]):
         others = runs[(runs["curve"] == curve) & (runs["network"] != net)]
-        pts = calib.fit_power_curve(others, levels=tuple(sorted(set(others["cap_fraction"].round(4)))))
-        xs = np.array([p["cap_fraction"] for p in pts])
-        tf = np.array([p["throughput_factor"] for p in pts])
-        pf = np.array([p["power_fraction"] for p in pts])
-        top = held["top_cap_fraction"].iloc[0]
+        norm = calib.normalized_curve(others)
+        d = float(calib.demand(held).median())
+        top = float(held["top_cap_fraction"].iloc[0])
         for c in caps:
             at = held[np.isclose(held["cap_fraction"], c, atol=0.02)]
             if at.empty or c >= top:
                 continue
-            t_pred = float(np.interp(top, xs, tf) / np.interp(c, xs, tf))
-            e_pred = t_pred * float(np.interp(c, xs, pf) / np.interp(top, xs, pf))
+            f, p = calib.curve_at(norm, d, np.asarray([top, c]))
+            t_pred = float(f[0] / f[1])
+            e_pred = t_pred * float(p[1] / p[0])
             cases.append(
                 Case(
                     "power_cap_time",

@@ -173,3 +173,34 @@ def test_interleaved_pipeline_divides_the_bubble_and_multiplies_p2p(shipped: Any
     assert "VP2" in two.layout and "VP" not in one.layout
     auto = evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64))
     assert auto.time_to_train_h <= min(one.time_to_train_h, two.time_to_train_h) * (1 + 1e-12)
+
+
+def test_power_cap_binds_only_below_the_uncapped_demand() -> None:
+    # Two synthetic runs whose throughput depends only on x = cap / demand: f(x) = min(1, x), board power =
+    # min(cap, demand). The normalized fit recovers f, so a light load (demand 0.45) is not slowed by a 0.5
+    # cap, while a heavy one (demand 0.9) runs at 0.5 / 0.9 of its speed, and power follows min(cap, demand).
+    import pandas as pd
+
+    from planner import calibration as calib
+
+    rows = []
+    for net, d in (("heavy", 0.9), ("light", 0.45)):
+        for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+            rows.append(
+                {
+                    "curve": "syn",
+                    "network": net,
+                    "batch_size": 1,
+                    "optimizer": "sgd",
+                    "cap_fraction": c,
+                    "throughput_factor": min(1.0, c / d),
+                    "power_fraction": min(c, d),
+                    "top_cap_fraction": 1.0,
+                }
+            )
+    norm = calib.normalized_curve(pd.DataFrame(rows))
+    # within 1%: each run is interpolated linearly between its measured limits (0.1 TDP apart) onto the x grid
+    f, p = calib.curve_at(norm, 0.45, np.asarray([0.5, 0.3]))
+    assert f == pytest.approx([1.0, 0.3 / 0.45], rel=0.01) and p == pytest.approx([0.45, 0.3], rel=0.01)
+    f, p = calib.curve_at(norm, 0.9, np.asarray([0.5, 1.0]))
+    assert f == pytest.approx([0.5 / 0.9, 1.0], rel=0.01) and p == pytest.approx([0.5, 0.9], rel=0.01)
