@@ -81,6 +81,7 @@ class Case:
     unit: str = ""
     gpu_family: str = ""
     workload_family: str = ""
+    inputs: str = ""  # the model's inputs for this case: cases with equal inputs get equal predictions
 
     @property
     def error(self) -> float:
@@ -264,6 +265,8 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
                 "min",
                 c2.gpu(c2.server(server).gpu or "").family,
                 wl.family,
+                f"{row['benchmark']} {c2.server(server).gpu} {row['nodes']}x{row['gpus_per_node']} "
+                f"{fabric}x{c2.server(server).nic_ports} batch {row['global_batch']}",
             )
         )
     for p in [] if fit_only else power_cases(ref):
@@ -440,6 +443,27 @@ def summarize(cases: list[Case]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def input_spread(cases: list[Case]) -> pd.DataFrame:
+    """Published spread within groups of MLPerf cases with identical model inputs (>= 2 cases)."""
+    groups: dict[str, list[float]] = {}
+    for c in cases:
+        if c.kind == "time_to_train" and c.inputs:
+            groups.setdefault(c.inputs, []).append(c.published)
+    rows = [
+        {
+            "model inputs": key,
+            "results": len(v),
+            "fastest (min)": min(v),
+            "slowest (min)": max(v),
+            "spread % (slowest / fastest - 1)": 100 * (max(v) / min(v) - 1),
+        }
+        for key, v in groups.items()
+        if len(v) >= 2
+    ]
+    df = pd.DataFrame(rows)
+    return df.sort_values("spread % (slowest / fastest - 1)", ascending=False) if len(df) else df
+
+
 def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> None:
     summ = summarize(cases)
     lines = [
@@ -458,6 +482,15 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "## Summary",
         "",
         summ.to_markdown(index=False, floatfmt=".1f"),
+        "",
+        "## Spread between submitters of the same configuration",
+        "",
+        "MLPerf results whose model inputs are identical (benchmark, GPU, nodes x GPUs per node, fabric x ports, "
+        "global batch) but come from different systems or software, so the model predicts one time for all of "
+        "them. Their published times still differ: no model of the hardware alone can be closer than about half "
+        "of a group's spread on every case of it.",
+        "",
+        input_spread(cases).to_markdown(index=False, floatfmt=".3g"),
         "",
         "## Fitted parameters (catalog/calibration.yaml)",
         "",
