@@ -22,6 +22,24 @@ from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 _THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
 
 
+def _skip_scipy_stats() -> None:
+    """Pyomo resolves its deferred ``scipy`` import with a callback that also imports scipy.stats, integrate
+    and spatial (~1 s of a cold CLI run, ../shared/SOLVER-NOTES.md); the standard-form compiler only needs
+    scipy.sparse, which scipy loads on first use. Drop that callback before anything imports scipy. Pinned
+    pyomo (6.10); if its internals differ, nothing is changed."""
+    try:
+        from pyomo.common import dependencies as deps
+
+        indicator = deps.__dict__.get("scipy_available")
+        if isinstance(indicator, deps.DeferredImportIndicator) and indicator._module is None:
+            indicator._callback = None
+    except (ImportError, AttributeError):  # pragma: no cover - other pyomo versions
+        pass
+
+
+_skip_scipy_stats()
+
+
 class SolverStatus(enum.StrEnum):
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # best incumbent returned, with its gap
