@@ -789,17 +789,18 @@ def _layout_labels(
     n_dp, dp_code, _ = _group(dp)  # compact codes keep the presence table small
     keys = (layout_index.astype(np.int64) * n_dp + dp_code) * (int(v.max()) + 1) + v
     _, inverse, first = _group(keys)
-    suffix: dict[tuple[int, int], str] = {}
-    labels = []
-    for li, d, vs in zip(layout_index[first].tolist(), dp[first].tolist(), v[first].tolist(), strict=True):
-        if (li, vs) not in suffix:
-            suffix[li, vs] = layouts[li].model_copy(update={"virtual_stages": vs}).label(1)[len("DP1") :]
-        labels.append(f"DP{d}{suffix[li, vs]}")
-    return (
-        _categorical(inverse, categories=pd.Index(labels))
-        if len(set(labels)) == len(labels)
-        else np.asarray(labels, dtype=object)[inverse]
+    li_f, v_f = layout_index[first].astype(np.int64), v[first]
+    _, pair, pair_first = _group(li_f * (int(v.max()) + 1) + v_f)  # few distinct (layout, virtual stages)
+    suffix = np.asarray(
+        [
+            layouts[int(li_f[i])].model_copy(update={"virtual_stages": int(v_f[i])}).label(1)[len("DP1") :]
+            for i in pair_first
+        ],
+        dtype=object,
     )
+    # distinct (layout, data-parallel degree, virtual stages) give distinct labels: vectorized concatenation
+    labels = "DP" + pd.Series(dp[first]).astype(str) + pd.Series(suffix[pair], dtype=str)
+    return _categorical(inverse, categories=pd.Index(labels))
 
 
 def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
