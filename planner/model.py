@@ -14,8 +14,11 @@ power.py, cost.py):
   cost (amortized capex or rent, plus energy), carbon, achieved TFLOP/s, MFU and the bottleneck.
 
 The parallel layout is searched: every candidate layout (tensor parallel within a node, pipeline
-stages, ZeRO stage, recomputation, gradient accumulation) is evaluated for all configurations at once
-and the fastest that fits memory is kept. ``evaluate_space`` is the single implementation; the scalar
+stages with the fastest number of interleaved virtual stages, ZeRO stage, recomputation, gradient
+accumulation) is evaluated for all configurations at once and the fastest that fits memory is kept --
+"fastest" meaning least time to train (layouts may differ in global batch, hence in samples to
+converge). The search is exact: it prunes only with lower bounds and dominance relations that are proved
+in the comments where they are used. ``evaluate_space`` is the single implementation; the scalar
 ``evaluate`` calls it with one configuration, so the optimizer, the CLI and the brute-force checks all
 see the same numbers.
 """
@@ -266,11 +269,11 @@ def evaluate_space(
     overlap = min(1.0, fw.overlap_fraction * float(catalog.calibration.get("overlap_scale", 1.0)))
 
     # ---- layout search ----------------------------------------------------------------------------
-    # Two levels: everything that depends only on (server, node count) and the layout -- validity, batch,
+    # Three levels: everything that depends only on (server, node count) and the layout -- validity, batch,
     # memory, compute at full power, tensor-parallel and intra-node terms, the data pipeline -- is computed
-    # once per distinct (server, nodes) row U; only the cap- and fabric-dependent terms run per
-    # configuration, and only where the layout fits memory. Configurations where no layout fits keep their
-    # smallest-memory layout (reported as not fitting).
+    # once per distinct (server, nodes) row U; the fabric terms once per (server, nodes, fabric) row R; only
+    # the cap enters per configuration, by broadcasting over the cap levels, and only where the layout fits
+    # memory. Configurations where no layout fits keep their smallest-memory layout (reported as not fitting).
     layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
     samples_base = work.samples if work.samples is not None else wl.default_samples
     grad_bytes_per_param = 4.0 if precision == "fp32" else 2.0
