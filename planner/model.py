@@ -459,8 +459,9 @@ def evaluate_space(
     # they add) -- so the variant is skipped there.
     fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
     phase_a = []
+    per_u_of: dict[int, dict[str, np.ndarray]] = {}
     for li, lay in enumerate(layouts):
-        d = per_u(lay)
+        d = per_u_of[li] = per_u(lay)
         if not d["valid"].any():
             continue
         smaller = d["valid"] & (d["mem"] < min_memU)
@@ -551,16 +552,16 @@ def evaluate_space(
         lay2[:, rows] = np.where(better, li, lay2[:, rows])
         worst_r[rows] = np.max(new_best, axis=0)
     won = lay2[c_of, r_of]
-    by_li = {li: (d, su) for _, li, _, d, su, _ in prepared}
-    for li in np.unique(won[won >= 0]):
-        idx = np.flatnonzero(won == li)
-        d, su = by_li[int(li)]
-        store(int(li), idx, step_configs(layouts[li], idx, su, d), d["mem"][u_of[idx]], True)
-    missing = (cols["layout_index"] < 0) & (min_layoutU[u_of] >= 0)
-    for li in np.unique(min_layoutU[u_of[missing]]):
-        idx = np.flatnonzero(missing & (min_layoutU[u_of] == li))
-        d = per_u(layouts[li])
-        store(int(li), idx, step_configs(layouts[li], idx, step_u(layouts[li], d), d), min_memU[u_of[idx]], False)
+    step_u_of = {li: su for _, li, _, _, su, _ in prepared}
+    for li, idx in _indices_by_value(won):
+        d, su = per_u_of[li], step_u_of[li]
+        store(li, idx, step_configs(layouts[li], idx, su, d), d["mem"][u_of[idx]], True)
+    # configurations where no layout fits: the smallest-memory layout, reported as not fitting
+    no_fit = np.where(cols["layout_index"] < 0, min_layoutU[u_of], -1)
+    for li, idx in _indices_by_value(no_fit):
+        d = per_u_of[li]
+        su = step_u_of[li] if li in step_u_of else step_u(layouts[li], d)
+        store(li, idx, step_configs(layouts[li], idx, su, d), min_memU[u_of[idx]], False)
     if (cols["layout_index"] < 0).all():
         cols = {}
 
@@ -762,6 +763,19 @@ def _dominating_keys(lay: Layout) -> list[tuple[int, int, int, bool, int]]:
     if pp == 1:
         keys += [(tp, pp, z, rec, a) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys
+
+
+def _indices_by_value(values: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(value, positions holding it) for every value >= 0, positions ascending; one sort for all values."""
+    pos = np.flatnonzero(values >= 0)
+    if len(pos) == 0:
+        return []
+    vals = values[pos]
+    order = np.argsort(vals, kind="stable")
+    sorted_vals = vals[order]
+    starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    return [(int(sorted_vals[a]), pos[order[a:b]]) for a, b in zip(starts, ends, strict=True)]
 
 
 def _group(keys: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
