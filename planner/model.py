@@ -454,7 +454,7 @@ def evaluate_space(
     # left out is >= 0 and a cap only slows compute). Phase B visits layouts from the best bound and skips a
     # row whose bound cannot beat the worst current score among its configurations: exact pruning.
     # Dominance (also exact): on a row where a layout fits, a variant that only adds recomputation, only
-    # raises ZeRO to stage 3, or (without pipelining) only adds accumulation steps is never faster -- every
+    # raises ZeRO from stage 1 or 2 to 3, or (without pipelining) only adds accumulation steps is never faster -- every
     # step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
     # they add) -- so the variant is skipped there.
     fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
@@ -759,7 +759,7 @@ def _dominating_keys(lay: Layout) -> list[tuple[int, int, int, bool, int]]:
     if rec:
         keys.append((tp, pp, z, False, acc))
     if z == 3:
-        keys += [(tp, pp, lower, rec, acc) for lower in (0, 1, 2)]
+        keys += [(tp, pp, lower, rec, acc) for lower in (1, 2)]  # same sharded optimizer step, 2/3 the traffic
     if pp == 1:
         keys += [(tp, pp, z, rec, a) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys
