@@ -10,7 +10,8 @@
   hierarchical all-reduce would move only 2(n-1)/n x S per node; NCCL's ring does not, and its measured
   bus bandwidth across nodes is the NIC bandwidth, reference/hardware.md.)
 * Tensor parallelism: 4 all-reduces of the activations per layer and micro-batch (6 with recompute).
-* Pipeline parallelism: bubble (p-1)/m of the busy time, plus point-to-point activations.
+* Pipeline parallelism (interleaved 1F1B, v chunks per GPU): bubble (p-1)/(v m) of the busy time, plus v x the
+  point-to-point activations.
 """
 
 from __future__ import annotations
@@ -74,6 +75,24 @@ def tensor_parallel_time_s(
     per = ring_allreduce_time_s(activation_bytes, tensor_parallel, intra_bytes_s, INTRA_LATENCY_S)
     collectives = 6.0 if recompute else 4.0
     return per * collectives * np.asarray(layers_per_stage) * np.asarray(micro_batches)
+
+
+def interleaved_pipeline_time_s(
+    bubble_one_stage_s: ArrayLike, p2p_one_stage_s: ArrayLike, options: list[int]
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """(bubble + point-to-point time, chosen v) of an interleaved 1F1B pipeline: with v model chunks per GPU
+    the bubble is 1/v of the plain schedule's and every micro-batch crosses v times as many stage boundaries;
+    v is the fastest of ``options`` (the first on a tie)."""
+    b1 = np.asarray(bubble_one_stage_s, dtype=float)
+    p1 = np.asarray(p2p_one_stage_s, dtype=float)
+    best = b1 / options[0] + options[0] * p1
+    chosen = np.full(best.shape, options[0], dtype=np.int64)
+    for v in options[1:]:
+        cand = b1 * (1.0 / v) + v * p1
+        better = cand < best
+        best = np.where(better, cand, best)
+        chosen = np.where(better, v, chosen)
+    return best, chosen
 
 
 def pipeline_bubble_fraction(stages: ArrayLike, micro_batches: ArrayLike) -> NDArray[np.float64]:

@@ -379,62 +379,83 @@ def evaluate_space(
             "t_data": t_data,
         }
 
+    def step_terms(
+        lay: Layout,
+        d: dict[str, np.ndarray],
+        su: dict[str, np.ndarray],
+        rows: np.ndarray,
+        x: np.ndarray,
+        at: Any,
+    ) -> dict[str, np.ndarray]:
+        """The step terms of a layout on (server, nodes, fabric) rows at cap slowdown x = 1 / throughput
+        factor. ``at`` spreads a per-row array onto x's shape: broadcasting on the search grid (caps x rows),
+        gathering for a list of configurations. The one formula for the step, used by search and report."""
+        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+        uu = u_of_r[rows]
+        m = at(su["m"][uu])
+        t_comp = at(su["t_comp1"][uu]) * x
+        t_tp = at(su["t_tp"][uu])
+        t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
+        )
+        if pp > 1:
+            bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
+            p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / ig_bw_r[rows])
+            pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, _virtual_options(lay, layers))
+        else:
+            bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
+            virtual = np.ones(t_comp.shape, dtype=np.int64)
+        exposed = np.maximum(at(t_dp) - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
+        t_opt = at(su["t_opt"][uu])
+        t_a2a = (
+            at(comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows]))
+            if wl.embedding_exchange_bytes_per_sample
+            else np.zeros_like(t_comp)
+        )
+        t_gpu = t_comp + t_tp + pipe + exposed + t_opt + t_a2a + t_over
+        t_data = at(su["t_data"][uu])
+        return {
+            "t_compute": t_comp,
+            "t_tensor_parallel": t_tp,
+            "bubble1": bubble1,
+            "p2p1": p2p1,
+            "virtual_stages": virtual,
+            "t_data_parallel_exposed": exposed,
+            "via_fabric": at(via_fabric),
+            "t_optimizer_step": t_opt,
+            "t_embedding_all_to_all": t_a2a,
+            "t_gpu": t_gpu,
+            "t_data": t_data,
+        }
+
     def step_configs(
         lay: Layout, idx: np.ndarray, su: dict[str, np.ndarray], d: dict[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
-        """The full step time of the configurations idx (cap and fabric terms added)."""
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        uu = u_of[idx]
-        m = su["m"][uu]
-        t_comp = su["t_comp1"][uu] / cap_tf[idx]
-        t_tp = su["t_tp"][uu]
-        # fabric terms once per (server, nodes, fabric) row among idx, then spread to the configurations
-        mask = np.zeros(n_r, dtype=bool)
+        """The full step breakdown of the configurations idx."""
+        mask = np.zeros(n_r, dtype=bool)  # their (server, nodes, fabric) rows, each once
         mask[r_of[idx]] = True
         rows = np.flatnonzero(mask)
         rr = (np.cumsum(mask) - 1)[r_of[idx]]
-        ru = u_of_r[rows]
-        ig_r = ig_bw_r[rows]
-        virtual = np.ones(len(idx), dtype=np.int64)
-        if pp > 1:  # interleaved 1F1B with the fastest number of virtual stages per GPU
-            per_m = (t_comp + t_tp) / m * (pp - 1)
-            p2p1 = (2.0 * su["m"][ru] * su["act"][ru] / tp / ig_r)[rr]
-            options = _virtual_options(lay, layers)
-            pipe = np.asarray([per_m / v + v * p2p1 for v in options])
-            virtual = np.asarray(options, dtype=np.int64)[np.argmin(pipe, axis=0)]
-            t_bubble, t_p2p = per_m / virtual, p2p1 * virtual
-        else:
-            t_bubble, t_p2p = np.zeros(len(idx)), np.zeros(len(idx))
-        t_dp_r, via_r = comm.data_parallel_allreduce_time_s(
-            su["grad_bytes"][ru], d["dp"][ru], su["dp_local"][ru], gU[ru], intraU[ru], node_bw_r[rows], lat_r[rows]
-        )
-        t_dp, via_fabric = t_dp_r[rr], via_r[rr]
-        t_dp_exposed = np.maximum(t_dp - overlap * (2.0 / 3.0) * t_comp / m, 0.0)
-        t_opt = su["t_opt"][uu]
-        t_a2a = (
-            comm.all_to_all_time_s(su["a2a_bytes"][ru], GU[ru], ig_r)[rr]
-            if wl.embedding_exchange_bytes_per_sample
-            else np.zeros(len(idx))
-        )
-        t_gpu = t_comp + t_tp + t_bubble + t_p2p + t_dp_exposed + t_opt + t_a2a + t_over
-        t_data = su["t_data"][uu]
+        t = step_terms(lay, d, su, rows, 1.0 / cap_tf[idx], lambda a: a[rr])
+        uu = u_of[idx]
+        virtual = t["virtual_stages"]
         return {
             "data_parallel": d["dp"][uu],
             "global_batch": d["B"][uu],
             "samples_factor": d["sf_per_B"][uu] * d["B"][uu],
             "micro_batch": d["mb"][uu],
-            "t_compute": t_comp,
-            "t_tensor_parallel": t_tp,
-            "t_pipeline_bubble": t_bubble,
-            "t_pipeline_p2p": t_p2p,
+            "t_compute": t["t_compute"],
+            "t_tensor_parallel": t["t_tensor_parallel"],
+            "t_pipeline_bubble": t["bubble1"] / virtual,
+            "t_pipeline_p2p": t["p2p1"] * virtual,
             "virtual_stages": virtual,
-            "t_data_parallel_exposed": t_dp_exposed,
-            "t_dp_inter_share": via_fabric.astype(float),
-            "t_optimizer_step": t_opt,
-            "t_embedding_all_to_all": t_a2a,
+            "t_data_parallel_exposed": t["t_data_parallel_exposed"],
+            "t_dp_inter_share": t["via_fabric"].astype(float),
+            "t_optimizer_step": t["t_optimizer_step"],
+            "t_embedding_all_to_all": t["t_embedding_all_to_all"],
             "t_framework_overhead": np.full(len(idx), t_over),
-            "t_data_pipeline_stall": np.maximum(t_data - t_gpu, 0.0),
-            "step_time_s": np.maximum(t_gpu, t_data),
+            "t_data_pipeline_stall": np.maximum(t["t_data"] - t["t_gpu"], 0.0),
+            "step_time_s": np.maximum(t["t_gpu"], t["t_data"]),
         }
 
     def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
@@ -509,29 +530,9 @@ def evaluate_space(
     def grid_score(
         lay: Layout, d: dict[str, np.ndarray], su: dict[str, np.ndarray], rows: np.ndarray, x: np.ndarray
     ) -> np.ndarray:
-        """Score of the layout on the rows at cap slowdown x (caps x rows, or one value per row)."""
-        uu = u_of_r[rows]
-        m = su["m"][uu]
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        t_comp = su["t_comp1"][uu] * x
-        busy = t_comp + su["t_tp"][uu]
-        t_dp, _ = comm.data_parallel_allreduce_time_s(
-            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
-        )
-        fixed = su["t_opt"][uu] + t_over
-        if pp > 1:  # the fastest interleaving: bubble / v against v x the point-to-point traffic
-            per_m = busy * ((pp - 1) / m)
-            p2p1 = 2.0 * m * su["act"][uu] / tp / ig_bw_r[rows]
-            options = _virtual_options(lay, layers)
-            pipe = per_m / options[0] + options[0] * p2p1
-            for v in options[1:]:
-                np.minimum(pipe, per_m * (1.0 / v) + v * p2p1, out=pipe)
-            busy = busy + pipe
-        if wl.embedding_exchange_bytes_per_sample:
-            fixed = fixed + comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows])
-        exposed = np.maximum(t_dp - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
-        step = np.maximum(busy + exposed + fixed, su["t_data"][uu])
-        return np.asarray(step * d["sf_per_B"][uu])
+        """Time to train per reference sample (the search's score) on the rows at cap slowdown x."""
+        t = step_terms(lay, d, su, rows, x, lambda a: a)
+        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][u_of_r[rows]])
 
     for _, li, lay, d, su, lb in prepared:
         rows = np.flatnonzero(lb[u_of_r] < worst_r)
