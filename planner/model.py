@@ -280,6 +280,12 @@ def evaluate_space(
     seq = float(wl.sequence_length or 1)
     hidden = float(wl.hidden_size or 0)
     layers = float(wl.layers or 1)
+    if layout is not None and layout.virtual_stages and layout.virtual_stages * layout.pipeline_parallel > layers:
+        raise PlannerInputError(
+            f"layout has {layout.pipeline_parallel} x {layout.virtual_stages} = "
+            f"{layout.pipeline_parallel * layout.virtual_stages} virtual pipeline stages but '{wl.id}' has only "
+            f"{int(layers)} layers: lower virtual_stages (or leave it unset to choose the fastest)"
+        )
     ukey = si.astype(np.int64) * (int(N.max()) + 1) + N
     n_u, u_of, first = _group(ukey)  # first: a representative configuration of each U row
     gU, GU, NU = g[first], G[first], N[first]

@@ -330,6 +330,12 @@ class Layout(Strict):
     """Interleaved pipeline: model chunks per GPU (Megatron's virtual pipeline stages); None = the fastest of
     1, 2, 4, 8 for each configuration."""
 
+    @model_validator(mode="after")
+    def _virtual_needs_a_pipeline(self) -> Layout:
+        if self.virtual_stages is not None and self.virtual_stages > 1 and self.pipeline_parallel == 1:
+            raise ValueError("virtual_stages > 1 needs pipeline_parallel > 1 (they interleave pipeline stages)")
+        return self
+
     def label(self, data_parallel: int) -> str:
         parts = [f"DP{data_parallel}"]
         if self.tensor_parallel > 1:

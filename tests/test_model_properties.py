@@ -192,3 +192,13 @@ def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
     assert np.array_equal(fits, np.isfinite(best))
     np.testing.assert_allclose(auto["time_to_train_h"].to_numpy()[fits], best[fits], rtol=1e-12)
     assert fits.sum() >= 3  # the comparison is not vacuous
+
+
+def test_virtual_stages_beyond_the_layers_or_without_a_pipeline_are_clear_errors() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="needs pipeline_parallel > 1"):
+        Layout(tensor_parallel=8, virtual_stages=2)
+    lay = Layout(tensor_parallel=8, pipeline_parallel=16, zero_stage=1, recompute=True, virtual_stages=8)
+    with pytest.raises(PlannerInputError, match="128 virtual pipeline stages but 'gpt3-175b' has only 96 layers"):
+        evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64, layout=lay))
