@@ -106,3 +106,13 @@ def all_to_all_time_s(bytes_per_gpu: ArrayLike, participants: ArrayLike, bytes_s
     n = np.asarray(participants, dtype=float)
     t = np.asarray(bytes_per_gpu, dtype=float) * (n - 1.0) / n / np.asarray(bytes_s, dtype=float)
     return np.where(n > 1, t, 0.0)
+
+
+def exposed_gradient_sync_s(
+    sync_s: ArrayLike, compute_s: ArrayLike, micro_batches: ArrayLike, overlap: float
+) -> NDArray[np.float64]:
+    """Gradient synchronisation left exposed after the backward pass of the last micro-batch hides what it can:
+    the backward is 2/3 of the compute of one micro-batch, and a share ``overlap`` of it runs beside the
+    all-reduce of the buckets already complete."""
+    hide = overlap * (2.0 / 3.0) / np.asarray(micro_batches, dtype=float) * np.asarray(compute_s, dtype=float)
+    return np.asarray(np.maximum(np.asarray(sync_s, dtype=float) - hide, 0.0))

@@ -90,3 +90,17 @@ def samples_factor(workload: Workload, global_batch: ArrayLike) -> NDArray[np.fl
         out = np.where(beyond, ys[-1] + slope * (np.log(np.maximum(b, 1.0)) - xs[-1]), out)
     ref = float(np.interp(np.log(workload.reference_global_batch), xs, ys))
     return np.asarray(out / ref, dtype=float)
+
+
+def data_pipeline_time_s(
+    samples_per_node: ArrayLike,
+    cpu_core_ms_per_sample: float,
+    cpu_cores: ArrayLike,
+    data_bytes_per_sample: float,
+    storage_bytes_s: ArrayLike,
+) -> NDArray[np.float64]:
+    """Time for one node to prepare its share of a step: CPU preprocessing on all cores or reading the samples
+    from local storage, whichever is slower (the data pipeline runs beside the GPUs and bounds the step)."""
+    s = np.asarray(samples_per_node, dtype=float)
+    cpu = s * cpu_core_ms_per_sample / 1000.0 / np.asarray(cpu_cores, dtype=float)
+    return np.asarray(np.maximum(cpu, s * data_bytes_per_sample / np.asarray(storage_bytes_s, dtype=float)))

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from planner import communication as comm
-from planner import compute, cost, memory, power
+from planner import compute, cost, memory, power, step
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.schemas import Configuration, Estimate, Layout, Server, Workload
@@ -269,16 +269,8 @@ def evaluate_space(
     overlap = min(1.0, fw.overlap_fraction * float(catalog.calibration.get("overlap_scale", 1.0)))
 
     # ---- layout search ----------------------------------------------------------------------------
-    # Three levels: everything that depends only on (server, node count) and the layout -- validity, batch,
-    # memory, compute at full power, tensor-parallel and intra-node terms, the data pipeline -- is computed
-    # once per distinct (server, nodes) row U; the fabric terms once per (server, nodes, fabric) row R; only
-    # the cap enters per configuration, by broadcasting over the cap levels, and only where the layout fits
-    # memory. Configurations where no layout fits keep their smallest-memory layout (reported as not fitting).
     layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
     samples_base = work.samples if work.samples is not None else wl.default_samples
-    grad_bytes_per_param = 4.0 if precision == "fp32" else 2.0
-    seq = float(wl.sequence_length or 1)
-    hidden = float(wl.hidden_size or 0)
     layers = float(wl.layers or 1)
     if layout is not None and layout.virtual_stages and layout.virtual_stages * layout.pipeline_parallel > layers:
         raise PlannerInputError(
@@ -287,296 +279,33 @@ def evaluate_space(
             f"{int(layers)} layers: lower virtual_stages (or leave it unset to choose the fastest)"
         )
     ukey = si.astype(np.int64) * (int(N.max()) + 1) + N
-    n_u, u_of, first = _group(ukey)  # first: a representative configuration of each U row
-    gU, GU, NU = g[first], G[first], N[first]
-    intraU, mfuU, peakU = intra_bw[first], mfu_cap[first], peak[first]
-    cpuU, storU, memU_cap, mem_bwU = cpu_cores[first], storage_bw[first], gpu_mem[first], mem_bw[first]
-    embedU = wl.embedding_params * wl.embedding_bytes_per_param / GU / 1e9
+    _, u_of, first = _group(ukey)  # first: a representative configuration of each U row
+    rows = step.Rows(
+        wl=wl,
+        fw=fw,
+        global_batch=work.global_batch,
+        fixed_layout=layout is not None,
+        g=g[first],
+        G=G[first],
+        N=N[first],
+        intra_bytes_s=intra_bw[first],
+        mfu=mfu_cap[first],
+        peak_tflops=peak[first],
+        cpu_cores=cpu_cores[first],
+        storage_bytes_s=storage_bw[first],
+        gpu_memory_gb=gpu_mem[first],
+        memory_bandwidth_tbps=mem_bw[first],
+        half_batch=half_batch,
+        overlap=overlap,
+        grad_bytes_per_param=4.0 if precision == "fp32" else 2.0,
+    )
+    _, r_of, first_r = _group(ukey * (len(space.fabric_ids) + 1) + fi)
     ig_bw = np.where(N > 1, node_bw / g, intra_bw)  # per-GPU bandwidth to other nodes (or peers)
-    t_over = fw.step_overhead_ms / 1000.0
-
-    cols: dict[str, np.ndarray] = {
-        "layout_index": np.full(n, -1, dtype=np.int64),
-        "data_parallel": np.zeros(n, dtype=np.int64),
-        "virtual_stages": np.ones(n, dtype=np.int64),
-        "global_batch": np.zeros(n, dtype=np.int64),
-        "memory_per_gpu_gb": np.full(n, np.inf),
-        "fits_memory": np.zeros(n, dtype=bool),
-        "step_time_s": np.full(n, np.inf),
-        "samples_factor": np.full(n, np.nan),
-    }
-    for k in (
-        "micro_batch",
-        "t_compute",
-        "t_tensor_parallel",
-        "t_pipeline_bubble",
-        "t_pipeline_p2p",
-        "t_data_parallel_exposed",
-        "t_dp_inter_share",
-        "t_optimizer_step",
-        "t_embedding_all_to_all",
-        "t_framework_overhead",
-        "t_data_pipeline_stall",
-    ):
-        cols[k] = np.full(n, np.nan)
-    min_memU = np.full(n_u, np.inf)
-    min_layoutU = np.full(n_u, -1, dtype=np.int64)
-
-    def per_u(lay: Layout) -> dict[str, np.ndarray]:
-        """Layout quantities on the (server, nodes) rows."""
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        valid = (gU % tp == 0) & (GU % (tp * pp) == 0)
-        if layout is None:
-            valid &= ~((pp > 1) & (pp > NU))  # candidate pipelines span nodes (one stage group per node)
-        dp = np.maximum(GU // (tp * pp), 1)
-        # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
-        # may only split a replica's batch evenly), so every layout of a row trains the same batch
-        unit = dp * (wl.micro_batch or 1)
-        per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
-        b0 = (
-            work.global_batch
-            if work.global_batch is not None
-            else np.maximum(wl.default_global_batch, dp * per_replica_min)
-        )
-        B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
-        if wl.micro_batch:
-            mb = np.full(len(dp), float(wl.micro_batch))
-        else:
-            mb = B / dp / lay.accumulation
-            valid &= (B // dp) % lay.accumulation == 0
-        valid &= mb >= 1.0 - 1e-9
-        kept = wl.recompute_activation_fraction if lay.recompute else 1.0
-        mem = (
-            memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
-            + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
-            + embedU
-            + memory.WORKSPACE_GB
-        )
-        return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem, "sf_per_B": compute.samples_factor(wl, B) / B}
-
-    def step_u(lay: Layout, d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Cap- and fabric-independent step terms on the (server, nodes) rows."""
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        dp, B, mb = d["dp"], d["B"], d["mb"]
-        m = B / dp / mb  # micro-batches per step per replica
-        flops_gpu = B * wl.train_flops_per_sample / GU * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
-        t_comp1 = compute.compute_time_s(flops_gpu, peakU, compute.kernel_efficiency(mfuU, mb, half_batch), 1.0)
-        act_msg = mb * seq * hidden * 2.0
-        t_tp = (
-            comm.tensor_parallel_time_s(act_msg, tp, layers / pp, m, lay.recompute, intraU)
-            if tp > 1
-            else np.zeros(len(dp))
-        )
-        grad_bytes = wl.trainable * grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
-        owned = wl.trainable / (tp * pp) / (dp if lay.zero_stage >= 1 else 1)
-        per_node = B / NU
-        t_data = np.maximum(
-            per_node * wl.cpu_core_ms_per_sample / 1000.0 / cpuU, per_node * wl.data_bytes_per_sample / storU
-        )
-        return {
-            "m": m,
-            "t_comp1": t_comp1,
-            "act": act_msg,
-            "t_tp": t_tp,
-            "grad_bytes": np.full(len(dp), grad_bytes),
-            "dp_local": np.maximum(np.minimum(dp, gU // tp), 1),
-            "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, mem_bwU),
-            "a2a_bytes": B / GU * wl.embedding_exchange_bytes_per_sample,
-            "t_data": t_data,
-        }
-
-    def step_terms(
-        lay: Layout,
-        d: dict[str, np.ndarray],
-        su: dict[str, np.ndarray],
-        rows: np.ndarray,
-        x: np.ndarray,
-        at: Any,
-    ) -> dict[str, np.ndarray]:
-        """The step terms of a layout on (server, nodes, fabric) rows at cap slowdown x = 1 / throughput
-        factor. ``at`` spreads a per-row array onto x's shape: broadcasting on the search grid (caps x rows),
-        gathering for a list of configurations. The one formula for the step, used by search and report."""
-        tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-        uu = u_of_r[rows]
-        m = at(su["m"][uu])
-        t_comp = at(su["t_comp1"][uu]) * x
-        t_tp = at(su["t_tp"][uu])
-        t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
-            su["grad_bytes"][uu], d["dp"][uu], su["dp_local"][uu], gU[uu], intraU[uu], node_bw_r[rows], lat_r[rows]
-        )
-        if pp > 1:
-            bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
-            p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / ig_bw_r[rows])
-            pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, _virtual_options(lay, layers))
-        else:
-            bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
-            virtual = np.ones(t_comp.shape, dtype=np.int64)
-        exposed = np.maximum(at(t_dp) - (overlap * (2.0 / 3.0) / m) * t_comp, 0.0)
-        t_opt = at(su["t_opt"][uu])
-        t_a2a = (
-            at(comm.all_to_all_time_s(su["a2a_bytes"][uu], GU[uu], ig_bw_r[rows]))
-            if wl.embedding_exchange_bytes_per_sample
-            else np.zeros_like(t_comp)
-        )
-        t_gpu = t_comp + t_tp + pipe + exposed + t_opt + t_a2a + t_over
-        t_data = at(su["t_data"][uu])
-        return {
-            "t_compute": t_comp,
-            "t_tensor_parallel": t_tp,
-            "bubble1": bubble1,
-            "p2p1": p2p1,
-            "virtual_stages": virtual,
-            "t_data_parallel_exposed": exposed,
-            "via_fabric": at(via_fabric),
-            "t_optimizer_step": t_opt,
-            "t_embedding_all_to_all": t_a2a,
-            "t_gpu": t_gpu,
-            "t_data": t_data,
-        }
-
-    def step_configs(
-        lay: Layout, idx: np.ndarray, su: dict[str, np.ndarray], d: dict[str, np.ndarray]
-    ) -> dict[str, np.ndarray]:
-        """The full step breakdown of the configurations idx."""
-        mask = np.zeros(n_r, dtype=bool)  # their (server, nodes, fabric) rows, each once
-        mask[r_of[idx]] = True
-        rows = np.flatnonzero(mask)
-        rr = (np.cumsum(mask) - 1)[r_of[idx]]
-        t = step_terms(lay, d, su, rows, 1.0 / cap_tf[idx], lambda a: a[rr])
-        uu = u_of[idx]
-        virtual = t["virtual_stages"]
-        return {
-            "data_parallel": d["dp"][uu],
-            "global_batch": d["B"][uu],
-            "samples_factor": d["sf_per_B"][uu] * d["B"][uu],
-            "micro_batch": d["mb"][uu],
-            "t_compute": t["t_compute"],
-            "t_tensor_parallel": t["t_tensor_parallel"],
-            "t_pipeline_bubble": t["bubble1"] / virtual,
-            "t_pipeline_p2p": t["p2p1"] * virtual,
-            "virtual_stages": virtual,
-            "t_data_parallel_exposed": t["t_data_parallel_exposed"],
-            "t_dp_inter_share": t["via_fabric"].astype(float),
-            "t_optimizer_step": t["t_optimizer_step"],
-            "t_embedding_all_to_all": t["t_embedding_all_to_all"],
-            "t_framework_overhead": np.full(len(idx), t_over),
-            "t_data_pipeline_stall": np.maximum(t["t_data"] - t["t_gpu"], 0.0),
-            "step_time_s": np.maximum(t["t_gpu"], t["t_data"]),
-        }
-
-    def store(li: int, idx: np.ndarray, parts: dict[str, np.ndarray], mem: np.ndarray, fit: bool) -> None:
-        if len(idx) == n:  # one layout wins everywhere: take the arrays as they are
-            cols["layout_index"][:] = li
-            cols["fits_memory"][:] = fit
-            cols.update(parts, memory_per_gpu_gb=np.asarray(mem, dtype=float))
-            return
-        cols["layout_index"][idx] = li
-        cols["memory_per_gpu_gb"][idx] = mem
-        cols["fits_memory"][idx] = fit
-        for k, v in parts.items():
-            cols[k][idx] = v
-
-    # Phase A, per layout on the (server, nodes) rows: validity, memory and a lower bound of the layout's
-    # score -- the step at full clock without data-parallel, p2p or all-to-all communication (every term
-    # left out is >= 0 and a cap only slows compute). Phase B visits layouts from the best bound and skips a
-    # row whose bound cannot beat the worst current score among its configurations: exact pruning.
-    # Dominance (also exact): on a row where a layout fits, a variant that only adds recomputation, only
-    # raises ZeRO from stage 1 or 2 to 3, or (without pipelining) only adds accumulation steps is never faster -- every
-    # step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
-    # they add) -- so the variant is skipped there.
-    fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
-    phase_a = []
-    per_u_of: dict[int, dict[str, np.ndarray]] = {}
-    for li, lay in enumerate(layouts):
-        d = per_u_of[li] = per_u(lay)
-        if not d["valid"].any():
-            continue
-        smaller = d["valid"] & (d["mem"] < min_memU)
-        min_memU = np.where(smaller, d["mem"], min_memU)
-        min_layoutU = np.where(smaller, li, min_layoutU)
-        fitU = d["valid"] & memory.fits(d["mem"], memU_cap)
-        if fitU.any():
-            fits_by_key[_layout_key(lay)] = fitU
-            phase_a.append((li, lay, d, fitU))
-    prepared = []
-    for li, lay, d, fitU in phase_a:
-        for key in _dominating_keys(lay):
-            if key in fits_by_key:
-                fitU = fitU & ~fits_by_key[key]
-        if not fitU.any():
-            continue
-        su = step_u(lay, d)
-        busy = su["t_comp1"] + su["t_tp"]
-        pp = lay.pipeline_parallel
-        vmax = max(_virtual_options(lay, layers))
-        lb_bubble = busy / su["m"] * (pp - 1) / vmax if pp > 1 else 0.0
-        lb_step = np.maximum(busy + lb_bubble + su["t_opt"] + t_over, su["t_data"])
-        lb = np.where(fitU, lb_step * d["sf_per_B"], np.inf)
-        prepared.append((float(np.min(lb)), li, lay, d, su, lb))
-    prepared.sort(key=lambda x: (x[0], x[1]))
-    # Phase B runs on a dense grid: columns = distinct (server, nodes, fabric) rows, rows = distinct cap levels
-    # (caps x rows, so reductions over caps are vectorized). The row terms are computed once per row, the cap
-    # enters by broadcasting, and only the winning layout's index and score are kept; the full breakdown is
-    # computed once per configuration afterwards, for its winner.
-    n_r, r_of, first_r = _group(ukey * (len(space.fabric_ids) + 1) + fi)
-    cap_levels = np.sort(pd.unique(cap))
-    c_of = np.searchsorted(cap_levels, cap)
-    u_of_r = u_of[first_r]
-    tf_by_server = np.asarray(
-        [power.cap_curve_at(catalog.power_curves[gp.power_curve], cap_levels)[0] for gp in gpus_]
-    ).reshape(len(gpus_), len(cap_levels))
-    inv_tf = np.ascontiguousarray((1.0 / tf_by_server[si[first_r]]).T)  # caps x rows
-    best2 = np.full((len(cap_levels), n_r), -np.inf)  # absent cells stay -inf: never block pruning
-    best2[c_of, r_of] = np.inf
-    lay2 = np.full(best2.shape, -1, dtype=np.int64)
-    worst_r = np.max(best2, axis=0)
-    node_bw_r, lat_r, ig_bw_r = node_bw[first_r], inter_lat[first_r], ig_bw[first_r]
-    x_min = inv_tf.min(axis=0)  # the fastest cap level of each row's GPU (a lower bound where it is absent)
-
-    def grid_score(
-        lay: Layout, d: dict[str, np.ndarray], su: dict[str, np.ndarray], rows: np.ndarray, x: np.ndarray
-    ) -> np.ndarray:
-        """Time to train per reference sample (the search's score) on the rows at cap slowdown x."""
-        t = step_terms(lay, d, su, rows, x, lambda a: a)
-        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][u_of_r[rows]])
-
-    for _, li, lay, d, su, lb in prepared:
-        rows = np.flatnonzero(lb[u_of_r] < worst_r)
-        if len(rows) == 0:
-            continue
-        # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
-        # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it)
-        rows = rows[grid_score(lay, d, su, rows, x_min[rows]) < worst_r[rows]]
-        if len(rows) == 0:
-            continue
-        sc = grid_score(lay, d, su, rows, inv_tf[:, rows])
-        cur = best2[:, rows]
-        better = sc < cur
-        if not better.any():
-            continue
-        new_best = np.where(better, sc, cur)
-        best2[:, rows] = new_best
-        lay2[:, rows] = np.where(better, li, lay2[:, rows])
-        worst_r[rows] = np.max(new_best, axis=0)
-    won = lay2[c_of, r_of]
-    step_u_of = {li: su for _, li, _, _, su, _ in prepared}
-    for li, idx in _indices_by_value(won):
-        d, su = per_u_of[li], step_u_of[li]
-        store(li, idx, step_configs(layouts[li], idx, su, d), d["mem"][u_of[idx]], True)
-    # configurations where no layout fits: the smallest-memory layout, reported as not fitting
-    no_fit = np.where(cols["layout_index"] < 0, min_layoutU[u_of], -1)
-    for li, idx in _indices_by_value(no_fit):
-        d = per_u_of[li]
-        su = step_u_of[li] if li in step_u_of else step_u(layouts[li], d)
-        store(li, idx, step_configs(layouts[li], idx, su, d), min_memU[u_of[idx]], False)
-    if (cols["layout_index"] < 0).all():
-        cols = {}
-
-    if not cols:  # no layout is even valid (e.g. a fixed layout that does not divide the GPUs)
-        raise PlannerInputError(
-            "no parallel layout is valid for these node counts (tensor/pipeline degrees "
-            "must divide the GPUs per node and the total GPUs)"
-        )
+    fab = step.FabricRows(
+        u=u_of[first_r], node_bytes_s=node_bw[first_r], latency_s=inter_lat[first_r], peer_bytes_s=ig_bw[first_r]
+    )
+    search = _LayoutSearch(rows, fab, layouts, layers, n, u_of, r_of, cap, cap_tf, si, gpus_, catalog)
+    cols = search.run()
     samples_factor = cols.pop("samples_factor")
     res.update(cols)
     li_arr = np.maximum(cols["layout_index"], 0)
@@ -584,7 +313,7 @@ def evaluate_space(
         res[attr] = np.asarray([getattr(lay, attr) for lay in layouts])[li_arr]
     fits_mem = cols["fits_memory"].astype(bool)
     res["fits_memory"] = fits_mem
-    step = cols["step_time_s"].astype(float)
+    step_s = cols["step_time_s"].astype(float)
     valid_any = cols["layout_index"] >= 0
     gpu_ids = sorted({gp.id for gp in gpus_})
     gpu_code = np.asarray([gpu_ids.index(gp.id) for gp in gpus_], dtype=np.int16)
@@ -597,7 +326,7 @@ def evaluate_space(
 
     # ---- throughput, time ---------------------------------------------------------------------------
     B = cols["global_batch"].astype(float)
-    thr = B / step
+    thr = B / step_s
     samples = samples_base * samples_factor
     hours = samples / thr / 3600.0
     res["throughput_samples_per_s"] = thr
@@ -607,10 +336,10 @@ def evaluate_space(
     res["achieved_tflops_per_gpu"] = achieved
     res["mfu"] = achieved / peak
     t_comp = cols["t_compute"].astype(float)
-    res["scaling_efficiency"] = t_comp / step
+    res["scaling_efficiency"] = t_comp / step_s
 
     # ---- power & energy ------------------------------------------------------------------------------
-    busy = t_comp / step
+    busy = t_comp / step_s
     gpu_w = power.gpu_power_w(
         per_server(lambda s, gp: gp.tdp_w), per_server(lambda s, gp: gp.idle_power_w), cap_pf, busy
     )
@@ -632,6 +361,212 @@ def evaluate_space(
     res["valid_layout"] = valid_any
     res.update(_price_columns(catalog, res, site_.id, purchase, life_years, (r_of, first_r)))
     return pd.DataFrame(res, copy=False)
+
+
+class _LayoutSearch:
+    """The exact search for the fastest fitting layout of every configuration.
+
+    Three levels: everything that depends only on (server, node count) and the layout -- validity, batch,
+    memory, compute at full power, tensor-parallel and intra-node terms, the data pipeline -- is computed once
+    per distinct (server, nodes) row U (``step.layout_rows``, ``step.layout_terms``); the fabric terms once per
+    (server, nodes, fabric) row R; only the cap enters per configuration, by broadcasting over the cap levels,
+    and only where the layout fits memory. Configurations where no layout fits keep their smallest-memory
+    layout (reported as not fitting).
+
+    Phase A (``_prepare``), per layout on the U rows: validity, memory and a lower bound of the layout's score
+    (``step.step_lower_bound`` x samples per sample of batch). Phase B (``_grid``) visits layouts from the best
+    bound and skips a row whose bound cannot beat the worst current score among its configurations: exact
+    pruning. Dominance (also exact): on a row where a layout fits, a variant that only adds recomputation, only
+    raises ZeRO from stage 1 or 2 to 3, or (without pipelining) only adds accumulation steps is never faster --
+    every step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
+    they add) -- so the variant is skipped there (``_dominating_keys``). ``_finish`` computes the full breakdown
+    once per configuration, for its winner."""
+
+    def __init__(
+        self,
+        rows: step.Rows,
+        fab: step.FabricRows,
+        layouts: list[Layout],
+        layers: float,
+        n: int,
+        u_of: np.ndarray,
+        r_of: np.ndarray,
+        cap: np.ndarray,
+        cap_tf: np.ndarray,
+        si: np.ndarray,
+        gpus_: list[Any],
+        catalog: Catalog,
+    ) -> None:
+        self.rows, self.fab, self.layouts, self.layers = rows, fab, layouts, layers
+        self.n, self.u_of, self.r_of, self.cap_tf = n, u_of, r_of, cap_tf
+        self.n_r = len(fab.u)
+        cap_levels = np.sort(pd.unique(cap))
+        self.c_of = np.searchsorted(cap_levels, cap)
+        first_r = np.zeros(self.n_r, dtype=np.int64)
+        first_r[r_of[::-1]] = np.arange(n)[::-1]
+        tf_by_server = np.asarray(
+            [power.cap_curve_at(catalog.power_curves[gp.power_curve], cap_levels)[0] for gp in gpus_]
+        ).reshape(len(gpus_), len(cap_levels))
+        self.inv_tf = np.ascontiguousarray((1.0 / tf_by_server[si[first_r]]).T)  # caps x rows
+        self.cols: dict[str, np.ndarray] = {
+            "layout_index": np.full(n, -1, dtype=np.int64),
+            "data_parallel": np.zeros(n, dtype=np.int64),
+            "virtual_stages": np.ones(n, dtype=np.int64),
+            "global_batch": np.zeros(n, dtype=np.int64),
+            "memory_per_gpu_gb": np.full(n, np.inf),
+            "fits_memory": np.zeros(n, dtype=bool),
+            "step_time_s": np.full(n, np.inf),
+            "samples_factor": np.full(n, np.nan),
+        }
+        for k in (
+            "micro_batch",
+            "t_compute",
+            "t_tensor_parallel",
+            "t_pipeline_bubble",
+            "t_pipeline_p2p",
+            "t_data_parallel_exposed",
+            "t_dp_inter_share",
+            "t_optimizer_step",
+            "t_embedding_all_to_all",
+            "t_framework_overhead",
+            "t_data_pipeline_stall",
+        ):
+            self.cols[k] = np.full(n, np.nan)
+        n_u = len(rows.N)
+        self.min_mem = np.full(n_u, np.inf)
+        self.min_layout = np.full(n_u, -1, dtype=np.int64)
+        self.per_u: dict[int, step.Arrays] = {}
+        self.terms_u: dict[int, step.Arrays] = {}
+
+    def run(self) -> dict[str, np.ndarray]:
+        prepared = self._prepare()
+        won = self._grid(prepared)
+        self._finish(won)
+        if (self.cols["layout_index"] < 0).all():  # no layout is even valid (e.g. a fixed layout that does not
+            raise PlannerInputError(  # divide the GPUs)
+                "no parallel layout is valid for these node counts (tensor/pipeline degrees "
+                "must divide the GPUs per node and the total GPUs)"
+            )
+        return self.cols
+
+    def _virtual(self, lay: Layout) -> list[int]:
+        return _virtual_options(lay, self.layers)
+
+    def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, step.Arrays, np.ndarray]]:
+        """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds."""
+        fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
+        phase_a = []
+        for li, lay in enumerate(self.layouts):
+            d = self.per_u[li] = step.layout_rows(self.rows, lay)
+            if not d["valid"].any():
+                continue
+            smaller = d["valid"] & (d["mem"] < self.min_mem)
+            self.min_mem = np.where(smaller, d["mem"], self.min_mem)
+            self.min_layout = np.where(smaller, li, self.min_layout)
+            fit = d["valid"] & memory.fits(d["mem"], self.rows.gpu_memory_gb)
+            if fit.any():
+                fits_by_key[_layout_key(lay)] = fit
+                phase_a.append((li, lay, d, fit))
+        prepared = []
+        for li, lay, d, fit in phase_a:
+            for key in _dominating_keys(lay):
+                if key in fits_by_key:
+                    fit = fit & ~fits_by_key[key]
+            if not fit.any():
+                continue
+            su = self.terms_u[li] = step.layout_terms(self.rows, lay, d)
+            lb_step = step.step_lower_bound(self.rows, lay, su, max(self._virtual(lay)))
+            lb = np.where(fit, lb_step * d["sf_per_B"], np.inf)
+            prepared.append((float(np.min(lb)), li, lay, d, su, lb))
+        prepared.sort(key=lambda x: (x[0], x[1]))
+        return prepared
+
+    def _score(self, lay: Layout, d: step.Arrays, su: step.Arrays, r: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Time to train per reference sample (the search's score) on the R rows at cap slowdown x."""
+        t = step.step_terms(self.rows, self.fab, lay, d, su, r, x, lambda a: a, self._virtual(lay))
+        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][self.fab.u[r]])
+
+    def _grid(self, prepared: list[tuple[float, int, Layout, step.Arrays, step.Arrays, np.ndarray]]) -> np.ndarray:
+        """Phase B on a dense grid: columns = R rows, rows = distinct cap levels (reductions over caps are
+        vectorized); only the winning layout's index and score are kept. Returns each configuration's winner."""
+        best = np.full(self.inv_tf.shape, -np.inf)  # absent cells stay -inf: never block pruning
+        best[self.c_of, self.r_of] = np.inf
+        won = np.full(best.shape, -1, dtype=np.int64)
+        worst = np.max(best, axis=0)
+        x_min = self.inv_tf.min(axis=0)  # the fastest cap level of each row's GPU (a lower bound where absent)
+        for _, li, lay, d, su, lb in prepared:
+            r = np.flatnonzero(lb[self.fab.u] < worst)
+            if len(r) == 0:
+                continue
+            # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
+            # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it)
+            r = r[self._score(lay, d, su, r, x_min[r]) < worst[r]]
+            if len(r) == 0:
+                continue
+            sc = self._score(lay, d, su, r, self.inv_tf[:, r])
+            cur = best[:, r]
+            better = sc < cur
+            if not better.any():
+                continue
+            new_best = np.where(better, sc, cur)
+            best[:, r] = new_best
+            won[:, r] = np.where(better, li, won[:, r])
+            worst[r] = np.max(new_best, axis=0)
+        return np.asarray(won[self.c_of, self.r_of])
+
+    def _breakdown(self, li: int, idx: np.ndarray) -> step.Arrays:
+        """The full step breakdown of the configurations idx under layout li."""
+        lay, d = self.layouts[li], self.per_u[li]
+        su = self.terms_u[li] if li in self.terms_u else step.layout_terms(self.rows, lay, d)
+        mask = np.zeros(self.n_r, dtype=bool)  # their R rows, each once
+        mask[self.r_of[idx]] = True
+        r = np.flatnonzero(mask)
+        rr = (np.cumsum(mask) - 1)[self.r_of[idx]]
+        t = step.step_terms(
+            self.rows, self.fab, lay, d, su, r, 1.0 / self.cap_tf[idx], lambda a: a[rr], self._virtual(lay)
+        )
+        uu = self.u_of[idx]
+        virtual = t["virtual_stages"]
+        return {
+            "data_parallel": d["dp"][uu],
+            "global_batch": d["B"][uu],
+            "samples_factor": d["sf_per_B"][uu] * d["B"][uu],
+            "micro_batch": d["mb"][uu],
+            "t_compute": t["t_compute"],
+            "t_tensor_parallel": t["t_tensor_parallel"],
+            "t_pipeline_bubble": t["bubble1"] / virtual,
+            "t_pipeline_p2p": t["p2p1"] * virtual,
+            "virtual_stages": virtual,
+            "t_data_parallel_exposed": t["t_data_parallel_exposed"],
+            "t_dp_inter_share": t["via_fabric"].astype(float),
+            "t_optimizer_step": t["t_optimizer_step"],
+            "t_embedding_all_to_all": t["t_embedding_all_to_all"],
+            "t_framework_overhead": np.full(len(idx), self.rows.t_overhead_s),
+            "t_data_pipeline_stall": np.maximum(t["t_data"] - t["t_gpu"], 0.0),
+            "step_time_s": np.maximum(t["t_gpu"], t["t_data"]),
+        }
+
+    def _store(self, li: int, idx: np.ndarray, mem: np.ndarray, fit: bool) -> None:
+        parts = self._breakdown(li, idx)
+        cols = self.cols
+        if len(idx) == self.n:  # one layout wins everywhere: take the arrays as they are
+            cols["layout_index"][:] = li
+            cols["fits_memory"][:] = fit
+            cols.update(parts, memory_per_gpu_gb=np.asarray(mem, dtype=float))
+            return
+        cols["layout_index"][idx] = li
+        cols["memory_per_gpu_gb"][idx] = mem
+        cols["fits_memory"][idx] = fit
+        for k, v in parts.items():
+            cols[k][idx] = v
+
+    def _finish(self, won: np.ndarray) -> None:
+        """Breakdowns of the winners; configurations where no layout fits get the smallest-memory layout."""
+        for li, idx in _indices_by_value(won):
+            self._store(li, idx, self.per_u[li]["mem"][self.u_of[idx]], True)
+        no_fit = np.where(self.cols["layout_index"] < 0, self.min_layout[self.u_of], -1)
+        for li, idx in _indices_by_value(no_fit):
+            self._store(li, idx, self.min_mem[self.u_of[idx]], False)
 
 
 def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, life_years: float) -> pd.DataFrame:

@@ -82,6 +82,7 @@ class Case:
     gpu_family: str = ""
     workload_family: str = ""
     inputs: str = ""  # the model's inputs for this case: cases with equal inputs get equal predictions
+    gpus: int = 0  # accelerators in the run (for the summary binned by scale)
 
     @property
     def error(self) -> float:
@@ -163,6 +164,123 @@ def _case_catalog(cat: Catalog, row: pd.Series) -> tuple[Catalog, str, str]:
         }
     )
     return cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())}), "case", fabric
+
+
+AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the catalog models)
+    "A100": "a100-sxm-80gb",
+    "H100": "h100-sxm",
+    "H200": "h200",
+    "B200": "b200",
+}
+AT_SCALE_HOST = {"a100-sxm-80gb": "dgx-a100-80gb", "h100-sxm": "dgx-h100", "h200": "hgx-h200", "b200": "hgx-b200"}
+AT_SCALE_WORKLOADS = {  # MLPerf benchmark -> (workload, precision of the reference implementation)
+    "resnet": ("resnet50", None),
+    "bert": ("bert-large", None),
+    "gpt3": ("gpt3-175b", "fp8"),
+    "llama2_70b_lora": ("llama2-70b-lora", None),
+    "llama31_405b": ("llama3-405b", "fp8"),
+}
+IMAGENET_TRAIN_IMAGES = 1_281_167
+
+
+def at_scale_table(ref: Path) -> pd.DataFrame:
+    """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
+    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, duplicates (logs re-published in
+    later rounds) removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0,
+    H200 and B200 v5.0; previews never) is fit data, every later round and all previews are test data."""
+    df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
+    df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
+    df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
+    df = df[~df["notes"].fillna("").str.contains("identical per-run times")]
+    df = df.sort_values("round", kind="stable").drop_duplicates(
+        ["system", "benchmark", "gpus", "global_batch", "time_to_train_min_unscaled"]
+    )
+    first = {"A100": "v1.1", "H100": "v3.0", "H200": "v5.0", "B200": "v5.0"}
+    preview = df["system_status"].fillna("").str.contains("preview", case=False).to_numpy()
+    is_first = df["round"].to_numpy() == df["accelerator_family"].map(first).to_numpy()
+    df = df.assign(split=np.where(is_first & ~preview, "fit", "test"))
+    return df.reset_index(drop=True)
+
+
+def _at_scale_samples(row: pd.Series) -> float:
+    """Samples the run trained (mean over its successful runs) in the workload's sample unit."""
+    runs = [float(x) for x in str(row["converged_at_per_run"]).split(";") if x]
+    mean = float(np.mean(runs))
+    unit, bench = row["converged_at_unit"], row["benchmark"]
+    if bench == "resnet":
+        return mean * IMAGENET_TRAIN_IMAGES  # epochs
+    if bench == "gpt3":
+        return mean / 2048.0  # tokens -> 2,048-token sequences
+    return mean if unit != "tokens" else mean / 8192.0
+
+
+def at_scale_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
+    """Time to train the samples each run actually trained (its own convergence point, so convergence noise
+    is out: this checks the step-time model), against the measured olympic mean (unscaled)."""
+    cases = []
+    for _, row in at_scale_table(ref).iterrows():
+        if fit_only and row["split"] != "fit":
+            continue
+        gpu = AT_SCALE_GPUS[str(row["accelerator_family"])]
+        if "40GB" in str(row["accelerator"]).upper():
+            gpu = "a100-sxm-40gb"
+        host = cat.server(AT_SCALE_HOST[AT_SCALE_GPUS[str(row["accelerator_family"])]])
+        fabric, ports, port_gbps = (
+            parse_network(row["host_networking"])
+            if isinstance(row["host_networking"], str) and re.search(r"HDR|NDR|EDR", row["host_networking"])
+            else ("ndr400" if gpu != "a100-sxm-80gb" else "hdr200", host.nic_ports, 400.0)
+        )
+        g = int(row["gpus_per_node"])
+        server = host.model_copy(
+            update={
+                "id": "case",
+                "gpu": gpu,
+                "gpus_per_node": g,
+                "nic_ports": ports,
+                "max_nic_port_gbps": port_gbps,
+                "fabrics": [fabric],
+            }
+        )
+        c2 = cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())})
+        wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
+        wl = c2.workload(wl_id)
+        samples = _at_scale_samples(row)
+        est = evaluate(
+            c2,
+            Configuration(
+                model=wl.id,
+                server="case",
+                nodes=int(row["nodes"]),
+                fabric=fabric,
+                global_batch=int(row["global_batch"]),
+                samples=samples * _reference_factor(wl, int(row["global_batch"])),
+                precision=precision,
+            ),
+        )
+        cases.append(
+            Case(
+                "time_to_train",
+                f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
+                f"({row['gpus']} GPUs, batch {row['global_batch']})",
+                str(row["split"]),
+                float(row["time_to_train_min_unscaled"]),
+                est.time_to_train_h * 60.0,
+                "min",
+                c2.gpu(gpu).family,
+                wl.family,
+                f"{row['benchmark']} {gpu} {row['nodes']}x{g} {fabric}x{ports} batch {row['global_batch']}",
+                gpus=int(row["gpus"]),
+            )
+        )
+    return cases
+
+
+def _reference_factor(wl: Workload, batch: int) -> float:
+    """Samples at the reference batch that the model scales to ``samples`` at this batch: the model multiplies
+    the work by the convergence factor of the batch, so the run's own sample count is divided by it first."""
+    from planner.compute import samples_factor
+
+    return 1.0 / float(samples_factor(wl, np.asarray([batch]))[0])
 
 
 def megatron_workload(params_b: float, batch: int) -> Workload:

@@ -1,0 +1,217 @@
+"""The step-time equation of one parallel layout, composed from the physics modules.
+
+For a layout (tensor parallel t, pipeline p, data parallel d = G / (t p), ZeRO stage, recomputation) on a row
+of configurations (server, node count, fabric) at power-cap slowdown x = 1 / throughput factor:
+
+  step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
+  t_gpu = t_compute                       compute.compute_time_s            FLOPs / (peak x efficiency) x x
+        + t_tensor_parallel               communication.tensor_parallel_time_s
+        + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
+        + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
+        + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
+        + t_embedding_all_to_all          communication.all_to_all_time_s   recommender embeddings
+        + t_framework_overhead            frameworks.yaml step_overhead_ms
+  t_data = max(CPU preprocessing, storage reads) per node                  compute.data_pipeline_time_s
+  memory per GPU = model state + activations + embeddings + workspace   memory.py
+
+Every term is one named function in its physics module, with its source there. This module only gathers
+the hardware of the rows (``Rows``), evaluates the layout-dependent quantities per (server, nodes) row
+(``layout_rows``, ``layout_terms``) and composes the step on (server, nodes, fabric) rows
+(``step_terms``). The layout search (planner/model.py) calls these functions and nothing else computes a
+step time, so the search, the reported breakdown and every check see the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner import communication as comm
+from planner import compute, memory
+from planner.schemas import FrameworkProfile, Layout, Workload
+
+Arrays = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The hardware and workload context of the distinct (server, node count) rows U of a space."""
+
+    wl: Workload
+    fw: FrameworkProfile
+    global_batch: int | None  # a fixed global batch, or None for the workload's rule
+    fixed_layout: bool  # a layout given by the caller (pipelines may then stay inside one node)
+    g: np.ndarray  # GPUs per node
+    G: np.ndarray  # GPUs
+    N: np.ndarray  # nodes
+    intra_bytes_s: np.ndarray  # achieved NVLink/PCIe bandwidth per GPU
+    mfu: np.ndarray  # achievable MFU at a large micro-batch
+    peak_tflops: np.ndarray
+    cpu_cores: np.ndarray
+    storage_bytes_s: np.ndarray
+    gpu_memory_gb: np.ndarray
+    memory_bandwidth_tbps: np.ndarray
+    half_batch: float  # micro-batch at half kernel efficiency
+    overlap: float  # share of the backward pass that can hide gradient communication
+    grad_bytes_per_param: float
+
+    @property
+    def embedding_gb(self) -> np.ndarray:
+        return np.asarray(self.wl.embedding_params * self.wl.embedding_bytes_per_param / self.G / 1e9)
+
+    @property
+    def t_overhead_s(self) -> float:
+        return self.fw.step_overhead_ms / 1000.0
+
+    @property
+    def layers(self) -> float:
+        return float(self.wl.layers or 1)
+
+
+@dataclass(frozen=True)
+class FabricRows:
+    """The (server, nodes, fabric) rows R: their U row and the fabric as the collectives see it."""
+
+    u: np.ndarray  # the (server, nodes) row of each R row
+    node_bytes_s: np.ndarray  # achieved aggregate NIC bandwidth of a node
+    latency_s: np.ndarray  # per-hop latency between nodes (wire + NCCL software)
+    peer_bytes_s: np.ndarray  # per-GPU bandwidth to the GPUs of other nodes (or to peers in a node)
+
+
+def layout_rows(rows: Rows, lay: Layout) -> Arrays:
+    """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
+    layout on the (server, nodes) rows."""
+    wl = rows.wl
+    gU, GU, NU = rows.g, rows.G, rows.N
+    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+    valid = (gU % tp == 0) & (GU % (tp * pp) == 0)
+    if not rows.fixed_layout:
+        valid &= ~((pp > 1) & (pp > NU))  # candidate pipelines span nodes (one stage group per node)
+    dp = np.maximum(GU // (tp * pp), 1)
+    # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
+    # may only split a replica's batch evenly), so every layout of a row trains the same batch
+    unit = dp * (wl.micro_batch or 1)
+    per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
+    b0 = (
+        rows.global_batch
+        if rows.global_batch is not None
+        else np.maximum(wl.default_global_batch, dp * per_replica_min)
+    )
+    B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
+    if wl.micro_batch:
+        mb = np.full(len(dp), float(wl.micro_batch))
+    else:
+        mb = B / dp / lay.accumulation
+        valid &= (B // dp) % lay.accumulation == 0
+    valid &= mb >= 1.0 - 1e-9
+    kept = wl.recompute_activation_fraction if lay.recompute else 1.0
+    mem = (
+        memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
+        + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
+        + rows.embedding_gb
+        + memory.WORKSPACE_GB
+    )
+    return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem, "sf_per_B": compute.samples_factor(wl, B) / B}
+
+
+def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
+    """The cap- and fabric-independent step terms of a layout on the (server, nodes) rows."""
+    wl = rows.wl
+    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+    dp, B, mb = d["dp"], d["B"], d["mb"]
+    m = B / dp / mb  # micro-batches per step per replica
+    flops_gpu = B * wl.train_flops_per_sample / rows.G * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
+    t_comp1 = compute.compute_time_s(
+        flops_gpu, rows.peak_tflops, compute.kernel_efficiency(rows.mfu, mb, rows.half_batch), 1.0
+    )
+    act_msg = mb * float(wl.sequence_length or 1) * float(wl.hidden_size or 0) * 2.0
+    t_tp = (
+        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute, rows.intra_bytes_s)
+        if tp > 1
+        else np.zeros(len(dp))
+    )
+    grad_bytes = wl.trainable * rows.grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
+    owned = wl.trainable / (tp * pp) / (dp if lay.zero_stage >= 1 else 1)
+    return {
+        "m": m,
+        "t_comp1": t_comp1,
+        "act": act_msg,
+        "t_tp": t_tp,
+        "grad_bytes": np.full(len(dp), grad_bytes),
+        "dp_local": np.maximum(np.minimum(dp, rows.g // tp), 1),
+        "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, rows.memory_bandwidth_tbps),
+        "a2a_bytes": B / rows.G * wl.embedding_exchange_bytes_per_sample,
+        "t_data": compute.data_pipeline_time_s(
+            B / rows.N, wl.cpu_core_ms_per_sample, rows.cpu_cores, wl.data_bytes_per_sample, rows.storage_bytes_s
+        ),
+    }
+
+
+def step_lower_bound(rows: Rows, lay: Layout, su: Arrays, virtual_max: int) -> np.ndarray:
+    """A lower bound of the step on every fabric and cap: the busy time at full clock, the least pipeline
+    bubble, the optimizer update and the fixed overhead (every term left out is >= 0, a cap only slows
+    compute), or the data pipeline."""
+    busy = su["t_comp1"] + su["t_tp"]
+    pp = lay.pipeline_parallel
+    bubble = busy / su["m"] * (pp - 1) / virtual_max if pp > 1 else 0.0
+    return np.asarray(np.maximum(busy + bubble + su["t_opt"] + rows.t_overhead_s, su["t_data"]))
+
+
+def step_terms(
+    rows: Rows,
+    fab: FabricRows,
+    lay: Layout,
+    d: Arrays,
+    su: Arrays,
+    r: np.ndarray,
+    x: np.ndarray,
+    at: Any,
+    virtual_options: list[int],
+) -> Arrays:
+    """The step terms of a layout on the (server, nodes, fabric) rows ``r`` at cap slowdown x. ``at`` spreads
+    a per-row array onto x's shape: broadcasting on the search grid (caps x rows), gathering for a list of
+    configurations. The one formula for the step, used by the search and the report."""
+    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+    uu = fab.u[r]
+    m = at(su["m"][uu])
+    t_comp = at(su["t_comp1"][uu]) * x
+    t_tp = at(su["t_tp"][uu])
+    t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
+        su["grad_bytes"][uu],
+        d["dp"][uu],
+        su["dp_local"][uu],
+        rows.g[uu],
+        rows.intra_bytes_s[uu],
+        fab.node_bytes_s[r],
+        fab.latency_s[r],
+    )
+    if pp > 1:
+        bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
+        p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
+        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options)
+    else:
+        bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
+        virtual = np.ones(t_comp.shape, dtype=np.int64)
+    exposed = comm.exposed_gradient_sync_s(at(t_dp), t_comp, m, rows.overlap)
+    t_opt = at(su["t_opt"][uu])
+    t_a2a = (
+        at(comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r]))
+        if rows.wl.embedding_exchange_bytes_per_sample
+        else np.zeros_like(t_comp)
+    )
+    t_gpu = t_comp + t_tp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
+    return {
+        "t_compute": t_comp,
+        "t_tensor_parallel": t_tp,
+        "bubble1": bubble1,
+        "p2p1": p2p1,
+        "virtual_stages": virtual,
+        "t_data_parallel_exposed": exposed,
+        "via_fabric": at(via_fabric),
+        "t_optimizer_step": t_opt,
+        "t_embedding_all_to_all": t_a2a,
+        "t_gpu": t_gpu,
+        "t_data": at(su["t_data"][uu]),
+    }
