@@ -2,145 +2,130 @@
 
 Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback),
 3 internal error. Heavy modules are imported inside the commands so `planner --help` stays instant.
+Shared helpers live in planner/cli_common.py; solve/pareto/fleet/batch in planner/cli_plan.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+from planner.cli_common import (
+    COST_HELP,
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    PRECISIONS,
+    Parser,
+    add_catalog_args,
+    add_framework_arg,
+    add_life_arg,
+    add_work_args,
+    bounded_int,
+    catalog_from,
+    clean,
+    emit_json,
+    fraction,
+    negative_numbers_as_values,
+    notice,
+    positive_int,
+    table,
+    validated,
+)
 
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format_estimate", "main"]
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse's own errors: usage + message, exit 2
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"planner: error: {message}\n")
-        raise SystemExit(EXIT_BAD_INPUT)
+DESCRIPTION = f"""Capacity planner for distributed ML training clusters.
 
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
-    return v
-
-
-def _fraction(text: str) -> float:
-    v = _positive_float(text)
-    if v > 1:
-        raise argparse.ArgumentTypeError(f"a power cap is a fraction of TDP in (0, 1], got {text!r}")
-    return v
-
-
-def _csv_list(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "item"):
-        return o.item()
-    if hasattr(o, "model_dump"):
-        return o.model_dump()
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return str(o)
-
-
-def emit_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, default=_json_default, allow_nan=False))
-
-
-def _clean(obj: Any) -> Any:
-    """NaN/inf -> None so the JSON is standard."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item"):
-        return _clean(obj.item())
-    return obj
-
-
-def _table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
-    from tabulate import tabulate
-
-    return tabulate([[r.get(c, "") for c in columns] for r in rows], headers=list(columns), floatfmt=",.4g")
-
-
-def _add_catalog_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--catalog", metavar="DIR", help="hardware catalog directory (default: the shipped one)")
-    p.add_argument("--models", metavar="DIR", help="workload library directory (default: the shipped one)")
-
-
-def _add_work_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--samples", type=_positive_float, help="samples to train (at the reference batch)")
-    g.add_argument("--tokens", type=_positive_float, help="tokens to train (sequence models)")
-    g.add_argument("--epochs", type=_positive_float, help="epochs over the workload's dataset")
+Exit codes: 0 ok, 1 no feasible plan (with the smallest relaxation of each requirement), 2 bad input.
+{COST_HELP}"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="planner", description="Capacity planner for distributed ML training clusters.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = Parser(prog="planner", description=DESCRIPTION)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    c = sub.add_parser("catalog", help="list GPUs, servers, fabrics or sites")
-    c.add_argument("table", choices=["gpus", "servers", "fabrics", "sites"])
-    c.add_argument("--json", action="store_true")
-    _add_catalog_args(c)
+    c = sub.add_parser("catalog", help="list GPUs, servers, fabrics, sites or framework profiles")
+    c.add_argument("table", choices=["gpus", "servers", "fabrics", "sites", "frameworks"], help="which table to list")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_catalog_args(c)
 
     m = sub.add_parser("models", help="list the workload library")
-    m.add_argument("--json", action="store_true")
-    _add_catalog_args(m)
+    m.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_catalog_args(m)
 
-    e = sub.add_parser("evaluate", help="predict one configuration with the exact model")
-    e.add_argument("--model", required=True)
-    e.add_argument("--server", required=True)
-    e.add_argument("--nodes", required=True, type=_positive_int)
-    e.add_argument("--fabric")
-    e.add_argument("--power-cap", type=_fraction, default=1.0, help="GPU power limit as a fraction of TDP")
-    e.add_argument("--global-batch", type=_positive_int)
-    _add_work_args(e)
-    e.add_argument("--precision", choices=["bf16", "fp16", "fp8", "tf32", "fp32"])
-    e.add_argument("--site", default="us-colo")
-    e.add_argument("--rent", action="store_true", help="rent instead of buying")
-    e.add_argument("--life-years", type=_positive_float, default=4.0)
-    e.add_argument("--json", action="store_true")
-    _add_catalog_args(e)
+    e = sub.add_parser(
+        "evaluate",
+        help="predict one configuration with the exact model",
+        description="Predict one configuration (server x nodes x fabric x power cap, optionally a fixed parallel "
+        "layout) with the exact model.\n\n" + COST_HELP,
+    )
+    e.add_argument("--model", required=True, help="workload id (see `planner models`)")
+    e.add_argument("--server", required=True, help="server id (see `planner catalog servers`)")
+    e.add_argument("--nodes", required=True, type=positive_int, help="number of servers (nodes)")
+    e.add_argument("--fabric", help="fabric id (default: the server's first listed fabric)")
+    e.add_argument(
+        "--power-cap",
+        type=fraction,
+        default=1.0,
+        help="GPU power limit as a fraction of TDP, in (0, 1]; must be within the GPU's configurable range",
+    )
+    e.add_argument(
+        "--global-batch",
+        type=positive_int,
+        help="global batch in samples (default: the workload's, grown to keep every GPU busy); rounded up to "
+        "whole micro-batches per data-parallel replica, with a note when it is",
+    )
+    add_work_args(e)
+    e.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="compute precision (default: the workload's); fp8 on a GPU without fp8 is an error",
+    )
+    e.add_argument("--site", default="us-colo", help="site id: electricity price, PUE, grid carbon")
+    e.add_argument(
+        "--rent",
+        action="store_true",
+        help="rent instead of buying (default: buy); rent is billed in whole billing periods of the offer",
+    )
+    add_life_arg(e)
+    add_framework_arg(e)
+    lay = e.add_argument_group("parallel layout (default: the fastest layout that fits)")
+    lay.add_argument("--tp", type=bounded_int(1, 72), help="tensor-parallel degree (inside a node; default 1)")
+    lay.add_argument("--pp", type=bounded_int(1, 4096), help="pipeline-parallel stages (default 1)")
+    lay.add_argument(
+        "--vp",
+        type=bounded_int(1, 64),
+        help="virtual pipeline stages per GPU, interleaved schedule (needs --pp > 1; default: the fastest)",
+    )
+    lay.add_argument("--zero", type=bounded_int(0, 3), help="ZeRO/FSDP sharding stage 0-3 (default 0)")
+    lay.add_argument(
+        "--recompute",
+        choices=["none", "selective", "full"],
+        help="activation recomputation (default: none)",
+    )
+    lay.add_argument("--sequence-parallel", action="store_true", help="Megatron sequence parallelism (with --tp > 1)")
+    lay.add_argument("--micro-batch", type=positive_int, help="micro-batch per GPU, samples")
+    lay.add_argument(
+        "--accumulation", type=positive_int, help="gradient-accumulation steps per optimizer step (default 1)"
+    )
+    e.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    add_catalog_args(e)
 
     v = sub.add_parser("validate", help="rerun published measurements and write docs/VALIDATION.md")
-    v.add_argument("--out", default="docs/VALIDATION.md")
-    v.add_argument("--reference", metavar="DIR")
-    v.add_argument("--json", action="store_true")
-    _add_catalog_args(v)
+    v.add_argument("--out", default="docs/VALIDATION.md", help="report file to write")
+    v.add_argument("--reference", metavar="DIR", help="reference data directory (default: the shipped one)")
+    v.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_catalog_args(v)
 
     k = sub.add_parser("calibrate", help="refit power-cap curves and calibration (writes the catalog)")
-    k.add_argument("--reference", metavar="DIR")
-    _add_catalog_args(k)
+    k.add_argument("--reference", metavar="DIR", help="reference data directory (default: the shipped one)")
+    add_catalog_args(k)
 
     from planner.cli_plan import add_plan_commands
 
@@ -150,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(negative_numbers_as_values(sys.argv[1:] if argv is None else argv))
     from planner.errors import PlannerInputError
 
     try:
@@ -158,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlannerInputError as exc:
         sys.stderr.write(f"planner: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `planner ... | head`: the reader left; not an error of ours
+        _silence_stdout()
+        return EXIT_OK
     except KeyboardInterrupt:
         sys.stderr.write("planner: interrupted\n")
         return 130
@@ -168,21 +156,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def _catalog(args: argparse.Namespace) -> Any:
-    from planner.data import load_catalog
-
-    return load_catalog(args.catalog, args.models)
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pytest's captured stdout has no real descriptor
+        pass
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    cat = _catalog(args)
-    table = getattr(cat, args.table)
-    rows = [x.model_dump() for x in table.values()]
+    cat = catalog_from(args)
+    rows = [x.model_dump() for x in getattr(cat, args.table).values()]
     if args.table == "servers":
         for r in rows:
             r["fabric_ports"] = r["nic_ports"]
     if args.json:
-        emit_json(_clean(rows))
+        emit_json(clean(rows))
         return EXIT_OK
     cols = {
         "gpus": [
@@ -195,7 +185,17 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "price_usd",
             "rent_usd_per_gpu_hour",
         ],
-        "servers": ["id", "gpu", "gpus_per_node", "nic_ports", "fabrics", "price_usd", "rent_usd_per_month"],
+        "servers": [
+            "id",
+            "gpu",
+            "gpus_per_node",
+            "nic_ports",
+            "fabrics",
+            "price_usd",
+            "rent_usd_per_month",
+            "rent_billing_period",
+            "power_cap_settable",
+        ],
         "fabrics": [
             "id",
             "kind",
@@ -206,52 +206,138 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "switch_price_usd",
         ],
         "sites": ["id", "pue", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "power_envelope_kw"],
+        "frameworks": [
+            "id",
+            "name",
+            "overlap_fraction",
+            "step_overhead_ms",
+            "tensor_parallel",
+            "pipeline_parallel",
+            "max_zero_stage",
+        ],
     }[args.table]
     for r in rows:
         if isinstance(r.get("fabrics"), list):
             r["fabrics"] = ",".join(r["fabrics"])
-    print(_table(rows, cols))
+    print(table(rows, [c for c in cols if any(c in r for r in rows)]))
     return EXIT_OK
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    cat = _catalog(args)
+    cat = catalog_from(args)
     rows = []
     for w in cat.workloads.values():
         d = w.model_dump()
         d["params"] = w.params + w.embedding_params
         rows.append(d)
     if args.json:
-        emit_json(_clean(rows))
+        emit_json(clean(rows))
         return EXIT_OK
-    print(_table(rows, ["id", "family", "params", "precision", "framework", "default_samples", "default_global_batch"]))
+    print(table(rows, ["id", "family", "params", "precision", "framework", "default_samples", "default_global_batch"]))
     return EXIT_OK
 
 
+def layout_from_args(args: argparse.Namespace) -> Any:
+    """A planner.schemas.Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--micro-batch/
+    --accumulation, or None when none is given (the model then picks the fastest layout that fits)."""
+    from planner.errors import PlannerInputError
+    from planner.schemas import Layout
+
+    given: dict[str, Any] = {
+        "tensor_parallel": args.tp,
+        "pipeline_parallel": args.pp,
+        "virtual_stages": args.vp,
+        "zero_stage": args.zero,
+        "recompute": args.recompute,
+        "sequence_parallel": True if args.sequence_parallel else None,
+        "micro_batch": args.micro_batch,
+        "accumulation": args.accumulation,
+    }
+    fields = {k: v for k, v in given.items() if v is not None}
+    if not fields:
+        return None
+    flag = {
+        "tensor_parallel": "--tp",
+        "pipeline_parallel": "--pp",
+        "virtual_stages": "--vp",
+        "zero_stage": "--zero",
+        "recompute": "--recompute",
+        "sequence_parallel": "--sequence-parallel",
+        "micro_batch": "--micro-batch",
+        "accumulation": "--accumulation",
+    }
+    missing = [flag[k] for k in fields if k not in Layout.model_fields]
+    if missing:
+        raise PlannerInputError(
+            f"this version's model has no {', '.join(missing)} (layout fields: {', '.join(Layout.model_fields)})"
+        )
+    if "recompute" in fields and isinstance(Layout.model_fields["recompute"].default, bool):
+        if fields["recompute"] == "selective":
+            raise PlannerInputError("this version's model has only full recomputation: use --recompute full or none")
+        fields["recompute"] = fields["recompute"] == "full"
+    return validated(Layout, fields, "layout")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from planner.errors import PlannerInputError
     from planner.model import evaluate, work_from
     from planner.schemas import Configuration
 
-    cat = _catalog(args)
+    cat = catalog_from(args)
     wl = cat.workload(args.model)
-    samples = work_from(wl, args.samples, args.tokens, args.epochs)
-    config = Configuration(
-        model=args.model,
-        server=args.server,
-        nodes=args.nodes,
-        fabric=args.fabric,
-        power_cap=args.power_cap,
-        global_batch=args.global_batch,
-        samples=samples,
-        precision=args.precision,
-        site=args.site,
-        purchase="rent" if args.rent else "buy",
-        life_years=args.life_years,
-    )
+    server = cat.server(args.server)
     cat.site(args.site)
+    if not args.rent and server.price_usd is None:
+        raise PlannerInputError(f"server '{server.id}' is offered for rent only: add --rent")
+    if args.rent and server.rent_usd_per_month is None:
+        raise PlannerInputError(f"server '{server.id}' is not offered for rent: leave out --rent to buy it")
+    if args.rent and args.power_cap < 1 and not getattr(server, "power_cap_settable", True):
+        raise PlannerInputError(
+            f"the rented '{server.id}' does not let you set the GPU power limit: leave out --power-cap "
+            "(or buy the server)"
+        )
+    precision = args.precision or wl.precision
+    notes: list[str] = []
+    if server.gpu is not None and precision == "fp8" and cat.gpu(server.gpu).fp8_tflops is None:
+        if args.precision == "fp8":
+            raise PlannerInputError(
+                f"{server.gpu} has no fp8: give --precision bf16, or a server with an fp8 GPU (Hopper or newer)"
+            )
+        notes.append(f"{server.gpu} has no fp8: the workload's fp8 runs at bf16 (give --precision to choose)")
+    layout = layout_from_args(args)
+    samples = work_from(wl, args.samples, args.tokens, args.epochs)
+    config = validated(
+        Configuration,
+        {
+            "model": args.model,
+            "server": args.server,
+            "nodes": args.nodes,
+            "fabric": args.fabric,
+            "power_cap": args.power_cap,
+            "global_batch": args.global_batch,
+            "samples": samples,
+            "precision": args.precision,
+            "site": args.site,
+            "purchase": "rent" if args.rent else "buy",
+            "life_years": args.life_years,
+            "layout": layout,
+        },
+        "configuration",
+    )
     est = evaluate(cat, config)
+    if args.global_batch is not None and est.global_batch != args.global_batch:
+        notes.append(
+            f"global batch {args.global_batch:,} was rounded up to {est.global_batch:,} (a whole micro-batch for "
+            f"each data-parallel replica of layout {est.layout}); give a multiple of it to keep it exact"
+        )
+    for n in notes:
+        notice(n)
     if args.json:
-        emit_json(_clean(est.model_dump()))
+        d = clean(est.model_dump())
+        d["layout_spec"] = layout.model_dump() if layout is not None else None
+        d["framework"] = wl.framework if args.framework is None else args.framework
+        d["notices"] = notes
+        emit_json(d)
         return EXIT_OK
     print(format_estimate(est.model_dump()))
     return EXIT_OK
@@ -259,6 +345,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def format_estimate(d: dict[str, Any]) -> str:
     fits = "yes" if d["fits_memory"] else "NO - does not fit"
+    parts = d["cost_breakdown_usd"]
+    money = (
+        f"  cost              ${d['cost_usd']:,.0f} for this run (hardware share ${parts['hardware']:,.0f} "
+        f"+ energy ${parts['energy']:,.0f}); up-front capex ${d['capex_usd']:,.0f}"
+        if d["purchase"] == "buy"
+        else f"  cost              ${d['cost_usd']:,.0f} rent for the whole billing periods of the run "
+        "(power and network included); up-front = the same"
+    )
     lines = [
         f"{d['model']} on {d['nodes']} x {d['server']} ({d['gpus']} x {d['gpu']}), fabric {d['fabric']}, "
         f"cap {d['power_cap']:.0%} ({d['power_cap_w']:.0f} W), {d['purchase']} at {d['site']}",
@@ -270,8 +364,7 @@ def format_estimate(d: dict[str, Any]) -> str:
         f"  power             {d['power_kw']:,.4g} kW IT, {d['facility_power_kw']:,.4g} kW facility "
         f"(GPU {d['gpu_power_w']:.0f} W, node {d['node_power_w']:,.0f} W, {d['switches']} switches)",
         f"  energy            {d['energy_kwh']:,.4g} kWh IT, {d['facility_energy_kwh']:,.4g} kWh facility",
-        f"  cost              ${d['cost_usd']:,.0f} (hardware ${d['cost_breakdown_usd']['hardware']:,.0f}, "
-        f"energy ${d['cost_breakdown_usd']['energy']:,.0f}; capex ${d['capex_usd']:,.0f})",
+        money,
         f"  carbon            {d['carbon_kg']:,.4g} kgCO2e",
         f"  efficiency        {d['achieved_tflops_per_gpu']:.4g} TFLOP/s per GPU, MFU {d['mfu']:.1%}, "
         f"bottleneck: {d['bottleneck']}",
@@ -285,7 +378,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     summary = validate(Path(args.out), args.catalog, args.reference)
     if args.json:
-        emit_json(_clean(summary.to_dict(orient="records")))
+        emit_json(clean(summary.to_dict(orient="records")))
     else:
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
         print(f"\nwrote {args.out}")

@@ -1,102 +1,163 @@
-"""`planner solve` and `planner pareto`: the optimizer on the command line."""
+"""`planner solve`, `pareto`, `fleet` and `batch`: the optimizer on the command line."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from planner.cli import (
+from planner.cli_common import (
+    COST_HELP,
+    EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
     EXIT_OK,
-    _add_catalog_args,
-    _add_work_args,
-    _catalog,
-    _clean,
-    _csv_list,
-    _fraction,
-    _positive_float,
-    _positive_int,
-    _table,
+    PRECISIONS,
+    add_catalog_args,
+    add_framework_arg,
+    add_life_arg,
+    add_work_args,
+    bounded_int,
+    catalog_from,
+    check_caps_usable,
+    clean,
+    csv_list,
     emit_json,
+    fraction_list,
+    gap_fraction,
+    non_negative_float,
+    notice,
+    positive_float,
+    positive_int,
+    readable_text_file,
+    table,
+    validated,
+)
+
+MAX_PARETO_POINTS = 50
+BUDGET_HELP = (
+    "budget kinds: 'upfront' limits what is spent before the run (the whole capex when buying, the whole rent "
+    "when renting); 'total' limits the run's cost (amortized hardware share + energy, or the rent)"
 )
 
 
 def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True) -> None:
     p.add_argument("--model", required=True, help="workload id (see `planner models`)")
-    _add_work_args(p)
+    add_work_args(p)
     p.add_argument(
         "--deadline-days",
-        type=_positive_float,
+        type=positive_float,
         required=deadline_required,
-        help="training must finish within this many days",
+        help="training must finish within this many days (required)",
     )
-    p.add_argument("--budget-usd", type=float, help="money limit in USD (>= 0)")
     p.add_argument(
-        "--budget-kind",
-        choices=["upfront", "total"],
-        default="upfront",
-        help="upfront: capex when buying / whole rent when renting (default); total: run cost",
+        "--budget-usd",
+        type=non_negative_float,
+        help="money limit, USD, finite and >= 0 (default: no limit); what it covers: --budget-kind",
     )
-    p.add_argument("--power-kw", type=_positive_float, help="facility power envelope, kW (default: the site's)")
-    p.add_argument("--site", type=_csv_list, default=["us-colo"], help="site id(s), comma separated")
+    p.add_argument("--budget-kind", choices=["upfront", "total"], default="upfront", help=BUDGET_HELP)
+    p.add_argument(
+        "--power-kw",
+        type=positive_float,
+        help="facility power envelope incl. cooling (PUE), kW, finite and > 0 (default: the site's envelope)",
+    )
+    p.add_argument("--site", type=csv_list, default=["us-colo"], help="site id(s), comma separated: the planner picks")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--rent", dest="purchase", action="store_const", const="rent")
-    g.add_argument("--buy", dest="purchase", action="store_const", const="buy")
+    g.add_argument("--rent", dest="purchase", action="store_const", const="rent", help="rent only")
+    g.add_argument("--buy", dest="purchase", action="store_const", const="buy", help="buy only (the default)")
     g.add_argument("--either", dest="purchase", action="store_const", const="either", help="buy or rent")
-    p.add_argument("--gpus", type=_csv_list, help="allowed GPUs, e.g. A100,H100 (ids or substrings)")
-    p.add_argument("--servers", type=_csv_list, help="allowed server ids")
-    p.add_argument("--fabrics", type=_csv_list, help="allowed fabric ids")
+    p.add_argument("--gpus", type=csv_list, help="allowed GPUs, ids or substrings, e.g. A100,H100 (default: all)")
+    p.add_argument("--servers", type=csv_list, help="allowed server ids, comma separated (default: all)")
+    p.add_argument("--fabrics", type=csv_list, help="allowed fabric ids, comma separated (default: all)")
     p.add_argument(
         "--power-caps",
-        type=lambda t: [_fraction(x) for x in _csv_list(t)],
-        help="allowed GPU power caps as fractions of TDP, e.g. 0.6,0.8,1.0",
+        type=fraction_list,
+        help="allowed GPU power caps as fractions of TDP in (0, 1], e.g. 0.6,0.8,1.0 (default: 0.5 to 1.0 in "
+        "steps of 0.1); rented servers whose power limit is not settable run at 1.0",
     )
-    p.add_argument("--global-batch", type=_positive_int)
-    p.add_argument("--precision", choices=["bf16", "fp16", "fp8", "tf32", "fp32"])
-    p.add_argument("--max-nodes", type=_positive_int, default=1024)
-    p.add_argument("--life-years", type=_positive_float, default=4.0)
-    p.add_argument("--time-limit", type=_positive_float, default=60.0, help="HiGHS time limit per solve, s")
-    p.add_argument("--gap", type=float, default=1e-9, help="relative MIP gap to stop at")
-    p.add_argument("--threads", type=_positive_int, help="HiGHS threads")
-    p.add_argument("--json", action="store_true")
-    _add_catalog_args(p)
+    p.add_argument(
+        "--global-batch",
+        type=positive_int,
+        help="global batch, samples (default: the workload's, grown to keep every GPU busy); rounded up to "
+        "whole micro-batches per replica, with a note when it is",
+    )
+    p.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="compute precision (default: the workload's); fp8 runs at bf16 on GPUs without fp8, with a note",
+    )
+    p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")
+    add_life_arg(p)
+    add_framework_arg(p)
+    p.add_argument("--time-limit", type=positive_float, default=60.0, help="HiGHS time limit per solve, seconds")
+    p.add_argument("--gap", type=gap_fraction, default=1e-9, help="relative MIP gap to stop at, in [0, 1)")
+    p.add_argument("--threads", type=bounded_int(1, 256), help="HiGHS threads (default: HiGHS's choice)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    add_catalog_args(p)
 
 
 def add_plan_commands(sub: Any) -> None:
-    s = sub.add_parser("solve", help="find the optimal plan (MIP, HiGHS)")
+    s = sub.add_parser(
+        "solve",
+        help="find the optimal plan (MIP, HiGHS)",
+        description="Find the plan that minimises the objective within the deadline, budget and power.\n\n"
+        + COST_HELP
+        + "\n"
+        + BUDGET_HELP[0].upper()
+        + BUDGET_HELP[1:]
+        + ".",
+    )
     add_request_args(s)
-    s.add_argument("--objective", choices=["energy", "cost", "carbon", "time"], default="energy")
-    s.add_argument("--alternatives", type=int, default=3, help="next-best distinct plans (0-20)")
+    s.add_argument(
+        "--objective",
+        choices=["energy", "cost", "carbon", "time"],
+        default="energy",
+        help="what to minimise: facility energy (kWh), run cost (USD), carbon (kgCO2e) or time to train (h)",
+    )
+    s.add_argument("--alternatives", type=bounded_int(0, 20), default=3, help="next-best distinct plans to list, 0-20")
     s.set_defaults(func=cmd_solve)
 
-    p = sub.add_parser("pareto", help="Pareto front between two objectives (epsilon-constraint)")
+    p = sub.add_parser(
+        "pareto",
+        help="Pareto front between two objectives (epsilon-constraint)",
+        description="Minimise --x subject to --y <= epsilon for evenly spaced epsilon; identical optimal plans "
+        "are listed once, so the front may have fewer points than asked.\n\n" + COST_HELP,
+    )
     add_request_args(p)
-    p.add_argument("--x", choices=["energy", "cost", "carbon", "time"], default="cost")
-    p.add_argument("--y", choices=["energy", "cost", "carbon", "time"], default="energy")
-    p.add_argument("--points", type=_positive_int, default=8)
+    units = "energy = facility kWh, cost = run USD, carbon = kgCO2e, time = hours"
+    p.add_argument("--x", choices=["energy", "cost", "carbon", "time"], default="cost", help=f"minimised ({units})")
+    p.add_argument("--y", choices=["energy", "cost", "carbon", "time"], default="energy", help=f"constrained ({units})")
+    p.add_argument(
+        "--points",
+        type=bounded_int(2, MAX_PARETO_POINTS),
+        default=8,
+        help=f"epsilon values to solve, 2-{MAX_PARETO_POINTS} (one MIP each)",
+    )
     p.set_defaults(func=cmd_pareto)
 
     f = sub.add_parser("fleet", help="plan one procurement for a portfolio of jobs over a horizon (MIP)")
     f.add_argument("file", help="fleet request YAML (see examples/fleet.yaml)")
-    f.add_argument("--time-limit", type=_positive_float, help="HiGHS time limit, s (default 60)")
-    f.add_argument("--gap", type=float, help="relative MIP gap (default 1e-4)")
-    f.add_argument("--json", action="store_true")
-    _add_catalog_args(f)
+    f.add_argument("--time-limit", type=positive_float, help="HiGHS time limit, seconds (default 60)")
+    f.add_argument("--gap", type=gap_fraction, help="relative MIP gap in [0, 1) (default 1e-4)")
+    f.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_catalog_args(f)
     f.set_defaults(func=cmd_fleet)
 
     b = sub.add_parser(
         "batch",
         help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
-        description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR",
+        description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR\n\n"
+        "Exit code: 0 when at least one scenario has a plan, 1 when none has (all infeasible), 2 when every "
+        "scenario is bad input.",
     )
     b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
-    b.add_argument("--out", help="results directory (resumable)")
-    b.add_argument("--workers", type=_positive_int, help="parallel workers (default: CPU cores)")
-    b.add_argument("--engine", choices=["local", "ray"], default="local")
-    b.add_argument("--ray-address", help="address of an existing Ray cluster (engine ray)")
-    b.add_argument("--no-progress", action="store_true")
+    b.add_argument("--out", help="results directory, resumable: a rerun skips finished scenarios (required)")
+    b.add_argument("--workers", type=bounded_int(1, 1024), help="parallel workers (default: CPU cores)")
+    b.add_argument("--engine", choices=["local", "ray"], default="local", help="local processes or a Ray cluster")
+    b.add_argument("--ray-address", help="address of an existing Ray cluster (engine ray; default: start one)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.add_argument("--json", action="store_true", help="print the results table as JSON")
-    _add_catalog_args(b)
+    add_catalog_args(b)
     b.set_defaults(func=cmd_batch)
 
 
@@ -104,6 +165,15 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
     from planner.optimize import PlanRequest
     from planner.solver import SolverOptions
 
+    solver = validated(
+        SolverOptions,
+        {
+            k: v
+            for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap), ("threads", args.threads))
+            if v is not None
+        },
+        "solver",
+    )
     fields: dict[str, Any] = {
         "model": args.model,
         "samples": args.samples,
@@ -124,22 +194,34 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
         "max_nodes": args.max_nodes,
         "life_years": args.life_years,
         "alternatives": alternatives,
-        "solver": SolverOptions(time_limit_s=args.time_limit, mip_rel_gap=args.gap, threads=args.threads),
+        "solver": solver,
     }
     if args.power_caps:
         fields["power_caps"] = args.power_caps
-    return _validated(PlanRequest, {k: v for k, v in fields.items() if v is not None})
+    return validated(PlanRequest, {k: v for k, v in fields.items() if v is not None})
 
 
-def _validated(model: Any, data: dict[str, Any]) -> Any:
-    from pydantic import ValidationError
+def _check_request(cat: Any, req: Any) -> None:
+    """Input checks the optimizer would otherwise turn into an empty search."""
+    if req.power_caps:
+        from planner.optimize import _match_gpus
 
-    from planner.errors import PlannerInputError, describe_validation_error
+        check_caps_usable(cat, req.power_caps, sorted(_match_gpus(cat, req.gpus)) if req.gpus else None)
 
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise PlannerInputError(describe_validation_error(exc, "request")) from None
+
+def plan_notes(cat: Any, req: Any, plan: Any) -> list[str]:
+    """What was adjusted in the chosen plan: fp8 on a GPU without it, a rounded-up global batch."""
+    notes = []
+    wl = cat.workload(req.model)
+    precision = req.precision or wl.precision
+    if precision == "fp8" and cat.gpu(plan.estimate.gpu).fp8_tflops is None:
+        notes.append(f"{plan.estimate.gpu} has no fp8: this plan computes in {plan.estimate.precision}")
+    if req.global_batch is not None and plan.global_batch != req.global_batch:
+        notes.append(
+            f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
+            f"each data-parallel replica of layout {plan.layout})"
+        )
+    return notes
 
 
 def result_json(res: Any) -> dict[str, Any]:
@@ -168,15 +250,18 @@ def result_json(res: Any) -> dict[str, Any]:
 def cmd_solve(args: argparse.Namespace) -> int:
     from planner.optimize import solve
 
-    if args.alternatives < 0 or args.alternatives > 20:
-        from planner.errors import PlannerInputError
-
-        raise PlannerInputError("--alternatives must be between 0 and 20")
-    cat = _catalog(args)
+    cat = catalog_from(args)
     req = request_from_args(args, args.objective, args.alternatives)
+    _check_request(cat, req)
     res = solve(req, cat)
+    notes = plan_notes(cat, req, res.plan) if res.plan is not None else []
+    for n in notes:
+        notice(n)
     if args.json:
-        emit_json(_clean(result_json(res)))
+        d = result_json(res)
+        d["notices"] = notes
+        d["framework"] = cat.workload(req.model).framework
+        emit_json(clean(d))
     else:
         print(render_result(res))
     return EXIT_OK if res.plan is not None else EXIT_INFEASIBLE
@@ -200,6 +285,7 @@ def render_result(res: Any) -> str:
         )
     if res.ladder_gap:
         lines.append(f"  ladder refinement improved the MIP plan by {res.ladder_gap:.3%}")
+    lines.append("  " + COST_HELP)
     if res.alternatives:
         from planner.views import PLAN_COLUMNS
 
@@ -207,28 +293,62 @@ def render_result(res: Any) -> str:
         lines += [
             "",
             "Alternatives (best per other GPU type, then next-best distinct hardware):",
-            _table(rows, PLAN_COLUMNS),
+            table(rows, PLAN_COLUMNS),
         ]
     return "\n".join(lines)
 
 
 def cmd_pareto(args: argparse.Namespace) -> int:
-    from planner.optimize import pareto
+    from planner.errors import PlannerInputError
+    from planner.optimize import pareto, solve
 
-    cat = _catalog(args)
+    if args.x == args.y:
+        raise PlannerInputError(f"--x and --y are both '{args.x}': choose two different objectives")
+    cat = catalog_from(args)
     req = request_from_args(args, args.x, 0)
-    front = pareto(req, x=args.x, y=args.y, points=args.points, catalog=cat)
+    _check_request(cat, req)
+    try:
+        front = pareto(req, x=args.x, y=args.y, points=args.points, catalog=cat)
+    except PlannerInputError:
+        res = solve(req, cat)  # infeasible (exit 1 with the explanation, as solve) or truly bad input (raises)
+        if res.plan is not None:
+            raise
+        if args.json:
+            emit_json(clean(result_json(res)))
+        else:
+            print(render_result(res))
+        return EXIT_INFEASIBLE
     if args.json:
-        emit_json(_clean(front.to_dict(orient="records")))
+        emit_json(clean(front.to_dict(orient="records")))
     else:
-        print(f"Pareto front: minimise {args.x} subject to {args.y} <= epsilon ({len(front)} distinct optimal plans)")
+        print(f"Pareto front: minimise {args.x} subject to {args.y} <= epsilon")
+        if len(front) < args.points:
+            print(
+                f"{len(front)} distinct optimal plans from {args.points} epsilon values: several epsilon values "
+                "share the same optimal plan (the front has only these corners)"
+            )
         print(
-            _table(
+            table(
                 front.to_dict(orient="records"),
                 [args.x, args.y, "server", "nodes", "fabric", "power_cap", "purchase", "time_to_train_days"],
             )
         )
     return EXIT_OK
+
+
+def batch_exit_code(df: Any) -> int:
+    """0 when some scenario has a plan; else 2 when every scenario is bad input, 3 on an internal error, 1 when
+    the requests were valid but infeasible."""
+    if not len(df) or "status" not in df:
+        return EXIT_BAD_INPUT
+    status = df["status"].astype(str)
+    if status.isin(["optimal", "time_limit"]).any():
+        return EXIT_OK
+    if (status == "bad_input").all():
+        return EXIT_BAD_INPUT
+    if (status == "error").any():
+        return EXIT_INTERNAL
+    return EXIT_INFEASIBLE
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -238,13 +358,22 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.target[0] == "report":
         if len(args.target) != 2:
             raise PlannerInputError("usage: planner batch report RESULTS_DIR")
-        path = batch_mod.report(args.target[1])
-        print(f"wrote {path}")
+        out = Path(args.target[1])
+        if not out.is_dir():
+            raise PlannerInputError(f"results directory not found: {out} (give the --out of a batch run)")
+        path = batch_mod.report(out)
+        if args.json:
+            emit_json(clean(batch_mod.read_results(out).to_dict(orient="records")))
+        else:
+            print(f"wrote {path}")
         return EXIT_OK
     if len(args.target) != 1:
         raise PlannerInputError("give one scenario file")
     if not args.out:
         raise PlannerInputError("--out DIR is required (results are written there as they finish)")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise PlannerInputError(f"--out {args.out} is an existing file; give a directory (new or from a past run)")
+    readable_text_file(args.target[0], "scenario file")
     df = batch_mod.batch(
         args.target[0],
         args.out,
@@ -255,26 +384,29 @@ def cmd_batch(args: argparse.Namespace) -> int:
         models_dir=args.models,
         progress=not args.no_progress,
     )
+    code = batch_exit_code(df)
     if args.json:
-        emit_json(_clean(df.to_dict(orient="records")))
+        emit_json(clean(df.to_dict(orient="records")))
     else:
         counts = df["status"].value_counts().to_dict() if len(df) else {}
         print(f"{len(df)} scenarios in {args.out}/results.csv: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    return EXIT_OK
+        if code == EXIT_BAD_INPUT and len(df) and "message" in df:
+            print("every scenario is bad input, e.g.: " + str(df["message"].iloc[0]))
+    return code
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
     from planner.fleet import fleet, load_fleet_request
 
-    req = load_fleet_request(args.file)
+    req = load_fleet_request(readable_text_file(args.file, "fleet request file"))
     if args.time_limit or args.gap is not None:
         opts = req.solver.model_copy(
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
         )
         req = req.model_copy(update={"solver": opts})
-    plan = fleet(req, _catalog(args))
+    plan = fleet(req, catalog_from(args))
     if args.json:
-        emit_json(_clean(plan.model_dump(mode="json")))
+        emit_json(clean(plan.model_dump(mode="json")))
         return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
     if plan.objective_value is None:
         print("No feasible fleet.", plan.explanation or "")
@@ -283,10 +415,10 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
     print(f"{head}: {plan.objective} = {plan.objective_value:,.6g} (gap {gap:.2e})")
     print("\nPurchase / rental:")
-    print(_table(plan.purchases, list(plan.purchases[0])))
+    print(table(plan.purchases, list(plan.purchases[0])))
     print("\nJobs:")
     print(
-        _table(
+        table(
             plan.assignments,
             [
                 "job",

@@ -6,7 +6,10 @@
   Cables: one per node port plus one per leaf-spine up-link (P for two tiers, 2P for three).
 * Buy: capex = nodes x (server + ports x NIC) + switches + cables; the run is charged capex x run
   time / life, plus facility energy at the site price.
-* Rent: nodes x rent per month / 730 h x run hours (rent includes power and network).
+* Rent: an offer is billed in whole periods of P hours (hour: 1, day: 24, month: 730); one period costs
+  rent per month x P / 730, and a run of T hours pays ceil(T / P) periods per node:
+  rent = nodes x ceil(T / P) x rent per month x P / 730 (rent includes power and network). A monthly offer
+  used for 1.5 days costs one month; an hourly offer used for 2.5 h costs 3 hours.
 * Carbon = facility energy x grid intensity (operational only).
 """
 
@@ -17,6 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 HOURS_PER_MONTH = 730.0
 HOURS_PER_YEAR = 8766.0
+BILLING_PERIOD_H = {"hour": 1.0, "day": 24.0, "month": HOURS_PER_MONTH}
+_BILLING_SLACK = 1e-9  # a run of exactly k periods (up to rounding) pays k, not k + 1
 
 
 def switch_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> NDArray[np.int64]:
@@ -62,7 +67,19 @@ def amortized_usd(capex: ArrayLike, hours: ArrayLike, life_years: float) -> NDAr
     return np.asarray(np.asarray(capex) * np.asarray(hours) / (life_years * HOURS_PER_YEAR), dtype=float)
 
 
-def rent_usd(nodes: ArrayLike, rent_usd_per_month: ArrayLike, hours: ArrayLike) -> NDArray[np.float64]:
+def billed_periods(hours: ArrayLike, billing_period_h: ArrayLike = 1.0) -> NDArray[np.float64]:
+    """Whole billing periods a run of ``hours`` pays: ceil(T / P), at least one (inf stays inf)."""
+    t = np.asarray(hours, dtype=float) / np.asarray(billing_period_h, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.maximum(np.ceil(t * (1 - _BILLING_SLACK)), 1.0), dtype=float)
+
+
+def rent_usd(
+    nodes: ArrayLike, rent_usd_per_month: ArrayLike, hours: ArrayLike, billing_period_h: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """nodes x ceil(T / P) x rent per month x P / 730 (see the module docstring)."""
+    period = np.asarray(billing_period_h, dtype=float)
     return np.asarray(
-        np.asarray(nodes) * np.asarray(rent_usd_per_month) / HOURS_PER_MONTH * np.asarray(hours), dtype=float
+        np.asarray(nodes) * billed_periods(hours, period) * np.asarray(rent_usd_per_month) * period / HOURS_PER_MONTH,
+        dtype=float,
     )

@@ -637,10 +637,12 @@ def _price_columns(
         out["cost_usd"], out["rent_usd_per_month"] = hw + energy_usd, np.nan
         available = np.isfinite(price)
     else:
-        r = cost.rent_usd(N, rent, hours)  # rent includes power and network: no separate energy bill
+        period_h = srv_attr(lambda s: cost.BILLING_PERIOD_H[s.rent_billing_period])
+        r = cost.rent_usd(N, rent, hours, period_h)  # rent includes power and network: no separate energy bill
         out["capex_usd"], out["hardware_usd"], out["energy_usd"] = 0.0, r, 0.0
         out["cost_usd"], out["rent_usd_per_month"] = r, N * rent
-        available = np.isfinite(rent)
+        cap_ok = (srv_attr(lambda s: float(s.power_cap_settable)) > 0) | (np.asarray(df["power_cap"]) >= 1 - 1e-9)
+        available = np.isfinite(rent) & cap_ok  # a rented GPU whose limit cannot be set runs at TDP
     out["available"] = available
     out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
     out["site"] = _categorical(np.zeros(len(N), dtype=np.int8), categories=[site_.id])

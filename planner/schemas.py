@@ -178,6 +178,12 @@ class Server(Strict):
     """Purchase price without compute-fabric NICs, USD; null if not for sale."""
     rent_usd_per_month: NonNegative | None = None
     """Rent for the node per month (730 h), including power and network, USD; null if not rentable."""
+    rent_billing_period: Literal["hour", "day", "month"] = "hour"
+    """Billing period of the rental offer: a run pays whole periods (a monthly offer used for 1.5 days costs one
+    month); the price of one period is rent_usd_per_month x period hours / 730 (hour 1 h, day 24 h, month 730 h)."""
+    power_cap_settable: bool = True
+    """Whether a renter may set the GPU power limit (nvidia-smi -pl); when false, rented nodes run at TDP (cap 1.0).
+    Bought servers always can."""
     source: str
     """Source of the technical figures."""
     price_source: str = ""

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,7 +127,7 @@ def test_evaluate_work_options(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (["solve", "--model", "bert-large", "--deadline-days", "-3"], "positive number"),
         (["solve", "--model", "bert-large", "--deadline-days", "3", "--gpus", "V100"], "no GPU matches 'V100'"),
-        (["solve", "--model", "bert-large", "--deadline-days", "3", "--budget-usd", "-1"], "budget_usd"),
+        (["solve", "--model", "bert-large", "--deadline-days", "3", "--budget-usd", "-1"], "--budget-usd"),
         (["catalog", "gpus", "--catalog", "/nonexistent"], "catalog directory not found"),
     ],
 )
@@ -238,3 +239,243 @@ def test_user_catalog_directory_is_used(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "cat" / "sites.yaml").write_text(sites)
     code, out, _ = run(capsys, "catalog", "sites", "--json", "--catalog", str(tmp_path / "cat"))
     assert code == 0 and "my-site" in out
+
+
+# ------------------------------------------------------------------ issue 14: every bad input is exit 2 or 1
+BASE_SOLVE = ["solve", "--model", "llama3-8b", "--deadline-days", "30"]
+BASE_EVAL = ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nodes", "4"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([*BASE_SOLVE, "--gap", "-1"], "a relative MIP gap is a number in [0, 1)"),
+        ([*BASE_SOLVE, "--gap", "1"], "a relative MIP gap is a number in [0, 1)"),
+        ([*BASE_SOLVE, "--power-caps", "0.1"], "below every GPU's lowest power limit"),
+        ([*BASE_SOLVE, "--tokens", "-1e12"], "--tokens: must be a positive number, got '-1e12'"),
+        ([*BASE_SOLVE, "--budget-usd", "inf"], "leave the option out for no limit"),
+        ([*BASE_SOLVE, "--power-kw", "inf"], "leave the option out for no limit"),
+        ([*BASE_SOLVE, "--budget-usd", "nan"], "--budget-usd: must be a finite number"),
+        ([*BASE_SOLVE, "--alternatives", "21"], "from 0 to 20"),
+        (["pareto", "--model", "resnet50", "--deadline-days", "1", "--points", "100000"], "from 2 to 50"),
+        (["pareto", "--model", "resnet50", "--deadline-days", "1", "--x", "cost", "--y", "cost"], "two different"),
+        (
+            ["evaluate", "--model", "llama3-8b", "--server", "rental-i5-13500-rtx4000", "--nodes", "2"],
+            "offered for rent only: add --rent",
+        ),
+        ([*BASE_EVAL, "--rent", "--power-cap", "0.7"], "does not let you set the GPU power limit"),
+        (
+            ["evaluate", "--model", "gpt3-175b", "--server", "dgx-a100-80gb", "--nodes", "64", "--precision", "fp8"],
+            "a100-sxm-80gb has no fp8",
+        ),
+        ([*BASE_EVAL, "--framework", "caffe"], "unknown framework 'caffe'"),
+        ([*BASE_EVAL, "--tp", "3"], "no parallel layout is valid"),
+        ([*BASE_EVAL, "--zero", "4"], "from 0 to 3"),
+        (["fleet", "/bin/sh"], "not a text file"),
+        (["fleet", "/"], "is a directory"),
+        (["batch", "/bin/sh", "--out", "x"], "not a text file"),
+        (["batch", "/", "--out", "x"], "is a directory"),
+        (["batch", "report", "/nonexistent-results"], "results directory not found"),
+    ],
+)
+def test_issue14_bad_input_exits_2(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 2, (out, err)
+    assert message in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_batch_out_an_existing_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "results.txt"
+    target.write_text("not a directory")
+    code, _, err = run(capsys, "batch", "examples/procurement.yaml", "--out", str(target))
+    assert code == 2 and "is an existing file; give a directory" in err
+
+
+def test_batch_of_only_bad_scenarios_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(
+        "scenarios:\n  - {model: no-such-model, deadline_days: 3}\n  - {model: bert-large, deadline_days: -1}\n"
+    )
+    code, out, _ = run(capsys, "batch", str(f), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress")
+    assert code == 2 and "every scenario is bad input" in out
+
+
+def test_batch_report_json_is_the_results_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "one.yaml"
+    f.write_text("scenarios:\n  - {model: resnet50, deadline_days: 1, alternatives: 0}\n")
+    out_dir = tmp_path / "out"
+    code, _, _ = run(capsys, "batch", str(f), "--out", str(out_dir), "--workers", "1", "--no-progress")
+    assert code == 0
+    code, out, _ = run(capsys, "batch", "report", str(out_dir), "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 1 and rows[0]["status"] == "optimal" and rows[0]["server"]
+
+
+def test_pareto_infeasible_exits_1_like_solve(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--model", "llama3-70b", "--tokens", "15e12", "--deadline-days", "30", "--power-kw", "50"]
+    code_p, out_p, _ = run(capsys, "pareto", *args, "--points", "3")
+    code_s, _, _ = run(capsys, "solve", *args)
+    assert code_p == code_s == 1
+    assert "No feasible plan" in out_p and "relax" in out_p
+
+
+def test_pareto_says_why_it_has_fewer_points(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "pareto", "--model", "resnet50", "--deadline-days", "0.5", "--points", "8")
+    assert code == 0
+    shown = json.loads(run(capsys, "pareto", "--model", "resnet50", "--deadline-days", "0.5", "--json")[1])
+    if len(shown) < 8:
+        assert "share the same optimal plan" in out
+
+
+def test_rent_only_server_without_rent_is_an_error_and_with_rent_a_price(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", "--model", "resnet50", "--server", "rental-i5-13500-rtx4000", "--nodes", "2"]
+    code, out, err = run(capsys, *args)
+    assert code == 2 and "$nan" not in out + err
+    code, out, _ = run(capsys, *args, "--rent", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["cost_usd"] is not None and d["cost_usd"] % 260 == 0
+
+
+def test_workload_fp8_on_a_gpu_without_fp8_is_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "evaluate", "--model", "gpt3-175b", "--server", "dgx-a100-80gb", "--nodes", "64")
+    assert code == 0 and "note:" in err and "has no fp8" in err and "precision bf16" in out
+
+
+def test_global_batch_rounded_up_is_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *BASE_EVAL, "--global-batch", "3", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["global_batch"] > 3
+    assert f"global batch 3 was rounded up to {d['global_batch']}" in err and d["notices"]
+    code, out, err = run(capsys, *BASE_EVAL, "--global-batch", str(d["global_batch"]), "--json")
+    assert code == 0 and json.loads(out)["global_batch"] == d["global_batch"] and "rounded" not in err
+
+
+def test_broken_pipe_is_not_an_internal_error(tmp_path: Path) -> None:
+    # the reader closes its end at once, so every write of planner hits a broken pipe
+    proc = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"'{sys.executable}' -m planner.cli catalog servers | (exec 0<&-; true); echo ${{PIPESTATUS[0]}}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0"
+
+
+def test_every_flag_has_help_with_its_default() -> None:
+    import argparse
+
+    from planner.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        for action in p._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+                assert "default" in (p._get_formatter()._get_help_string(action) or ""), (name, action.dest)
+        assert "%" not in text.replace("%%", "")  # help strings render
+
+
+def test_help_explains_cost_and_up_front(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    out = capsys.readouterr().out
+    assert "'up-front'" in out and "'cost'" in out and "upfront" in out and "total" in out
+    assert "--life-years" in out and "amortized" in out
+
+
+# ------------------------------------------------------------------ issue 11 item 5: layouts and frameworks
+def test_layout_flags_round_trip_into_the_json_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    from planner.schemas import Layout
+
+    args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--json"]
+    code, out, _ = run(capsys, *args, "--tp", "2", "--pp", "2", "--vp", "2", "--zero", "1", "--recompute", "full")
+    d = json.loads(out)
+    assert code == 0
+    spec = Layout.model_validate(d["layout_spec"])
+    assert (spec.tensor_parallel, spec.pipeline_parallel, spec.virtual_stages, spec.zero_stage) == (2, 2, 2, 1)
+    assert spec.recompute in (True, "full")
+    assert d["layout"] == spec.label(d["gpus"] // 4)
+    code, out, _ = run(capsys, *args, "--tp", "8")
+    d8 = json.loads(out)
+    assert code == 0 and d8["layout"] == Layout(tensor_parallel=8).label(4)
+
+
+def test_framework_flag_changes_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", "--model", "resnet50", "--server", "dgx-a100-80gb", "--nodes", "16", "--json"]
+    base = json.loads(run(capsys, *args)[1])
+    tf = json.loads(run(capsys, *args, "--framework", "tensorflow")[1])
+    assert tf["framework"] == "tensorflow" and tf["step_time_s"] != base["step_time_s"]
+    code, out, _ = run(capsys, "catalog", "frameworks", "--json")
+    ids = {r["id"] for r in json.loads(out)}
+    assert code == 0 and {"tensorflow", "pytorch-ddp", "horovod", "ray-train"} <= ids
+
+
+def test_framework_on_solve(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--framework", "horovod", "--json"
+    )
+    assert code == 0 and json.loads(out)["framework"] == "horovod"
+
+
+# ------------------------------------------------------------------ fuzz: exit codes 0/1/2, never internal
+def _fuzz_args() -> Any:
+    from hypothesis import strategies as st
+
+    numbers = st.sampled_from(["0", "-1", "1", "0.5", "1e12", "-1e12", "inf", "nan", "abc", "", "3", "1e400"])
+    flag_values = st.tuples(
+        st.sampled_from(
+            [
+                "--tokens",
+                "--samples",
+                "--epochs",
+                "--deadline-days",
+                "--budget-usd",
+                "--power-kw",
+                "--power-caps",
+                "--global-batch",
+                "--max-nodes",
+                "--gap",
+                "--life-years",
+                "--alternatives",
+                "--precision",
+                "--site",
+                "--gpus",
+                "--framework",
+            ]
+        ),
+        st.one_of(numbers, st.sampled_from(["fp8", "bf16", "us-colo", "mars", "A100", "megatron", "0.1,0.9"])),
+    )
+    return st.tuples(
+        st.sampled_from(["solve", "pareto"]),
+        st.sampled_from(["resnet50", "bert-large", "nope"]),
+        st.lists(flag_values, max_size=4),
+    )
+
+
+def test_fuzz_solve_and_pareto_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(_fuzz_args())
+    def check(case: Any) -> None:
+        command, model, flags = case
+        argv = [command, "--model", model, "--time-limit", "5"]
+        if command == "pareto":
+            argv += ["--points", "2"]
+        for flag, value in flags:
+            argv += [flag, value]
+        code, _, err = run(capsys, *argv)
+        assert code in (0, 1, 2), (argv, code, err)
+        assert "internal error" not in err and "Traceback" not in err, (argv, err)
+
+    check()

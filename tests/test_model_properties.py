@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,10 +128,12 @@ def test_fp8_is_faster_on_h100_and_falls_back_on_a100() -> None:
     assert a.precision == "bf16"
 
 
-def test_rent_cost_is_node_months(shipped: Catalog) -> None:
+def test_rent_cost_is_node_hours_billed_whole(shipped: Catalog) -> None:
     est = evaluate(shipped, Configuration(model="resnet50", server="dgx-h100", nodes=2, purchase="rent"))
-    rent = shipped.server("dgx-h100").rent_usd_per_month or 0.0
-    assert est.cost_usd == pytest.approx(2 * rent / 730 * est.time_to_train_h)
+    srv = shipped.server("dgx-h100")
+    assert srv.rent_billing_period == "hour"
+    rent = srv.rent_usd_per_month or 0.0
+    assert est.cost_usd == pytest.approx(2 * rent / 730 * math.ceil(est.time_to_train_h))
 
 
 def test_cpu_only_server_is_a_clear_error() -> None:

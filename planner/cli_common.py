@@ -1,0 +1,307 @@
+"""Shared pieces of the command line: the parser class, argument types, output helpers and input checks.
+
+`planner.cli` (catalog, models, evaluate, validate, calibrate and `main`) and `planner.cli_plan` (solve,
+pareto, fleet, batch) both import from here and never from each other, so there is no import cycle.
+
+Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback),
+3 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+PRECISIONS = ["bf16", "fp16", "fp8", "tf32", "fp32"]
+
+COST_HELP = (
+    "Money: 'cost' is what the run costs = the bought hardware's share over the run (capex x run time / life) "
+    "+ facility energy, or the rent for the whole billing periods the run occupies; 'up-front' is what must be "
+    "spent before the run starts = the whole capex when buying, the whole rent when renting."
+)
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help lines with the default appended (unless the text already states it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            "default" not in text
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and action.option_strings
+            and action.nargs != 0
+        ):
+            shown = ",".join(map(str, action.default)) if isinstance(action.default, list) else action.default
+            text += f" (default: {shown})"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the planner's error convention: usage + one message, exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> Any:  # argparse's own errors: usage + message, exit 2
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"planner: error: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    v = _number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite positive number, got {text!r} (leave the option out for no limit)"
+        )
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def non_negative_float(text: str) -> float:
+    v = _number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number >= 0, got {text!r} (leave the option out for no limit)"
+        )
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return v
+
+
+def gap_fraction(text: str) -> float:
+    v = _number(text)
+    if not (0 <= v < 1):
+        raise argparse.ArgumentTypeError(f"a relative MIP gap is a number in [0, 1), e.g. 1e-4; got {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    return v
+
+
+def bounded_int(lo: int, hi: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {text!r}")
+        return v
+
+    return parse
+
+
+def fraction(text: str) -> float:
+    v = positive_float(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"a power cap is a fraction of TDP in (0, 1], got {text!r}")
+    return v
+
+
+def csv_list(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
+def fraction_list(text: str) -> list[float]:
+    return [fraction(x) for x in csv_list(text)]
+
+
+def negative_numbers_as_values(argv: Sequence[str]) -> list[str]:
+    """`--tokens -1e12`: argparse reads '-1e12' as an option; join it to its option (`--tokens=-1e12`) so the
+    value reaches the option's own check and its message ("must be a positive number")."""
+    out: list[str] = []
+    i = 0
+    items = list(argv)
+    while i < len(items):
+        a = items[i]
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        if a.startswith("--") and "=" not in a and nxt is not None and nxt.startswith("-") and _is_number(nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ output
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "model_dump"):
+        return o.model_dump()
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return str(o)
+
+
+def emit_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=_json_default, allow_nan=False))
+
+
+def clean(obj: Any) -> Any:
+    """NaN/inf -> None so the JSON is standard."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if hasattr(obj, "item"):
+        return clean(obj.item())
+    return obj
+
+
+def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    from tabulate import tabulate
+
+    return tabulate([[r.get(c, "") for c in columns] for r in rows], headers=list(columns), floatfmt=",.4g")
+
+
+def notice(text: str) -> None:
+    """A note on stderr about something the user asked for that was adjusted (never silent)."""
+    sys.stderr.write(f"planner: note: {text}\n")
+
+
+# ------------------------------------------------------------------------------------------- arguments
+def add_catalog_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", metavar="DIR", help="hardware catalog directory (default: the shipped one)")
+    p.add_argument("--models", metavar="DIR", help="workload library directory (default: the shipped one)")
+
+
+def add_work_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--samples",
+        type=positive_float,
+        help="samples to train, counted at the workload's reference batch (default: the workload's default_samples)",
+    )
+    g.add_argument(
+        "--tokens",
+        type=positive_float,
+        help="tokens to train, sequence models only (= samples x sequence length; default: the workload's)",
+    )
+    g.add_argument(
+        "--epochs",
+        type=positive_float,
+        help="passes over the workload's dataset (workloads with dataset_samples; default: the workload's amount)",
+    )
+
+
+def add_framework_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--framework",
+        metavar="ID",
+        help="run the workload under this framework profile (see `planner catalog frameworks`; "
+        "default: the workload's own)",
+    )
+
+
+def add_life_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--life-years",
+        type=positive_float,
+        default=4.0,
+        help="years over which bought hardware is amortized; a run is charged capex x run time / life, years",
+    )
+
+
+def catalog_from(args: argparse.Namespace) -> Any:
+    """The catalog of --catalog/--models, with the workload's framework replaced when --framework is given."""
+    from planner.data import load_catalog
+
+    cat = load_catalog(args.catalog, args.models)
+    fw = getattr(args, "framework", None)
+    model = getattr(args, "model", None)
+    if fw is not None:
+        cat.framework(fw)  # unknown id: a clear error listing the valid ones
+        if model is not None:
+            wl = cat.workload(model)
+            cat = cat.replace(workloads={**cat.workloads, wl.id: wl.model_copy(update={"framework": fw})})
+    return cat
+
+
+def check_caps_usable(cat: Any, caps: Sequence[float], gpu_ids: Sequence[str] | None = None) -> None:
+    """Every allowed GPU only takes power limits in its configurable range: caps below all of them leave nothing
+    to plan, which is bad input (say which range would do), not an empty search."""
+    from planner.errors import PlannerInputError
+
+    gpus = [cat.gpu(s.gpu) for s in cat.gpu_servers()]
+    if gpu_ids:
+        gpus = [g for g in gpus if g.id in set(gpu_ids)] or gpus
+    lows = {g.id: g.min_power_limit_w / g.tdp_w for g in gpus}
+    if lows and not any(c >= lo - 1e-9 for c in caps for lo in lows.values()):
+        lowest = min(lows.values())
+        raise PlannerInputError(
+            f"power caps {', '.join(f'{c:g}' for c in caps)} are below every GPU's lowest power limit "
+            f"(the lowest any GPU takes is {lowest:.2f} of TDP); give caps between {lowest:.2f} and 1"
+        )
+
+
+def readable_text_file(path: str, what: str) -> str:
+    """The path of a UTF-8 text file, or a clear error (missing, a directory, binary)."""
+    from planner.errors import PlannerInputError
+
+    p = Path(path)
+    if not p.exists():
+        raise PlannerInputError(f"{what} not found: {path}")
+    if p.is_dir():
+        raise PlannerInputError(f"{path} is a directory; give the {what} itself")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise PlannerInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlannerInputError(f"{path} is not a text file (not UTF-8); give a text (YAML or CSV) {what}") from None
+    if b"\x00" in data:
+        raise PlannerInputError(f"{path} is a binary file; give a text (YAML or CSV) {what}")
+    return path
+
+
+def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
+    """model.model_validate(data), a ValidationError turned into a PlannerInputError naming each field."""
+    from pydantic import ValidationError
+
+    from planner.errors import PlannerInputError, describe_validation_error
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise PlannerInputError(describe_validation_error(exc, where)) from None
