@@ -1,54 +1,98 @@
-r"""Fleet planning: one procurement (owned or rented server pools) that carries a portfolio of jobs.
+r"""Fleet planning: one procurement -- servers already owned, servers bought, servers rented -- for a portfolio.
 
-Modelling choices, stated honestly
-----------------------------------
-* Time is cut into slots of ``slot_hours`` (default a week). A job runs in one *mode* m = (server type,
-  node count, power cap) chosen from the exact model (planner/model.py) on a node-count ladder of powers of
-  two, on the server's first listed fabric. It may pause between slots but never changes size or mode.
-* A running job reserves its nodes for whole slots; it needs ceil-free coverage sum_t r_jt * H >= T_m, so the
-  last slot may be partly idle (reserved, not drawing training power: energy is the exact T_m x P_m).
-* Power per slot counts the facility power of the jobs running in it (idle owned nodes are not counted).
-* Switches per pool: none for one node, one while the ports fit one switch, else two-tier leaf/spine counts
-  (exact up to two tiers; beyond, the reported plan recounts them with planner/cost.py).
+What is modelled, stated honestly
+---------------------------------
+* Time is cut into slots of ``slot_hours`` (default a week). A job runs in one *mode*
+  m = (pool, fabric, power cap, node count) and never changes size, mode or pool: it may pause between slots
+  but resumes on the same nodes. (If jobs could resize, a mode would become a per-slot choice: the work row
+  would sum per-slot progress 1/d_m over the slots of each size, the node rows would take the size of that
+  slot, and the job would need a checkpoint/restart term per resize; the per-job one-hot below would become
+  one per job and slot, about |slots| times the binaries.)
+* Pools. A *site cluster* is one server type on one fabric at the site: the nodes a team already owns on that
+  fabric plus any bought on it. Each server type is bought on **one** fabric, chosen by the plan (y_pf); NIC,
+  switch and cable counts and prices follow from that choice and the cluster's total node count exactly as in
+  planner/cost.py (one switch, two-tier leaf/spine, or three-tier fat tree). Bought nodes that pick the
+  fabric of owned nodes of their type extend that cluster (one network, jobs may span both); otherwise they
+  form a cluster of their own. Owned switches are reused: the plan pays the switches, cables and NICs that
+  the grown cluster needs beyond what the owned nodes already have (capex(owned + added) - capex(owned)).
+  **Pools do not share a network with each other**: different server types (and rentals) are separate
+  clusters joined by no fabric, so a job runs inside one cluster -- the exact model evaluates one server
+  type per job, and a cross-cluster job would need a heterogeneous-training model we do not have.
+* Rentals are the provider's clusters: a rental pool per rentable server type, on the offer's network (the
+  server's first listed fabric), at the offer's power cap (1.0 where the cap is not settable). Rent includes
+  power and network and is billed in whole periods of the offer (hour / day / month): billing periods run
+  from the start of the horizon, and a node rented in any slot that overlaps a period pays that whole
+  period (the single-job rule of planner/cost.py: a run pays ceil(hours / period) periods). Rented nodes
+  draw the provider's power: their jobs' energy counts in the energy and carbon objectives but not against
+  the site's power envelope.
+* Owned servers (type, count, fabric, age) cost no capex. They serve until they reach ``life_years`` of age
+  (or their own ``retire_at_age_years``) and may be retired at the start: a kept node draws idle power in
+  every slot it is in service and not training. Bought nodes draw idle power over the whole horizon too.
+  Energy at the site = idle power x hours of every powered node + what each job draws above idle while it
+  trains (its exact-model energy minus its nodes' idle energy over its training hours).
+* Modes come from the exact model (``planner.model.evaluate_space``) at **every** integer node count from 1
+  to the pool's limit (``max_nodes`` per cluster plus the owned nodes on that fabric) -- so every count at
+  which some layout fits and is valid (multiples of the tensor x pipeline group, batch divisibility) is
+  seen -- then pruned exactly: a mode of one job, pool and fabric is dropped when another has no more nodes,
+  no more slots ceil(T/H), no more energy and no more site power (the coefficients it enters the MIP with).
+  Any schedule of the dominated mode is feasible for the dominating one and no worse in any term (capacity,
+  power per slot, energy, rent), so the optimum is unchanged. Pruning is done once per distinct
+  (workload, work) and a job then keeps the survivors that fit its window (a dominating mode needs no more
+  slots, so it fits whenever the dominated one does).
 
 Sets
 ----
-J jobs; P pools (server types); M_j modes of job j (M_jp those on pool p); T slots; W_j slots job j may run in
-(release..due, or ..horizon end when lateness is allowed with a penalty).
+J jobs; T slots; W_j slots job j may run in (release..due, or ..horizon end when lateness is allowed with a
+penalty); P server types; F_p fabrics type p may be bought on; E owned entries (type p_e, fabric f_e);
+G capacity groups: (p, f) per fabric for types that own nodes, (p, *) for the rest (one fabric is bought
+anyway), (p, rent) per rental offer; M_jg modes of job j in group g; B_p billing blocks of offer p (runs of
+billing periods that overlap the same slots; c_b periods each).
 
 Variables
 ---------
-z_jm in {0,1}   job j runs in mode m;                   r_jt in {0,1}  job j runs in slot t
-u_jpt >= 0      nodes of pool p held by job j in slot t;  N_p in Z>=0  nodes bought (buy) of pool p
-R_pt in Z>=0    nodes rented of pool p in slot t (rent);  L_p, S_p in Z>=0 leaf and spine switches of pool p
-q_jt >= 0       facility power of job j in slot t;         late_j >= 0 slots job j finishes after its due slot
+z_m in {0,1} job runs in mode m;              r_jt in {0,1} job j runs in slot t (t in W_j)
+a_jg >= 0   nodes job j takes in group g;     u_jgt >= 0 nodes of group g held by job j in slot t
+y_pf in {0,1} type p is bought on fabric f;   N_pf in Z>=0 nodes of type p bought on fabric f
+K_e in Z    owned nodes kept (0..count_e);    R_pt, V_pb in Z>=0 nodes rented in slot t / billing block b
+q_jt >= 0   site power of job j above idle;   late_j >= 0 slots job j finishes after its due slot
+per buy option (p, f): multi, tier2, tier3 in {0,1}; L (leaves/edge), S (spines/core), A (aggregation),
+W (switches) in Z>=0; X1, X2, X3 >= 0 (= cluster nodes when multi / tier2 / tier3)
 
 Constraints (one function each)
 -------------------------------
-(1) one mode         sum_m z_jm = 1
-(2) work             sum_{t in W_j} H r_jt >= sum_m T_jm z_jm
-(3) window           r_jt = 0 outside W_j
-(4) nodes held       u_jpt >= sum_{m in M_jp} n_m z_jm - n^max_jp (1 - r_jt)        (big-M from the data)
-(5) capacity         sum_j u_jpt <= N_p (buy)   or   <= R_pt (rent)
-(6) power            q_jt >= sum_m PF_jm z_jm - PF^max_j (1 - r_jt);  sum_j q_jt <= P_env
-(7) switches         W_p >= multi_p (N_p <= 1 + N^max multi_p);  when ports_p N_p > radix_p (big_p):
-                     L_p >= 2 ports_p N_p / radix_p,  S_p >= L_p / 2,  W_p >= L_p + S_p        (buy)
-(8) budget           sum_p (price_p N_p + NIC/cable_p N_p + switch_p W_p) <= B              (buy)
-                     sum_{p,t} rent_p H/730 R_pt <= B                                     (rent)
-(9) lateness         late_j >= (t - due_j) r_jt  for t > due_j   (only when a penalty is given)
-(10) valid cuts      N_p >= sum_{m in M_jp} n_m z_jm  for every job j (buy);  node-hours: |T| H N_p (buy) or
-                     sum_t H R_pt (rent) >= sum_{j, m in M_jp} n_m T_jm z_jm       (tighten the LP bound)
+(1) one mode       sum_m z_jm = 1
+(2) work           sum_{t in W_j} r_jt >= sum_m d_m z_jm                   (d_m = ceil(T_m / H) slots)
+(3) nodes          a_jg = sum_{m in M_jg} n_m z_m
+(4) held           u_jgt >= a_jg - n^max_jg (1 - r_jt)                      (big-M from the data)
+(5) capacity       sum_j u_jgt <= sum_{f in g} N_pf + sum_{e in g} avail_et K_e   (site)  |  <= R_pt (rent)
+(6) fabric         sum_f y_pf <= 1;  N_pf <= n^max_p y_pf;  sum_{m in M_j, fabric f} z_m <= y_pf
+                   (for fabrics without owned nodes of p)
+(7) power          q_jt >= sum_m dP_m z_m - dP^max_j (1 - r_jt);
+                   sum_j q_jt + sum_p P^idle_p (sum_f N_pf + sum_e avail_et K_e) <= P_env
+(8) switches       with n = O_pf + N_pf (O = owned nodes on that fabric), ports k_p, radix R_f:
+                   n <= 1 + n^max multi;  k n <= R + M tier2;  2 k n <= R^2 + M tier3;  tier3 <= tier2 <= multi;
+                   R L >= 2 k n - M (1 - tier2);  2 S >= L;  A >= L - M (1 - tier3);  W >= multi;
+                   W >= L + S + A;  X_i >= n - n^max (1 - bin_i)
+                   capex_pf = price N + k nic X1 + cable k (X1 + X2 + X3) + switch W - capex(O)  (cost.py)
+(9) billing        V_pb >= R_pt for every slot t overlapping block b
+(10) budget        sum capex_pf + sum_pb c_b price_period_p V_pb <= B
+(11) lateness      late_j >= (t - due_j) r_jt  for t > due_j   (only when a penalty is given)
+(12) valid cuts    a_jg <= sum_{f in g} N_pf + sum_{e in g} K_e  (site);  node-slots: sum_t capacity_gt >=
+                   sum_{m in g} n_m d_m z_m; fabric order tier3 <= tier2 <= multi      (tighten the LP bound)
 
 Objective
 ---------
-energy: sum_jm E_jm z_jm;  carbon: intensity x energy;  cost: capex x horizon / life + energy x price
-(buy) or rent (rent), plus sum_j penalty_j late_j. Symmetry between slots is broken by preferring early
-slots (a 1e-6 relative tie-break); HiGHS gets the MIP through planner/solver.py.
+site energy = sum_{m site} (E_m - n_m P^idle T_m) z_m + H P^idle (|T| sum_f N_pf + sum_e |avail_e| K_e);
+energy = site energy + sum_{m rent} E_m z_m;  carbon = intensity x energy;
+cost = sum capex_pf x horizon / life + site energy x price + rent;  plus sum_j penalty_j late_j.
+A 1e-6 tie-break prefers early slots. HiGHS gets the MIP through planner/solver.py; the plan is re-derived
+from the chosen modes and slots with planner/cost.py and reported with the exact-model figures of each mode.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -58,12 +102,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner import cost as cost_mod
+from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
+from planner.schemas import Server
 from planner.solver import SolverOptions, SolverReport, solve_model
 
-FLEET_NODES = (1, 2, 4, 8, 16, 32, 64, 128)
+DEFAULT_MAX_NODES = 2048
+SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
+BILLING_PERIOD_H = {"hour": 1.0, "day": 24.0, "month": cost_mod.HOURS_PER_MONTH}
 
 
 class Job(BaseModel):
@@ -84,6 +132,19 @@ class Job(BaseModel):
         return self
 
 
+class Owned(BaseModel):
+    """Servers the team already has: no capex; they draw idle power while kept and may be retired."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    server: str
+    count: int = Field(ge=1, le=100_000)
+    fabric: str | None = Field(None, description="fabric they are cabled to (default: the server's first)")
+    age_years: float = Field(0.0, ge=0, description="age at the start of the horizon, years")
+    retire_at_age_years: float | None = Field(
+        None, gt=0, description="end of service, years of age (default: the request's life_years)"
+    )
+
+
 class FleetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     jobs: list[Job] = Field(min_length=1)
@@ -91,13 +152,20 @@ class FleetRequest(BaseModel):
     slot_hours: float = Field(168.0, gt=0)
     site: str = "us-colo"
     objective: Literal["cost", "energy", "carbon"] = "cost"
-    purchase: Literal["buy", "rent"] = "buy"
-    budget_usd: float | None = Field(None, ge=0)
+    purchase: Literal["buy", "rent", "either", "none"] = Field(
+        "buy", description="what may be added to the owned servers: buy, rent, either (both) or none"
+    )
+    owned: list[Owned] = Field(default_factory=list, description="servers already owned (no capex)")
+    budget_usd: float | None = Field(None, ge=0, description="capex of what is bought plus all rent, USD")
     power_kw: float | None = Field(None, gt=0, description="facility power per slot (default: the site's envelope)")
     gpus: list[str] | None = None
     servers: list[str] | None = None
+    fabrics: list[str] | None = Field(None, description="fabrics new servers may be bought on (default: any)")
     power_caps: list[float] = Field(default_factory=lambda: [0.7, 1.0])
-    node_counts: list[int] = Field(default_factory=lambda: list(FLEET_NODES))
+    max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1, le=100_000, description="most nodes bought or rented per pool")
+    node_counts: list[int] | None = Field(
+        None, description="evaluate only these node counts (default: every count 1..max_nodes, exact)"
+    )
     life_years: float = Field(4.0, gt=0)
     solver: SolverOptions = Field(
         default_factory=lambda: SolverOptions(time_limit_s=60.0, mip_rel_gap=1e-4, presolve=True)
@@ -113,6 +181,12 @@ class FleetRequest(BaseModel):
                 raise ValueError(
                     f"job {j.id}: release_slot {j.release_slot} is beyond the horizon of {self.slots} slots"
                 )
+        if self.purchase == "none" and not self.owned:
+            raise ValueError("purchase 'none' plans on owned servers only: list them under 'owned'")
+        if any(not (0 < c <= 1) for c in self.power_caps) or not self.power_caps:
+            raise ValueError("power caps are fractions of TDP in (0, 1]")
+        if self.node_counts is not None and any(n < 1 for n in self.node_counts):
+            raise ValueError("node_counts must be positive")
         return self
 
 
@@ -127,6 +201,7 @@ class FleetPlan(BaseModel):
     totals: dict[str, float]
     solver: SolverReport | None
     explanation: str | None = None
+    timings_s: dict[str, float] = Field(default_factory=dict)
 
     def purchase_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.purchases)
@@ -140,10 +215,12 @@ class FleetPlan(BaseModel):
 
 def load_fleet_request(path: str) -> FleetRequest:
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)
     except FileNotFoundError:
         raise PlannerInputError(f"fleet file not found: {path}") from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{path}: not a YAML fleet request ({exc.__class__.__name__})") from None
     except yaml.YAMLError as exc:
         raise PlannerInputError(f"{path}: not valid YAML: {exc}") from None
     try:
@@ -152,267 +229,662 @@ def load_fleet_request(path: str) -> FleetRequest:
         raise PlannerInputError(describe_validation_error(exc, path)) from None
 
 
-# ------------------------------------------------------------------------------------------------ modes
-def job_modes(cat: Catalog, req: FleetRequest) -> pd.DataFrame:
-    """Exact-model modes of every job that fit memory and finish within its window (or the horizon)."""
+# ------------------------------------------------------------------------------------------------ pools
+@dataclass(frozen=True)
+class OwnedEntry:
+    server: str
+    fabric: str
+    count: int
+    avail: tuple[int, ...]  # 1 in the slots the nodes are in service
+
+
+@dataclass
+class Pools:
+    """What capacity exists: owned entries, buy options (type -> fabrics), rental offers (type -> fabric)."""
+
+    owned: list[OwnedEntry]
+    buy: dict[str, list[str]]
+    rent: dict[str, str]
+    idle_kw: dict[str, float]  # facility power of one idle node of each type
+    owned_fabrics: dict[str, set[str]] = field(default_factory=dict)
+
+    def site_group(self, server: str, fabric: str) -> str:
+        return f"{server}|{fabric}" if fabric in self.owned_fabrics.get(server, set()) else f"{server}|*"
+
+    def owned_on(self, server: str, fabric: str) -> int:
+        return sum(e.count for e in self.owned if e.server == server and e.fabric == fabric)
+
+
+def billing_period_h(server: Server) -> float:
+    """Hours of one billing period of the server's rental offer (hour where the catalog states none)."""
+    return BILLING_PERIOD_H[str(getattr(server, "rent_billing_period", "hour"))]
+
+
+def cap_settable(server: Server) -> bool:
+    return bool(getattr(server, "power_cap_settable", True))
+
+
+def idle_node_kw(cat: Catalog, server: Server, pue: float) -> float:
+    """Facility power of one powered, idle node: GPUs at idle, CPU at its idle share, RAM, storage, board
+    (planner/power.py), through the PSU, times the site's PUE. NICs and switches are left to the jobs."""
+    gpu = cat.gpu(server.gpu or "")
+    host = float(power_mod.cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
+        server.ram_power_w + server.storage_power_w + server.other_power_w
+    )
+    node_w = float(
+        power_mod.node_power_w(
+            server.gpus_per_node, gpu.idle_power_w, host, server.nic_ports, 0.0, server.psu_efficiency, False
+        )
+    )
+    return node_w * pue / 1000.0
+
+
+def pools_of(cat: Catalog, req: FleetRequest) -> Pools:
     from planner.optimize import _match_gpus
 
-    servers = [s for s in cat.gpu_servers() if (req.servers is None or s.id in req.servers)]
+    site = cat.site(req.site)
+    allowed = [s for s in cat.gpu_servers() if (req.servers is None or s.id in req.servers)]
+    if req.servers is not None:
+        for sid in req.servers:
+            cat.server(sid)
     if req.gpus is not None:
-        allowed = _match_gpus(cat, req.gpus)
-        servers = [s for s in servers if s.gpu in allowed]
-    if req.purchase == "buy":
-        servers = [s for s in servers if s.price_usd is not None]
-    else:
-        servers = [s for s in servers if s.rent_usd_per_month is not None]
-    if not servers:
-        raise PlannerInputError("no allowed server can be bought/rented as asked")
-    frames = []
-    space = pd.DataFrame(
-        [
-            {"server": s.id, "fabric": s.fabrics[0], "power_cap": c, "nodes": n}
-            for s in servers
-            for c in req.power_caps
-            for n in req.node_counts
-        ]
-    )
-    cap_ok = [
-        cat.gpu(cat.server(r.server).gpu or "").min_power_limit_w / cat.gpu(cat.server(r.server).gpu or "").tdp_w
-        <= r.power_cap + 1e-9
-        for r in space.itertuples()
-    ]
-    space = space[cap_ok]
+        gpus = _match_gpus(cat, req.gpus)
+        allowed = [s for s in allowed if s.gpu in gpus]
+    for f in req.fabrics or ():
+        cat.fabric(f)
+    buy: dict[str, list[str]] = {}
+    rent: dict[str, str] = {}
+    if req.purchase in ("buy", "either"):
+        for s in allowed:
+            fabs = [f for f in s.fabrics if req.fabrics is None or f in req.fabrics]
+            if s.price_usd is not None and fabs:
+                buy[s.id] = fabs
+    if req.purchase in ("rent", "either"):
+        for s in allowed:
+            if s.rent_usd_per_month is not None:
+                rent[s.id] = s.fabrics[0]
+    owned: list[OwnedEntry] = []
+    for o in req.owned:
+        s = cat.server(o.server)
+        if s.gpu is None:
+            raise PlannerInputError(f"owned server '{o.server}' has no GPU: list GPU servers only")
+        fab = o.fabric or s.fabrics[0]
+        if fab not in s.fabrics:
+            raise PlannerInputError(
+                f"owned {o.server}: fabric '{fab}' is not one it can be built with ({', '.join(s.fabrics)})"
+            )
+        end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
+        avail = tuple(
+            int(o.age_years + (t + 1) * req.slot_hours / cost_mod.HOURS_PER_YEAR <= end + 1e-12)
+            for t in range(req.slots)
+        )
+        owned.append(OwnedEntry(o.server, fab, o.count, avail))
+    if not buy and not rent and not owned:
+        raise PlannerInputError(
+            "no allowed server can be bought, rented or is owned as asked: widen gpus/servers/fabrics or the purchase"
+        )
+    types = set(buy) | set(rent) | {e.server for e in owned}
+    idle = {p: idle_node_kw(cat, cat.server(p), site.pue) for p in types}
+    owned_f: dict[str, set[str]] = {}
+    for e in owned:
+        owned_f.setdefault(e.server, set()).add(e.fabric)
+    return Pools(owned, buy, rent, idle, owned_f)
+
+
+# ------------------------------------------------------------------------------------------------ modes
+def job_window(req: FleetRequest, j: Job) -> list[int]:
+    last = req.slots - 1 if j.penalty_usd_per_slot is not None else min(j.due_slot, req.slots - 1)
+    return list(range(j.release_slot, last + 1))
+
+
+def slots_needed(hours: np.ndarray, slot_hours: float) -> np.ndarray:
+    return np.maximum(np.ceil(np.asarray(hours, dtype=float) / slot_hours * (1 - SLOT_EPS)), 1.0)
+
+
+def pareto_mask(X: np.ndarray) -> np.ndarray:
+    """Rows of X (all columns minimised) not dominated by another row (<= everywhere); of equal rows the
+    first is kept. Exact: in lexicographic order a dominating row always comes first, so a row is dropped iff
+    an earlier row is <= everywhere. A cheap prefilter (each row against the rows holding the running
+    minimum of every column before it) removes most dominated rows before the pairwise check."""
+    n = len(X)
+    if n <= 1:
+        return np.ones(n, dtype=bool)
+    order = np.lexsort(X.T[::-1])
+    Y = X[order]
+    keep = np.ones(n, dtype=bool)
+    rows = np.arange(n)
+    for c in range(Y.shape[1]):
+        col = Y[:, c]
+        holder = np.maximum.accumulate(np.where(col <= np.minimum.accumulate(col), rows, 0))
+        prev = np.concatenate([[0], holder[:-1]])
+        dom = (Y[prev] <= Y).all(axis=1)
+        dom[0] = False
+        keep &= ~dom
+    cand = np.flatnonzero(keep)
+    Z = Y[cand]
+    dominated = np.zeros(len(Z), dtype=bool)
+    for i in range(1, len(Z)):
+        dominated[i] = bool((Z[:i] <= Z[i]).all(axis=1).any())
+    out = np.zeros(n, dtype=bool)
+    out[order[cand[~dominated]]] = True
+    return out
+
+
+def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools | None = None) -> pd.DataFrame:
+    """Exact-model modes of every job in every pool it fits, within its window; dominated modes pruned."""
+    pools = pools or pools_of(cat, req)
+    cat.site(req.site)
+    # (server, fabric) -> node limit, and which caps; site clusters and rental offers
+    limits: dict[tuple[str, str], int] = {}
+    for p, fabs in pools.buy.items():
+        for f in fabs:
+            limits[(p, f)] = req.max_nodes + pools.owned_on(p, f)
+    for e in pools.owned:
+        limits.setdefault((e.server, e.fabric), pools.owned_on(e.server, e.fabric))
+    for p, f in pools.rent.items():
+        limits[(p, f)] = max(limits.get((p, f), 0), req.max_nodes)
+    rows = []
+    for (p, f), lim in limits.items():
+        s = cat.server(p)
+        gpu = cat.gpu(s.gpu or "")
+        lo, hi = gpu.min_power_limit_w / gpu.tdp_w - 1e-9, gpu.max_power_limit_w / gpu.tdp_w + 1e-9
+        caps = {c for c in req.power_caps if lo <= c <= hi}
+        if p in pools.rent and pools.rent[p] == f and not cap_settable(s):
+            caps.add(1.0)
+        counts = range(1, lim + 1) if req.node_counts is None else sorted(n for n in set(req.node_counts) if n <= lim)
+        for c in sorted(caps):
+            rows.append(pd.DataFrame({"server": p, "fabric": f, "power_cap": c, "nodes": np.asarray(counts)}))
+    if not rows:
+        return pd.DataFrame()
+    space = pd.concat(rows, ignore_index=True)
+    idle = space["server"].map(pools.idle_kw).to_numpy(float)
+    by_work: dict[tuple[str, float | None], list[Job]] = {}
     for j in req.jobs:
         wl = cat.workload(j.model)
-        samples = work_from(wl, j.samples, j.tokens, j.epochs)
+        by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs)), []).append(j)
+    frames = []
+    for (model, samples), jobs in by_work.items():
         df = evaluate_space(
-            cat, wl, space=space, site=req.site, purchase=req.purchase, work=Work(samples), life_years=req.life_years
+            cat, model, space=space, site=req.site, purchase="buy", work=Work(samples), life_years=req.life_years
         )
-        last = req.slots - 1 if j.penalty_usd_per_slot is not None else j.due_slot
-        window_h = (min(last, req.slots - 1) - j.release_slot + 1) * req.slot_hours
-        df = df[df["feasible"] & (df["time_to_train_h"] <= window_h)].copy()
-        df["job"] = j.id
-        frames.append(df)
-    modes = pd.concat(frames, ignore_index=True)
-    for col in ("server", "fabric", "gpu"):
-        modes[col] = modes[col].astype(str)
-    return modes
+        ok = df["fits_memory"].to_numpy(bool) & df["valid_layout"].to_numpy(bool)
+        hours = df["time_to_train_h"].to_numpy(float)
+        d = slots_needed(hours, req.slot_hours)
+        ok &= d <= max(len(job_window(req, j)) for j in jobs)
+        base = pd.DataFrame(
+            {
+                "server": df["server"].astype(str).to_numpy(),
+                "fabric": df["fabric"].astype(str).to_numpy(),
+                "gpu": df["gpu"].astype(str).to_numpy(),
+                "power_cap": df["power_cap"].to_numpy(float),
+                "nodes": df["nodes"].to_numpy(np.int64),
+                "layout": df["layout"].astype(str).to_numpy(),
+                "time_to_train_h": hours,
+                "slots_needed": d.astype(np.int64),
+                "facility_power_kw": df["facility_power_kw"].to_numpy(float),
+                "facility_energy_kwh": df["facility_energy_kwh"].to_numpy(float),
+                "idle_kw": idle,
+            }
+        )[ok]
+        parts = []
+        site_rows = base[
+            [
+                (p, f) in limits and ((p in pools.buy and f in pools.buy[p]) or pools.owned_on(p, f) > 0)
+                for p, f in zip(base["server"], base["fabric"], strict=True)
+            ]
+        ].copy()
+        if len(site_rows):
+            above = np.maximum(
+                site_rows["facility_energy_kwh"]
+                - site_rows["nodes"] * site_rows["idle_kw"] * site_rows["time_to_train_h"],
+                0.0,
+            )
+            site_rows["kind"] = "site"
+            site_rows["group"] = [
+                pools.site_group(p, f) for p, f in zip(site_rows["server"], site_rows["fabric"], strict=True)
+            ]
+            site_rows["energy_coef_kwh"] = above
+            site_rows["power_coef_kw"] = np.maximum(
+                site_rows["facility_power_kw"] - site_rows["nodes"] * site_rows["idle_kw"], 0.0
+            )
+            # site nodes run at any allowed cap; the node limit of a cluster applies
+            lim_arr = np.asarray(
+                [
+                    limits[(p, f)] if (p in pools.buy and f in pools.buy[p]) else pools.owned_on(p, f)
+                    for p, f in zip(site_rows["server"], site_rows["fabric"], strict=True)
+                ]
+            )
+            site_rows = site_rows[
+                (site_rows["nodes"].to_numpy() <= lim_arr) & np.isin(site_rows["power_cap"], req.power_caps)
+            ]
+            parts.append(site_rows)
+        rent_rows = base[[pools.rent.get(p) == f for p, f in zip(base["server"], base["fabric"], strict=True)]].copy()
+        if len(rent_rows):
+            settable = rent_rows["server"].map(lambda p: cap_settable(cat.server(p))).to_numpy(bool)
+            cap_ok = np.where(settable, np.isin(rent_rows["power_cap"], req.power_caps), rent_rows["power_cap"] == 1.0)
+            rent_rows = rent_rows[cap_ok & (rent_rows["nodes"].to_numpy() <= req.max_nodes)]
+            rent_rows["kind"] = "rent"
+            rent_rows["group"] = rent_rows["server"] + "|rent"
+            rent_rows["energy_coef_kwh"] = rent_rows["facility_energy_kwh"]
+            rent_rows["power_coef_kw"] = 0.0
+            parts.append(rent_rows)
+        if not parts:
+            continue
+        modes = pd.concat(parts, ignore_index=True)
+        if prune and len(modes):
+            keep = np.zeros(len(modes), dtype=bool)
+            key = modes["group"] + "|" + modes["fabric"]
+            for _, idx in modes.groupby(key, sort=False).indices.items():
+                X = modes.iloc[idx][["nodes", "slots_needed", "energy_coef_kwh", "power_coef_kw"]].to_numpy(float)
+                keep[idx[pareto_mask(X)]] = True
+            modes = modes[keep]
+        for j in jobs:
+            mj = modes[modes["slots_needed"] <= len(job_window(req, j))].copy()
+            mj["job"] = j.id
+            frames.append(mj)
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+# ------------------------------------------------------------------------------------------------ billing
+def billing_blocks(slots: int, slot_hours: float, period_h: float) -> list[tuple[list[int], int]]:
+    """Billing periods from the start of the horizon, grouped into blocks of consecutive periods that overlap
+    the same slots: (slots overlapped, number of periods). A node rented in a slot pays every period the
+    slot overlaps."""
+    horizon = slots * slot_hours
+    n_periods = math.ceil(horizon / period_h * (1 - SLOT_EPS))
+    blocks: list[tuple[list[int], int]] = []
+    for k in range(n_periods):
+        a, b = k * period_h, (k + 1) * period_h
+        first = math.floor(a / slot_hours + SLOT_EPS)
+        last = min(slots - 1, math.ceil(b / slot_hours - SLOT_EPS) - 1)
+        ts = list(range(first, last + 1))
+        if blocks and blocks[-1][0] == ts:
+            blocks[-1] = (ts, blocks[-1][1] + 1)
+        else:
+            blocks.append((ts, 1))
+    return blocks
+
+
+def period_price_usd(server: Server) -> float:
+    return (server.rent_usd_per_month or 0.0) * billing_period_h(server) / cost_mod.HOURS_PER_MONTH
+
+
+def rent_cost_usd(server: Server, nodes_per_slot: np.ndarray, slot_hours: float) -> tuple[float, int]:
+    """Rent of a node count per slot, in whole billing periods: (USD, node-periods)."""
+    node_periods = 0
+    for ts, count in billing_blocks(len(nodes_per_slot), slot_hours, billing_period_h(server)):
+        node_periods += int(max(nodes_per_slot[t] for t in ts)) * count
+    return node_periods * period_price_usd(server), node_periods
+
+
+def owned_capex_usd(cat: Catalog, server: str, fabric: str, owned: int, added: int) -> tuple[float, int]:
+    """Capex of growing a cluster from `owned` to `owned + added` nodes: (USD, switches added), planner/cost.py."""
+    s, f = cat.server(server), cat.fabric(fabric)
+
+    def capex(n: int) -> float:
+        sw = int(cost_mod.switch_count(n, s.nic_ports, f.switch_radix))
+        cables = int(cost_mod.cable_count(n, s.nic_ports, f.switch_radix))
+        return float(
+            cost_mod.capex_usd(
+                n, s.price_usd or 0.0, s.nic_ports, f.nic_price_usd, sw, f.switch_price_usd, cables, f.cable_price_usd
+            )
+        )
+
+    if added <= 0:
+        return 0.0, 0
+    sw_new = int(cost_mod.switch_count(owned + added, s.nic_ports, f.switch_radix)) - int(
+        cost_mod.switch_count(owned, s.nic_ports, f.switch_radix)
+    )
+    return capex(owned + added) - capex(owned), sw_new
 
 
 # ------------------------------------------------------------------------------------------------ MIP
-def build_fleet_model(cat: Catalog, req: FleetRequest, modes: pd.DataFrame) -> pyo.ConcreteModel:
+@dataclass
+class Index:
+    """Data of the MIP: modes as arrays and the index sets built from them."""
+
+    modes: pd.DataFrame
+    window: dict[str, list[int]]
+    by_job: dict[str, list[int]]
+    by_jg: dict[tuple[str, str], list[int]]
+    groups: list[str]
+    pools: Pools
+    blocks: dict[str, list[tuple[list[int], int]]]
+
+
+def build_fleet_model(
+    cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools | None = None
+) -> pyo.ConcreteModel:
+    pools = pools or pools_of(cat, req)
+    modes = modes.reset_index(drop=True)
     m = pyo.ConcreteModel(name="fleet")
-    site = cat.site(req.site)
-    jobs = {j.id: j for j in req.jobs}
+    window = {j.id: job_window(req, j) for j in req.jobs}
+    job_col = modes["job"].to_numpy()
+    grp_col = modes["group"].to_numpy()
+    by_job: dict[str, list[int]] = {j.id: [] for j in req.jobs}
+    by_jg: dict[tuple[str, str], list[int]] = {}
+    for k, (jj, gg) in enumerate(zip(job_col, grp_col, strict=True)):
+        by_job[jj].append(k)
+        by_jg.setdefault((jj, gg), []).append(k)
+    groups = sorted(set(grp_col))
+    blocks = {p: billing_blocks(req.slots, req.slot_hours, billing_period_h(cat.server(p))) for p in pools.rent}
+    ix = Index(modes, window, by_job, by_jg, groups, pools, blocks)
+    m.ix = ix
     m.J = pyo.Set(initialize=[j.id for j in req.jobs], ordered=True)
     m.T = pyo.RangeSet(0, req.slots - 1)
-    pools = sorted(set(modes["server"]))
-    m.P = pyo.Set(initialize=pools, ordered=True)
     m.M = pyo.RangeSet(0, len(modes) - 1)
-    m.modes = modes
-    window = {}
-    for j in req.jobs:
-        last = req.slots - 1 if j.penalty_usd_per_slot is not None else min(j.due_slot, req.slots - 1)
-        window[j.id] = list(range(j.release_slot, last + 1))
     m.JT = pyo.Set(dimen=2, initialize=[(j, t) for j in m.J for t in window[j]])
-    job_col = modes["job"].astype(str).to_numpy()
-    srv_col = modes["server"].astype(str).to_numpy()
-    by_job: dict[str, list[int]] = {j: [] for j in m.J}
-    by_jp: dict[tuple[str, str], list[int]] = {}
-    for k, (jj, pp) in enumerate(zip(job_col, srv_col, strict=True)):
-        by_job[jj].append(k)
-        by_jp.setdefault((jj, pp), []).append(k)
-    hours = modes["time_to_train_h"].to_numpy(float)
-    jp = sorted(by_jp)
-    m.JP = pyo.Set(dimen=2, initialize=jp)
-    m.JPT = pyo.Set(dimen=3, initialize=[(j, p, t) for (j, p) in jp for t in window[j]])
-    H = req.slot_hours
-    nodes = modes["nodes"].to_numpy()
-    fac_kw = modes["facility_power_kw"].to_numpy(float)
+    m.JG = pyo.Set(dimen=2, initialize=sorted(by_jg))
+    m.JGT = pyo.Set(dimen=3, initialize=[(j, g, t) for (j, g) in sorted(by_jg) for t in window[j]])
+    m.BUY = pyo.Set(dimen=2, initialize=[(p, f) for p in sorted(pools.buy) for f in pools.buy[p]])
+    m.E = pyo.RangeSet(0, len(pools.owned) - 1)
+    rent_used = sorted({g.split("|")[0] for g in groups if g.endswith("|rent")})
+    m.RP = pyo.Set(initialize=rent_used)
+    m.RB = pyo.Set(dimen=2, initialize=[(p, b) for p in rent_used for b in range(len(blocks[p]))])
 
+    nodes = modes["nodes"].to_numpy(np.int64)
+    d = modes["slots_needed"].to_numpy(np.int64)
     m.z = pyo.Var(m.M, domain=pyo.Binary)
     m.r = pyo.Var(m.JT, domain=pyo.Binary)
-    m.u = pyo.Var(m.JPT, domain=pyo.NonNegativeReals)
+    m.a = pyo.Var(m.JG, domain=pyo.NonNegativeReals)
+    m.u = pyo.Var(m.JGT, domain=pyo.NonNegativeReals)
     m.q = pyo.Var(m.JT, domain=pyo.NonNegativeReals)
-    max_nodes = int(max(req.node_counts)) * len(req.jobs)
-    m.N = pyo.Var(m.P, domain=pyo.NonNegativeIntegers, bounds=(0, max_nodes))
-    m.R = pyo.Var(m.P, m.T, domain=pyo.NonNegativeIntegers, bounds=(0, max_nodes))
-    m.L = pyo.Var(m.P, domain=pyo.NonNegativeIntegers)
-    m.S = pyo.Var(m.P, domain=pyo.NonNegativeIntegers)
+    m.y = pyo.Var(m.BUY, domain=pyo.Binary)
+    m.N = pyo.Var(m.BUY, domain=pyo.NonNegativeIntegers, bounds=(0, req.max_nodes))
+    m.K = pyo.Var(m.E, domain=pyo.NonNegativeIntegers, bounds=lambda m, e: (0, pools.owned[e].count))
+    m.R = pyo.Var(m.RP, m.T, domain=pyo.NonNegativeIntegers, bounds=(0, req.max_nodes))
+    m.V = pyo.Var(m.RB, domain=pyo.NonNegativeIntegers, bounds=(0, req.max_nodes))
     m.late = pyo.Var(m.J, domain=pyo.NonNegativeReals)
 
-    m.one_mode = pyo.Constraint(m.J, rule=lambda m, j: sum(m.z[k] for k in by_job[j]) == 1)
+    add_one_mode(m, ix)
+    add_work(m, ix, d)
+    add_nodes(m, ix, nodes)
+    add_capacity(m, ix, req)
+    add_fabric_choice(m, ix, req)
+    add_power(m, ix, req, cat)
+    capex = add_switches(m, ix, req, cat)
+    rent = add_billing(m, ix, cat)
+    add_budget(m, req, capex, rent)
+    add_lateness(m, ix, req)
+    add_cuts(m, ix, req, nodes, d)
+    add_objective(m, ix, req, cat, capex, rent)
+    return m
+
+
+def _row(expr: Any) -> Any:
+    """A constraint row, or Pyomo's marker when the expression is constant (no variable left in it)."""
+    if isinstance(expr, bool):
+        return pyo.Constraint.Feasible if expr else pyo.Constraint.Infeasible
+    return expr
+
+
+def _capacity(m: pyo.ConcreteModel, ix: Index, g: str, t: int | None) -> Any:
+    """Nodes group g has in slot t (t None: the most it can have in any slot)."""
+    p, tag = g.split("|")
+    if tag == "rent":
+        return m.R[p, t] if t is not None else None
+    fabs = ix.pools.buy.get(p, []) if tag == "*" else [tag] if tag in ix.pools.buy.get(p, []) else []
+    bought = sum(m.N[p, f] for f in fabs)
+    own = sum(
+        (e.avail[t] if t is not None else 1) * m.K[i]
+        for i, e in enumerate(ix.pools.owned)
+        if e.server == p and e.fabric == tag
+    )
+    return bought + own
+
+
+def add_one_mode(m: pyo.ConcreteModel, ix: Index) -> None:
+    """(1) every job runs in exactly one mode."""
+    m.one_mode = pyo.Constraint(m.J, rule=lambda m, j: pyo.quicksum(m.z[k] for k in ix.by_job[j]) == 1)
+
+
+def add_work(m: pyo.ConcreteModel, ix: Index, d: np.ndarray) -> None:
+    """(2) a job runs in at least the d_m slots its mode needs."""
     m.work = pyo.Constraint(
         m.J,
         rule=lambda m, j: (
-            pyo.quicksum(H * m.r[j, t] for t in window[j]) >= pyo.quicksum(float(hours[k]) * m.z[k] for k in by_job[j])
+            pyo.quicksum(m.r[j, t] for t in ix.window[j]) >= pyo.quicksum(int(d[k]) * m.z[k] for k in ix.by_job[j])
         ),
     )
 
-    def held(m: pyo.ConcreteModel, j: str, p: str, t: int) -> Any:
-        ks = by_jp[(j, p)]
-        big = max(int(nodes[k]) for k in ks)
-        return m.u[j, p, t] >= pyo.quicksum(int(nodes[k]) * m.z[k] for k in ks) - big * (1 - m.r[j, t])
 
-    m.nodes_held = pyo.Constraint(m.JPT, rule=held)
-    jpt_by_pt: dict[tuple[str, int], list[str]] = {}
-    for j, p, t in m.JPT:
-        jpt_by_pt.setdefault((p, t), []).append(j)
-    if req.purchase == "buy":
-        m.capacity = pyo.Constraint(
-            m.P, m.T, rule=lambda m, p, t: sum(m.u[j, p, t] for j in jpt_by_pt.get((p, t), [])) <= m.N[p]
-        )
-        for p in pools:
-            for t in m.T:
-                m.R[p, t].fix(0)
-    else:
-        m.capacity = pyo.Constraint(
-            m.P, m.T, rule=lambda m, p, t: sum(m.u[j, p, t] for j in jpt_by_pt.get((p, t), [])) <= m.R[p, t]
-        )
-        for p in pools:
-            m.N[p].fix(0)
-            m.L[p].fix(0)
-            m.S[p].fix(0)
+def add_nodes(m: pyo.ConcreteModel, ix: Index, nodes: np.ndarray) -> None:
+    """(3) nodes a job takes in a group; (4) held in every slot it runs."""
+    m.nodes_of = pyo.Constraint(
+        m.JG, rule=lambda m, j, g: m.a[j, g] == pyo.quicksum(int(nodes[k]) * m.z[k] for k in ix.by_jg[(j, g)])
+    )
+    big = {jg: int(max(nodes[k] for k in ks)) for jg, ks in ix.by_jg.items()}
+    m.held = pyo.Constraint(m.JGT, rule=lambda m, j, g, t: m.u[j, g, t] >= m.a[j, g] - big[(j, g)] * (1 - m.r[j, t]))
 
-    job_max_kw = {j: max(float(fac_kw[k]) for k in by_job[j]) for j in m.J}
-    job_kw = {j: pyo.quicksum(float(fac_kw[k]) * m.z[k] for k in by_job[j]) for j in m.J}
 
-    # valid cuts that tighten the LP bound (the big-M links alone let fractional r_jt hide every node):
-    # a pool holds at least the nodes of each job placed on it, and enough node-hours for all of them
-    jobs_on = {p: [j for (j, pp) in jp if pp == p] for p in pools}
-    node_hours = {
-        p: pyo.quicksum(int(nodes[k]) * float(hours[k]) * m.z[k] for j in jobs_on[p] for k in by_jp[(j, p)])
-        for p in pools
-    }
-    if req.purchase == "buy":
-        m.cover = pyo.Constraint(
-            m.JP, rule=lambda m, j, p: m.N[p] >= pyo.quicksum(int(nodes[k]) * m.z[k] for k in by_jp[(j, p)])
-        )
-        m.node_hours = pyo.Constraint(m.P, rule=lambda m, p: req.slots * H * m.N[p] >= node_hours[p])
-    else:
-        m.node_hours = pyo.Constraint(m.P, rule=lambda m, p: pyo.quicksum(H * m.R[p, t] for t in m.T) >= node_hours[p])
+def add_capacity(m: pyo.ConcreteModel, ix: Index, req: FleetRequest) -> None:
+    """(5) nodes held in a group and slot fit its capacity (bought + kept owned in service, or rented)."""
+    by_gt: dict[tuple[str, int], list[str]] = {}
+    for j, g, t in m.JGT:
+        by_gt.setdefault((g, t), []).append(j)
+    m.capacity = pyo.Constraint(
+        [(g, t) for g in ix.groups for t in range(req.slots) if (g, t) in by_gt],
+        rule=lambda m, g, t: pyo.quicksum(m.u[j, g, t] for j in by_gt[(g, t)]) <= _capacity(m, ix, g, t),
+    )
 
-    def power_of(m: pyo.ConcreteModel, j: str, t: int) -> Any:
-        return m.q[j, t] >= job_kw[j] - job_max_kw[j] * (1 - m.r[j, t])
 
-    m.job_power = pyo.Constraint(m.JT, rule=power_of)
-    envelope = req.power_kw if req.power_kw is not None else site.power_envelope_kw
+def add_fabric_choice(m: pyo.ConcreteModel, ix: Index, req: FleetRequest) -> None:
+    """(6) one fabric per bought type; nodes only on it; a job uses a fabric without owned nodes only if chosen."""
+    types = sorted(ix.pools.buy)
+    m.one_fabric = pyo.Constraint(types, rule=lambda m, p: pyo.quicksum(m.y[p, f] for f in ix.pools.buy[p]) <= 1)
+    m.bought_on = pyo.Constraint(m.BUY, rule=lambda m, p, f: m.N[p, f] <= req.max_nodes * m.y[p, f])
+    modes = ix.modes
+    links: dict[tuple[str, str, str], list[int]] = {}
+    for k, (j, kind, p, f) in enumerate(
+        zip(modes["job"], modes["kind"], modes["server"], modes["fabric"], strict=True)
+    ):
+        if kind == "site" and f not in ix.pools.owned_fabrics.get(p, set()):
+            links.setdefault((j, p, f), []).append(k)
+    m.uses_fabric = pyo.Constraint(
+        sorted(links), rule=lambda m, j, p, f: pyo.quicksum(m.z[k] for k in links[(j, p, f)]) <= m.y[p, f]
+    )
+
+
+def add_power(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) -> None:
+    """(7) site power per slot: jobs above idle + idle of every powered node <= the envelope."""
+    modes = ix.modes
+    dp = modes["power_coef_kw"].to_numpy(float)
+    site_modes = {j: [k for k in ks if modes.at[k, "kind"] == "site"] for j, ks in ix.by_job.items()}
+    top = {j: max((float(dp[k]) for k in ks), default=0.0) for j, ks in site_modes.items()}
+
+    def job_power(m: pyo.ConcreteModel, j: str, t: int) -> Any:
+        if top[j] <= 0:
+            return pyo.Constraint.Skip
+        return m.q[j, t] >= pyo.quicksum(float(dp[k]) * m.z[k] for k in site_modes[j]) - top[j] * (1 - m.r[j, t])
+
+    m.job_power = pyo.Constraint(m.JT, rule=job_power)
+    envelope = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
     jt_by_t: dict[int, list[str]] = {}
     for j, t in m.JT:
         jt_by_t.setdefault(t, []).append(j)
-    m.power = pyo.Constraint(
-        m.T, rule=lambda m, t: sum(m.q[j, t] for j in jt_by_t[t]) <= envelope if t in jt_by_t else pyo.Constraint.Skip
+    idle = ix.pools.idle_kw
+
+    def slot_power(m: pyo.ConcreteModel, t: int) -> Any:
+        base = pyo.quicksum(idle[p] * m.N[p, f] for p, f in m.BUY) + pyo.quicksum(
+            idle[e.server] * e.avail[t] * m.K[i] for i, e in enumerate(ix.pools.owned)
+        )
+        return _row(pyo.quicksum(m.q[j, t] for j in jt_by_t.get(t, [])) + base <= envelope)
+
+    m.power = pyo.Constraint(m.T, rule=slot_power)
+
+
+def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) -> dict[tuple[str, str], Any]:
+    """(8) switches, cables and NICs of every buy option, exact for one, two and three tiers (cost.py); returns
+    the capex expression of each option (what growing the cluster from its owned nodes costs)."""
+    owned = {(p, f): ix.pools.owned_on(p, f) for p, f in m.BUY}
+    top = {(p, f): owned[(p, f)] + req.max_nodes for p, f in m.BUY}
+    srv = {p: cat.server(p) for p in ix.pools.buy}
+    fab = {f: cat.fabric(f) for fs in ix.pools.buy.values() for f in fs}
+    m.multi = pyo.Var(m.BUY, domain=pyo.Binary)
+    m.tier2 = pyo.Var(m.BUY, domain=pyo.Binary)
+    m.tier3 = pyo.Var(m.BUY, domain=pyo.Binary)
+    m.L = pyo.Var(m.BUY, domain=pyo.NonNegativeIntegers)
+    m.S = pyo.Var(m.BUY, domain=pyo.NonNegativeIntegers)
+    m.A = pyo.Var(m.BUY, domain=pyo.NonNegativeIntegers)
+    m.W = pyo.Var(m.BUY, domain=pyo.NonNegativeIntegers)
+    m.X1 = pyo.Var(m.BUY, domain=pyo.NonNegativeReals)
+    m.X2 = pyo.Var(m.BUY, domain=pyo.NonNegativeReals)
+    m.X3 = pyo.Var(m.BUY, domain=pyo.NonNegativeReals)
+
+    def n(m: pyo.ConcreteModel, p: str, f: str) -> Any:
+        return owned[(p, f)] + m.N[p, f]
+
+    def ports(p: str) -> int:
+        return srv[p].nic_ports
+
+    def radix(f: str) -> int:
+        return fab[f].switch_radix
+
+    def big(p: str, f: str) -> float:
+        return float(2 * ports(p) * top[(p, f)] + radix(f) ** 2)
+
+    m.sw_multi = pyo.Constraint(m.BUY, rule=lambda m, p, f: n(m, p, f) <= 1 + top[(p, f)] * m.multi[p, f])
+    m.sw_tier2 = pyo.Constraint(
+        m.BUY, rule=lambda m, p, f: ports(p) * n(m, p, f) <= radix(f) + big(p, f) * m.tier2[p, f]
+    )
+    m.sw_tier3 = pyo.Constraint(
+        m.BUY, rule=lambda m, p, f: 2 * ports(p) * n(m, p, f) <= radix(f) ** 2 + big(p, f) * m.tier3[p, f]
+    )
+    m.sw_order2 = pyo.Constraint(m.BUY, rule=lambda m, p, f: m.tier2[p, f] <= m.multi[p, f])
+    m.sw_order3 = pyo.Constraint(m.BUY, rule=lambda m, p, f: m.tier3[p, f] <= m.tier2[p, f])
+    m.sw_leaves = pyo.Constraint(
+        m.BUY,
+        rule=lambda m, p, f: radix(f) * m.L[p, f] >= 2 * ports(p) * n(m, p, f) - big(p, f) * (1 - m.tier2[p, f]),
+    )
+    m.sw_spines = pyo.Constraint(m.BUY, rule=lambda m, p, f: 2 * m.S[p, f] >= m.L[p, f])
+    lmax = {(p, f): 2 * ports(p) * top[(p, f)] // radix(f) + 1 for p, f in m.BUY}
+    m.sw_aggregation = pyo.Constraint(
+        m.BUY, rule=lambda m, p, f: m.A[p, f] >= m.L[p, f] - lmax[(p, f)] * (1 - m.tier3[p, f])
+    )
+    m.sw_one = pyo.Constraint(m.BUY, rule=lambda m, p, f: m.W[p, f] >= m.multi[p, f])
+    m.sw_total = pyo.Constraint(m.BUY, rule=lambda m, p, f: m.W[p, f] >= m.L[p, f] + m.S[p, f] + m.A[p, f])
+    for name, var, binv in (("sw_x1", m.X1, m.multi), ("sw_x2", m.X2, m.tier2), ("sw_x3", m.X3, m.tier3)):
+        setattr(
+            m,
+            name,
+            pyo.Constraint(
+                m.BUY,
+                rule=lambda m, p, f, var=var, binv=binv: var[p, f] >= n(m, p, f) - top[(p, f)] * (1 - binv[p, f]),
+            ),
+        )
+
+    capex = {}
+    for p, f in m.BUY:
+        s, fb = srv[p], fab[f]
+        base = owned_capex_usd(cat, p, f, 0, owned[(p, f)])[0] if owned[(p, f)] else 0.0
+        capex[(p, f)] = (
+            (s.price_usd or 0.0) * m.N[p, f]
+            + s.nic_ports * fb.nic_price_usd * m.X1[p, f]
+            + s.nic_ports * fb.cable_price_usd * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
+            + fb.switch_price_usd * m.W[p, f]
+            - (base - (s.price_usd or 0.0) * owned[(p, f)])
+        )
+    return capex
+
+
+def add_billing(m: pyo.ConcreteModel, ix: Index, cat: Catalog) -> Any:
+    """(9) a node rented in a slot pays every billing period the slot overlaps; returns the rent expression."""
+    m.billing = pyo.Constraint(
+        [(p, b, t) for p, b in m.RB for t in ix.blocks[p][b][0]], rule=lambda m, p, b, t: m.V[p, b] >= m.R[p, t]
+    )
+    price = {p: period_price_usd(cat.server(p)) for p in m.RP}
+    return pyo.quicksum(price[p] * ix.blocks[p][b][1] * m.V[p, b] for p, b in m.RB)
+
+
+def add_budget(m: pyo.ConcreteModel, req: FleetRequest, capex: dict[tuple[str, str], Any], rent: Any) -> None:
+    """(10) capex of what is bought plus all rent within the budget."""
+    if req.budget_usd is not None:
+        m.budget = pyo.Constraint(rule=lambda m: _row(pyo.quicksum(capex.values()) + rent <= req.budget_usd))
+
+
+def add_lateness(m: pyo.ConcreteModel, ix: Index, req: FleetRequest) -> None:
+    """(11) late_j >= slots after the due slot in which job j still runs."""
+    rows = [
+        (j.id, t) for j in req.jobs if j.penalty_usd_per_slot is not None for t in ix.window[j.id] if t > j.due_slot
+    ]
+    due = {j.id: j.due_slot for j in req.jobs}
+    m.lateness = pyo.Constraint(rows, rule=lambda m, j, t: m.late[j] >= (t - due[j]) * m.r[j, t])
+
+
+def add_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes: np.ndarray, d: np.ndarray) -> None:
+    """(12) valid inequalities: a site group holds at least the nodes of each job placed on it, and every group
+    has at least the node-slots its jobs hold (the big-M rows alone let a fractional r hide every node)."""
+    site_jg = [(j, g) for (j, g) in sorted(ix.by_jg) if not g.endswith("|rent")]
+    m.cover = pyo.Constraint(site_jg, rule=lambda m, j, g: m.a[j, g] <= _capacity(m, ix, g, None))
+    by_g: dict[str, list[int]] = {}
+    for (_j, g), ks in ix.by_jg.items():
+        by_g.setdefault(g, []).extend(ks)
+    m.node_slots = pyo.Constraint(
+        ix.groups,
+        rule=lambda m, g: (
+            pyo.quicksum(_capacity(m, ix, g, t) for t in range(req.slots))
+            >= pyo.quicksum(int(nodes[k] * d[k]) * m.z[k] for k in by_g[g])
+        ),
     )
 
-    srv = {p: cat.server(p) for p in pools}
-    fab = {p: cat.fabric(srv[p].fabrics[0]) for p in pools}
-    m.multi = pyo.Var(m.P, domain=pyo.Binary)  # pool has >= 2 nodes: it needs a fabric
-    m.big = pyo.Var(m.P, domain=pyo.Binary)  # pool ports exceed one switch: two tiers
-    m.W = pyo.Var(m.P, domain=pyo.NonNegativeIntegers)  # switches of the pool
-    m.Nmulti = pyo.Var(m.P, domain=pyo.NonNegativeReals)  # = N_p in multi-node pools, else 0
-    m.Nbig = pyo.Var(m.P, domain=pyo.NonNegativeReals)  # = N_p in two-tier pools, else 0
-    if req.purchase == "buy":
-        add_switches(m, pools, {p: srv[p].nic_ports for p in pools}, {p: fab[p].switch_radix for p in pools}, max_nodes)
-    else:
-        for p in pools:
-            for v in (m.multi[p], m.big[p], m.W[p], m.Nmulti[p], m.Nbig[p]):
-                v.fix(0)
 
-    def capex_expr(m: pyo.ConcreteModel) -> Any:
-        # as planner/cost.py: NICs and node cables only in multi-node pools, leaf-spine cables in two-tier ones
-        return sum(
-            (srv[p].price_usd or 0.0) * m.N[p]
-            + srv[p].nic_ports * (fab[p].nic_price_usd + fab[p].cable_price_usd) * m.Nmulti[p]
-            + srv[p].nic_ports * fab[p].cable_price_usd * m.Nbig[p]
-            + fab[p].switch_price_usd * m.W[p]
-            for p in pools
-        )
-
-    def rent_expr(m: pyo.ConcreteModel) -> Any:
-        return sum(
-            (srv[p].rent_usd_per_month or 0.0) * H / cost_mod.HOURS_PER_MONTH * m.R[p, t] for p in pools for t in m.T
-        )
-
-    if req.budget_usd is not None:
-        m.budget = pyo.Constraint(expr=(capex_expr(m) if req.purchase == "buy" else rent_expr(m)) <= req.budget_usd)
-    for j in req.jobs:
-        if j.penalty_usd_per_slot is not None:
-            for t in window[j.id]:
-                if t > j.due_slot:
-                    setattr(
-                        m,
-                        f"late_{_safe(j.id)}_{t}",
-                        pyo.Constraint(expr=m.late[j.id] >= (t - j.due_slot) * m.r[j.id, t]),
-                    )
-
-    e_kwh = modes["facility_energy_kwh"].to_numpy(float)
-    energy = pyo.quicksum(float(e_kwh[k]) * m.z[k] for k in m.M)
-    penalty = sum((jobs[j].penalty_usd_per_slot or 0.0) * m.late[j] for j in m.J)
+def add_objective(
+    m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog, capex: dict[tuple[str, str], Any], rent: Any
+) -> None:
+    site = cat.site(req.site)
+    modes = ix.modes
+    e = modes["energy_coef_kwh"].to_numpy(float)
+    site_k = np.flatnonzero(modes["kind"].to_numpy() == "site")
+    rent_k = np.flatnonzero(modes["kind"].to_numpy() == "rent")
+    H = req.slot_hours
+    idle = ix.pools.idle_kw
+    idle_kwh = pyo.quicksum(idle[p] * H * req.slots * m.N[p, f] for p, f in m.BUY) + pyo.quicksum(
+        idle[o.server] * H * sum(o.avail) * m.K[i] for i, o in enumerate(ix.pools.owned)
+    )
+    site_kwh = pyo.quicksum(float(e[k]) * m.z[int(k)] for k in site_k) + idle_kwh
+    energy = site_kwh + pyo.quicksum(float(e[k]) * m.z[int(k)] for k in rent_k)
+    penalty = pyo.quicksum((j.penalty_usd_per_slot or 0.0) * m.late[j.id] for j in req.jobs)
     if req.objective == "energy":
         obj = energy
     elif req.objective == "carbon":
         obj = site.carbon_kg_per_kwh * energy
     else:
-        horizon_h = req.slots * H
-        money = (
-            (
-                capex_expr(m) * horizon_h / (req.life_years * cost_mod.HOURS_PER_YEAR)
-                + site.electricity_usd_per_kwh * energy
-            )
-            if req.purchase == "buy"
-            else rent_expr(m)
-        )
-        obj = money + penalty
-    if req.objective != "cost":
-        obj = obj + penalty
-    # tie-break towards early slots (tiny, relative to a typical objective)
-    m.objective = pyo.Objective(expr=obj + 1e-6 * sum((t + 1) * m.r[j, t] for (j, t) in m.JT), sense=pyo.minimize)
-    m.window = window
-    m.by_job = by_job
-    return m
-
-
-def add_switches(
-    m: pyo.ConcreteModel, pools: list[str], ports: dict[str, int], radix: dict[str, int], max_nodes: int
-) -> None:
-    """(7) switches of each bought pool, exact for one- and two-tier networks (planner/cost.py::switch_count):
-    none for one node; one while the ports fit one switch; else ceil(2P/k) leaves + ceil(leaves/2) spines."""
-    big_m = 4 * max_nodes * max(ports.values())
-    m.sw_multi = pyo.Constraint(m.P, rule=lambda m, p: m.N[p] <= 1 + max_nodes * m.multi[p])
-    m.sw_big = pyo.Constraint(m.P, rule=lambda m, p: ports[p] * m.N[p] <= radix[p] + big_m * m.big[p])
-    m.sw_one = pyo.Constraint(m.P, rule=lambda m, p: m.W[p] >= m.multi[p])
-    m.sw_leaves = pyo.Constraint(
-        m.P, rule=lambda m, p: m.L[p] * radix[p] >= 2 * ports[p] * m.N[p] - big_m * radix[p] * (1 - m.big[p])
+        share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
+        obj = share * pyo.quicksum(capex.values()) + site.electricity_usd_per_kwh * site_kwh + rent
+    m.objective = pyo.Objective(
+        expr=obj + penalty + 1e-6 * pyo.quicksum((t + 1) * m.r[j, t] for (j, t) in m.JT), sense=pyo.minimize
     )
-    m.sw_spines = pyo.Constraint(m.P, rule=lambda m, p: 2 * m.S[p] >= m.L[p])
-    m.sw_total = pyo.Constraint(m.P, rule=lambda m, p: m.W[p] >= m.L[p] + m.S[p])
-    m.sw_nmulti = pyo.Constraint(m.P, rule=lambda m, p: m.Nmulti[p] >= m.N[p] - max_nodes * (1 - m.multi[p]))
-    m.sw_nbig = pyo.Constraint(m.P, rule=lambda m, p: m.Nbig[p] >= m.N[p] - max_nodes * (1 - m.big[p]))
 
 
-def _safe(s: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in s)
-
-
+# ------------------------------------------------------------------------------------------------ driver
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible."""
+    import time
+
     req = request if isinstance(request, FleetRequest) else FleetRequest.model_validate(request)
     cat = catalog or load_catalog()
     cat.site(req.site)
     for j in req.jobs:
         cat.workload(j.model)
-    modes = job_modes(cat, req)
-    missing = [j.id for j in req.jobs if not (modes["job"] == j.id).any()] if len(modes) else [j.id for j in req.jobs]
+    t0 = time.perf_counter()
+    pools = pools_of(cat, req)
+    modes = job_modes(cat, req, pools=pools)
+    t_modes = time.perf_counter() - t0
+    missing = [j.id for j in req.jobs if not len(modes) or not (modes["job"] == j.id).any()]
     if missing:
         return _infeasible(
             req,
-            f"job(s) {', '.join(missing)} cannot finish inside their windows on any allowed "
-            f"server (even with {max(req.node_counts)} nodes): move their due slot later, allow "
-            "more nodes or faster GPUs",
+            f"job(s) {', '.join(missing)} cannot finish inside their windows in any allowed pool (even with "
+            f"{req.max_nodes} nodes): move their due slot later, allow more nodes, faster GPUs or renting",
         )
-    m = build_fleet_model(cat, req, modes)
-    solved = solve_model(m, req.solver)
+    t1 = time.perf_counter()
+    m = build_fleet_model(cat, req, modes, pools)
+    t_build = time.perf_counter() - t1
+    solved = solve_model(m, req.solver, build_time_s=t_build)
     rep = solved.report
+    timings = {"modes_s": t_modes, "build_s": t_build, "handoff_s": rep.handoff_time_s, "solve_s": rep.solve_time_s}
     if rep.status.value == "no_solution":
         msg = (
             f"HiGHS found no fleet within the time limit ({req.solver.time_limit_s:g} s): raise --time-limit or the gap"
@@ -420,7 +892,8 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         return _infeasible(req, msg, rep, status="no_solution")
     if not rep.status.has_solution:
         return _infeasible(req, _explain(cat, req) if explain else "infeasible", rep)
-    return _extract(cat, req, m, solved.values["z"], solved.keyed["r"], rep)
+    plan = _extract(cat, req, m, solved, rep)
+    return plan.model_copy(update={"timings_s": timings})
 
 
 def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None, status: str = "infeasible") -> FleetPlan:
@@ -444,12 +917,12 @@ def _explain(cat: Catalog, req: FleetRequest) -> str:
     if req.budget_usd is not None:
         r = fleet(req.model_copy(update={"budget_usd": None, "objective": "cost"}), cat, explain=False)
         if r.objective_value is not None:
-            need = r.totals.get("capex_usd" if req.purchase == "buy" else "rent_usd", math.nan)
+            need = r.totals.get("capex_usd", 0.0) + r.totals.get("rent_usd", 0.0)
             tips.append(f"a budget of at least ${need:,.0f} (you gave ${req.budget_usd:,.0f})")
     env = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
     r2 = fleet(req.model_copy(update={"power_kw": 1e12}), cat, explain=False)
     if r2.objective_value is not None:
-        peak = max((s["facility_power_kw"] for s in r2.schedule), default=0.0)
+        peak = r2.totals.get("peak_site_power_kw", 0.0)
         tips.append(f"{peak - env:,.0f} kW more power (peak {peak:,.0f} kW against {env:,.0f} kW)")
     late = req.model_copy(update={"jobs": [j.model_copy(update={"due_slot": req.slots - 1}) for j in req.jobs]})
     if late != req:
@@ -463,108 +936,236 @@ def _explain(cat: Catalog, req: FleetRequest) -> str:
     )
 
 
-def _extract(
-    cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, z: np.ndarray, r: dict[Any, float], rep: SolverReport
-) -> FleetPlan:
-    modes = m.modes
-    chosen = {j: next(k for k in m.by_job[j] if z[k] > 0.5) for j in m.J}
+def evaluate_fleet(
+    cat: Catalog,
+    req: FleetRequest,
+    pools: Pools,
+    chosen: dict[str, pd.Series],
+    slots: dict[str, list[int]],
+    bought: dict[tuple[str, str], int],
+    kept: list[int],
+) -> dict[str, Any] | None:
+    """Price a complete fleet decision exactly (planner/cost.py): modes and slots of every job, nodes bought per
+    (type, fabric), owned nodes kept. Returns None when it breaks capacity, a fabric rule, power or budget.
+    Shared by the plan extraction and the brute-force tests."""
     site = cat.site(req.site)
-    assignments, schedule = [], []
-    for j in m.J:
-        k = chosen[j]
-        row = modes.loc[k]
-        slots = [t for t in m.window[j] if r[(j, t)] > 0.5]
+    H = req.slot_hours
+    usage: dict[str, np.ndarray] = {}
+    site_power = np.zeros(req.slots)
+    for j, row in chosen.items():
+        arr = usage.setdefault(str(row["group"]), np.zeros(req.slots))
+        for t in slots[j]:
+            arr[t] += int(row["nodes"])
+            site_power[t] += float(row["power_coef_kw"])
+    fab_of: dict[str, str] = {}
+    for (p, f), n in bought.items():
+        if n > 0:
+            if p in fab_of:
+                return None  # one fabric per bought type
+            fab_of[p] = f
+    for row in chosen.values():  # a job on a fabric without owned nodes needs it bought
+        p, f = str(row["server"]), str(row["fabric"])
+        if row["kind"] == "site" and f not in pools.owned_fabrics.get(p, set()) and fab_of.get(p) != f:
+            return None
+    for g, arr in usage.items():
+        p, tag = g.split("|")
+        if tag == "rent":
+            continue
+        cap = np.zeros(req.slots)
+        for f in pools.buy.get(p, []) if tag == "*" else [tag]:
+            cap += bought.get((p, f), 0)
+        for i, e in enumerate(pools.owned):
+            if e.server == p and e.fabric == tag:
+                cap += np.asarray(e.avail) * kept[i]
+        if (arr > cap + 1e-9).any():
+            return None
+    idle_w = np.zeros(req.slots)
+    for (p, _f), n in bought.items():
+        idle_w += pools.idle_kw[p] * n
+    for i, e in enumerate(pools.owned):
+        idle_w += pools.idle_kw[e.server] * np.asarray(e.avail) * kept[i]
+    envelope = req.power_kw if req.power_kw is not None else site.power_envelope_kw
+    if (site_power + idle_w > envelope * (1 + 1e-9) + 1e-9).any():
+        return None
+    capex = 0.0
+    for (p, f), n in bought.items():
+        capex += owned_capex_usd(cat, p, f, pools.owned_on(p, f), n)[0]
+    rent = 0.0
+    for g, arr in usage.items():
+        p, tag = g.split("|")
+        if tag == "rent":
+            rent += rent_cost_usd(cat.server(p), arr, H)[0]
+    if req.budget_usd is not None and capex + rent > req.budget_usd * (1 + 1e-9) + 1e-6:
+        return None
+    site_kwh = float(idle_w.sum() * H) + sum(
+        float(r["energy_coef_kwh"]) for r in chosen.values() if r["kind"] == "site"
+    )
+    rent_kwh = sum(float(r["energy_coef_kwh"]) for r in chosen.values() if r["kind"] == "rent")
+    energy = site_kwh + rent_kwh
+    penalty = 0.0
+    for jb in req.jobs:
+        late = max(0, max(slots[jb.id]) - jb.due_slot)
+        penalty += (jb.penalty_usd_per_slot or 0.0) * late
+    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    cost = capex * share + site_kwh * site.electricity_usd_per_kwh + rent
+    value = {"cost": cost, "energy": energy, "carbon": energy * site.carbon_kg_per_kwh}[req.objective] + penalty
+    return {
+        "value": value,
+        "capex_usd": capex,
+        "rent_usd": rent,
+        "cost_usd": cost + penalty,
+        "penalty_usd": penalty,
+        "site_energy_kwh": site_kwh,
+        "facility_energy_kwh": energy,
+        "carbon_kg": energy * site.carbon_kg_per_kwh,
+        "peak_site_power_kw": float((site_power + idle_w).max()),
+        "usage": usage,
+        "idle_kw": idle_w,
+    }
+
+
+def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any, rep: SolverReport) -> FleetPlan:
+    ix: Index = m.ix
+    modes = ix.modes
+    z = solved.values["z"]
+    r = solved.keyed.get("r", {})
+    chosen = {j: modes.loc[next(k for k in ix.by_job[j] if z[k] > 0.5)] for j in ix.by_job}
+    slots = {j: [t for t in ix.window[j] if r.get((j, t), 0.0) > 0.5] for j in ix.by_job}
+    nvals = solved.keyed.get("N", {})
+    bought = {(p, f): round(nvals.get((p, f), 0.0)) for p, f in m.BUY}
+    kvals = solved.values.get("K", np.zeros(len(ix.pools.owned)))
+    kept = [round(float(kvals[i])) for i in range(len(ix.pools.owned))]
+    ev = evaluate_fleet(cat, req, ix.pools, chosen, slots, bought, kept)
+    if ev is None:  # cannot happen for a solution of the MIP; never report a plan that breaks a rule
+        raise RuntimeError("the fleet MIP returned a plan that breaks its own rules; please report this")
+    assignments: list[dict[str, Any]] = []
+    for j in ix.by_job:
+        row = chosen[j]
         job = next(x for x in req.jobs if x.id == j)
+        pool = f"{row['server']}|{row['fabric']}" + (" (rent)" if row["kind"] == "rent" else "")
         assignments.append(
             {
                 "job": j,
                 "model": job.model,
-                "server": row["server"],
-                "gpu": row["gpu"],
+                "server": str(row["server"]),
+                "gpu": str(row["gpu"]),
+                "pool": pool,
+                "kind": "rent" if row["kind"] == "rent" else "site",
                 "nodes": int(row["nodes"]),
-                "fabric": row["fabric"],
+                "fabric": str(row["fabric"]),
                 "power_cap": float(row["power_cap"]),
-                "layout": row["layout"],
+                "layout": str(row["layout"]),
                 "time_to_train_h": float(row["time_to_train_h"]),
-                "slots": slots,
-                "first_slot": min(slots),
-                "last_slot": max(slots),
-                "late_slots": max(0, max(slots) - job.due_slot),
+                "slots": slots[j],
+                "first_slot": min(slots[j]),
+                "last_slot": max(slots[j]),
+                "late_slots": max(0, max(slots[j]) - job.due_slot),
                 "facility_energy_kwh": float(row["facility_energy_kwh"]),
                 "facility_power_kw": float(row["facility_power_kw"]),
             }
         )
-    pools = sorted({a["server"] for a in assignments})
+    purchases = []
+    types = sorted({e.server for e in ix.pools.owned} | {p for (p, f), n in bought.items() if n > 0})
+    for p in types:
+        s = cat.server(p)
+        fabs = sorted(
+            {e.fabric for e in ix.pools.owned if e.server == p}
+            | {f for (q, f), n in bought.items() if q == p and n > 0}
+        )
+        for f in fabs:
+            own = [(i, e) for i, e in enumerate(ix.pools.owned) if e.server == p and e.fabric == f]
+            n_add = bought.get((p, f), 0)
+            capex, sw = owned_capex_usd(cat, p, f, ix.pools.owned_on(p, f), n_add)
+            g = ix.pools.site_group(p, f)
+            busy = ev["usage"].get(g, np.zeros(req.slots))
+            purchases.append(
+                {
+                    "server": p,
+                    "gpu": s.gpu,
+                    "fabric": f,
+                    "kind": "owned+buy" if own and n_add else "owned" if own else "buy",
+                    "nodes": sum(kept[i] for i, _ in own) + n_add,
+                    "owned": sum(e.count for _, e in own),
+                    "kept": sum(kept[i] for i, _ in own),
+                    "retired": sum(e.count - kept[i] for i, e in own),
+                    "added": n_add,
+                    "peak_busy_nodes": int(busy.max()),
+                    "switches_added": sw,
+                    "capex_usd": capex,
+                    "rent_usd": 0.0,
+                    "node_periods": 0,
+                }
+            )
+    for g, arr in ev["usage"].items():
+        p, tag = g.split("|")
+        if tag != "rent":
+            continue
+        s = cat.server(p)
+        usd, periods = rent_cost_usd(s, arr, req.slot_hours)
+        purchases.append(
+            {
+                "server": p,
+                "gpu": s.gpu,
+                "fabric": ix.pools.rent[p],
+                "kind": "rent",
+                "nodes": int(arr.max()),
+                "owned": 0,
+                "kept": 0,
+                "retired": 0,
+                "added": int(arr.max()),
+                "peak_busy_nodes": int(arr.max()),
+                "switches_added": 0,
+                "capex_usd": 0.0,
+                "rent_usd": usd,
+                "node_periods": periods,
+            }
+        )
+    schedule = []
+    pools_used = sorted(
+        {a["pool"] for a in assignments} | {f"{q['server']}|{q['fabric']}" for q in purchases if q["kind"] != "rent"}
+    )
     for t in range(req.slots):
-        running = [a for a in assignments if t in a["slots"]]
-        for p in pools:
+        for pool in pools_used:
+            running = [a for a in assignments if a["pool"] == pool and t in a["slots"]]
+            p = pool.split("|")[0]
+            idle_nodes = 0.0
+            if not pool.endswith("(rent)"):
+                f = pool.split("|")[1]
+                cap = bought.get((p, f), 0) + sum(
+                    e.avail[t] * kept[i] for i, e in enumerate(ix.pools.owned) if e.server == p and e.fabric == f
+                )
+                idle_nodes = cap - sum(a["nodes"] for a in running)
             schedule.append(
                 {
                     "slot": t,
                     "server": p,
-                    "nodes": sum(a["nodes"] for a in running if a["server"] == p),
-                    "jobs": ",".join(a["job"] for a in running if a["server"] == p),
-                    "facility_power_kw": sum(a["facility_power_kw"] for a in running if a["server"] == p),
+                    "pool": pool,
+                    "nodes": sum(a["nodes"] for a in running),
+                    "jobs": ",".join(a["job"] for a in running),
+                    "facility_power_kw": sum(a["facility_power_kw"] for a in running)
+                    + ix.pools.idle_kw.get(p, 0.0) * idle_nodes,
+                    "on_site": not pool.endswith("(rent)"),
                 }
             )
-    sched = pd.DataFrame(schedule)
-    purchases = []
-    capex = rent = 0.0
-    for p in pools:
-        s = cat.server(p)
-        f = cat.fabric(s.fabrics[0])
-        peak = int(sched.loc[sched["server"] == p, "nodes"].max())
-        sw = int(cost_mod.switch_count(peak, s.nic_ports, f.switch_radix))
-        entry = {"server": p, "gpu": s.gpu, "fabric": f.id, "nodes": peak, "switches": sw}
-        if req.purchase == "buy":
-            c = float(
-                cost_mod.capex_usd(
-                    peak,
-                    s.price_usd or 0.0,
-                    s.nic_ports,
-                    f.nic_price_usd,
-                    sw,
-                    f.switch_price_usd,
-                    cost_mod.cable_count(peak, s.nic_ports, f.switch_radix),
-                    f.cable_price_usd,
-                )
-            )
-            entry["capex_usd"] = c
-            capex += c
-        else:
-            node_slots = int(sched.loc[sched["server"] == p, "nodes"].sum())
-            c = (s.rent_usd_per_month or 0.0) * req.slot_hours / cost_mod.HOURS_PER_MONTH * node_slots
-            entry["rent_usd"] = c
-            rent += c
-        purchases.append(entry)
-    energy = sum(a["facility_energy_kwh"] for a in assignments)
-    horizon_h = req.slots * req.slot_hours
-    penalty = sum(
-        (next(x for x in req.jobs if x.id == a["job"]).penalty_usd_per_slot or 0.0) * a["late_slots"]
-        for a in assignments
-    )
-    money = (
-        capex * horizon_h / (req.life_years * cost_mod.HOURS_PER_YEAR) + energy * site.electricity_usd_per_kwh
-        if req.purchase == "buy"
-        else rent
-    )
     totals = {
-        "capex_usd": capex,
-        "rent_usd": rent,
-        "cost_usd": money + penalty,
-        "penalty_usd": penalty,
-        "facility_energy_kwh": energy,
-        "carbon_kg": energy * site.carbon_kg_per_kwh,
-        "peak_power_kw": float(sched.groupby("slot")["facility_power_kw"].sum().max()),
+        k: float(ev[k])
+        for k in (
+            "capex_usd",
+            "rent_usd",
+            "cost_usd",
+            "penalty_usd",
+            "site_energy_kwh",
+            "facility_energy_kwh",
+            "carbon_kg",
+            "peak_site_power_kw",
+        )
     }
-    value = {"cost": totals["cost_usd"], "energy": energy + penalty, "carbon": totals["carbon_kg"] + penalty}[
-        req.objective
-    ]
+    totals["peak_power_kw"] = totals["peak_site_power_kw"]
     status = "optimal" if rep.status.value == "optimal" else "time_limit"
     return FleetPlan(
         status=status,
         objective=req.objective,
-        objective_value=value,
+        objective_value=float(ev["value"]),
         purchases=purchases,
         assignments=assignments,
         schedule=schedule,
