@@ -111,7 +111,6 @@ from planner.solver import SolverOptions, SolverReport, solve_model
 
 DEFAULT_MAX_NODES = 2048
 SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
-BILLING_PERIOD_H = {"hour": 1.0, "day": 24.0, "month": cost_mod.HOURS_PER_MONTH}
 
 
 class Job(BaseModel):
@@ -256,12 +255,12 @@ class Pools:
 
 
 def billing_period_h(server: Server) -> float:
-    """Hours of one billing period of the server's rental offer (hour where the catalog states none)."""
-    return BILLING_PERIOD_H[str(getattr(server, "rent_billing_period", "hour"))]
+    """Hours of one billing period of the server's rental offer (planner/cost.py)."""
+    return cost_mod.BILLING_PERIOD_H[server.rent_billing_period]
 
 
 def cap_settable(server: Server) -> bool:
-    return bool(getattr(server, "power_cap_settable", True))
+    return server.power_cap_settable
 
 
 def idle_node_kw(cat: Catalog, server: Server, pue: float) -> float:
@@ -613,6 +612,12 @@ def build_fleet_model(
     return m
 
 
+def _c(x: float) -> float:
+    """A coefficient for HiGHS: magnitudes below 1e-7 (USD, kWh, kW) become 0 -- such coefficients change no
+    plan but can mislead presolve's numerics (a 1e-54 USD switch price made it report a feasible MIP infeasible)."""
+    return 0.0 if abs(x) < 1e-7 else float(x)
+
+
 def _row(expr: Any) -> Any:
     """A constraint row, or Pyomo's marker when the expression is constant (no variable left in it)."""
     if isinstance(expr, bool):
@@ -780,10 +785,10 @@ def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalo
         s, fb = srv[p], fab[f]
         base = owned_capex_usd(cat, p, f, 0, owned[(p, f)])[0] if owned[(p, f)] else 0.0
         capex[(p, f)] = (
-            (s.price_usd or 0.0) * m.N[p, f]
-            + s.nic_ports * fb.nic_price_usd * m.X1[p, f]
-            + s.nic_ports * fb.cable_price_usd * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
-            + fb.switch_price_usd * m.W[p, f]
+            _c(s.price_usd or 0.0) * m.N[p, f]
+            + _c(s.nic_ports * fb.nic_price_usd) * m.X1[p, f]
+            + _c(s.nic_ports * fb.cable_price_usd) * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
+            + _c(fb.switch_price_usd) * m.W[p, f]
             - (base - (s.price_usd or 0.0) * owned[(p, f)])
         )
     return capex
@@ -794,7 +799,7 @@ def add_billing(m: pyo.ConcreteModel, ix: Index, cat: Catalog) -> Any:
     m.billing = pyo.Constraint(
         [(p, b, t) for p, b in m.RB for t in ix.blocks[p][b][0]], rule=lambda m, p, b, t: m.V[p, b] >= m.R[p, t]
     )
-    price = {p: period_price_usd(cat.server(p)) for p in m.RP}
+    price = {p: _c(period_price_usd(cat.server(p))) for p in m.RP}
     return pyo.quicksum(price[p] * ix.blocks[p][b][1] * m.V[p, b] for p, b in m.RB)
 
 
@@ -883,6 +888,9 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     m = build_fleet_model(cat, req, modes, pools)
     t_build = time.perf_counter() - t1
     solved = solve_model(m, req.solver, build_time_s=t_build)
+    if solved.report.status.value == "infeasible" and req.solver.presolve:
+        # an infeasibility claim is confirmed without presolve before it is reported
+        solved = solve_model(m, req.solver.model_copy(update={"presolve": False}), build_time_s=t_build)
     rep = solved.report
     timings = {"modes_s": t_modes, "build_s": t_build, "handoff_s": rep.handoff_time_s, "solve_s": rep.solve_time_s}
     if rep.status.value == "no_solution":

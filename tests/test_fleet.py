@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from planner.data import Catalog
-from planner.fleet import FleetRequest, Owned, evaluate_fleet, fleet, job_modes, job_window, pools_of
+from planner.fleet import FleetRequest, Owned, billing_blocks, evaluate_fleet, fleet, job_modes, job_window, pools_of
 from planner.schemas import Fabric
 
 from .conftest import toy_catalog, toy_gpu, toy_server, toy_workload
@@ -175,6 +175,33 @@ def test_rentals_pay_whole_slots(toy: Catalog) -> None:
     assert [(p["kind"], p["nodes"], p["node_periods"]) for p in plan.purchases] == [("rent", 1, 20)]
 
 
+def test_a_monthly_rental_is_paid_once_for_jobs_in_several_slots() -> None:
+    # a monthly offer (730 USD/month) billed from the start of a 20 h horizon: one node serves both jobs
+    # (slots 0 and 1) for one month's rent, where an hourly offer would bill 20 node-hours
+    cat = toy_catalog(servers=[toy_server(rent_billing_period="month")])
+    plan = fleet(
+        freq(
+            slots=2,
+            purchase="rent",
+            jobs=[
+                {"id": "a", "model": "toy-model", "due_slot": 0},
+                {"id": "b", "model": "toy-model", "release_slot": 1, "due_slot": 1},
+            ],
+        ),
+        cat,
+    )
+    assert plan.totals["rent_usd"] == pytest.approx(730.0)
+    assert [(p["nodes"], p["node_periods"]) for p in plan.purchases] == [(1, 1)]
+
+
+def test_billing_blocks_group_periods_by_the_slots_they_overlap() -> None:
+    # weekly slots, monthly periods (730 h): period 0 = [0, 730) h overlaps slots 0-4 (slot 4 = [672, 840))
+    blocks = billing_blocks(slots=6, slot_hours=168.0, period_h=730.0)
+    assert blocks == [([0, 1, 2, 3, 4], 1), ([4, 5], 1)]
+    # hourly periods inside 10 h slots: one block per slot with 10 periods each
+    assert billing_blocks(slots=2, slot_hours=10.0, period_h=1.0) == [([0], 10), ([1], 10)]
+
+
 def test_fabric_choice_buys_the_cheaper_network_when_times_are_equal() -> None:
     # one job on 2 nodes (due in one 4 h slot: T(1) = 5.8 h, T(2) = 3.3 h); 3 ports per node on radix-4
     # switches need a two-tier network (3 leaves + 2 spines); spines cost 1,000 USD on toy-net, 100 on
@@ -272,6 +299,7 @@ def _tiny(data: Any) -> tuple[Catalog, FleetRequest]:
             id=f"s{i}",
             price_usd=data.draw(st.floats(1e3, 5e4)),
             rent_usd_per_month=data.draw(st.floats(100, 5e4)),
+            rent_billing_period=data.draw(st.sampled_from(["hour", "day", "month"])),
             cpu_power_w=data.draw(st.floats(1, 200)),
             nic_ports=3,
             fabrics=["toy-net", "toy-cheap"] if i == 0 else ["toy-net"],
