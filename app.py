@@ -15,6 +15,7 @@ from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.optimize import Objective, PlanRequest, PlanResult, pareto, solve
 
+PARETO_POINTS = 8
 PAGES = ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"]
 st.set_page_config(page_title="planner - GPU cluster capacity planner", layout="wide")
 
@@ -39,7 +40,7 @@ def cached_solve(request_json: str, version: str, _cat: Catalog) -> str:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def cached_pareto(request_json: str, version: str, x: Objective, y: Objective, _cat: Catalog) -> Any:
-    return pareto(PlanRequest.model_validate_json(request_json), x=x, y=y, points=8, catalog=_cat)
+    return pareto(PlanRequest.model_validate_json(request_json), x=x, y=y, points=PARETO_POINTS, catalog=_cat)
 
 
 def guarded(fn: Any, *args: Any) -> Any:
@@ -54,53 +55,158 @@ def guarded(fn: Any, *args: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ plan
+INTRO = (
+    "Plan the hardware for one training job: the planner searches every server type, node count, network fabric "
+    "and GPU power cap in the catalog, predicts each configuration with its performance/power/cost model, and picks "
+    "the one that minimises your objective within the deadline, budget and power (a mixed-integer program solved "
+    "by HiGHS). Set the job on the left; every number on this page comes from the same API as the `planner` "
+    "command line."
+)
+
+
+def _amount_default(wl: Any, unit: str) -> float:
+    """The workload's default amount of work in ``unit``."""
+    if unit == "tokens":
+        return float(wl.default_samples * (wl.sequence_length or 1))
+    if unit == "epochs":
+        return float(wl.default_samples / wl.dataset_samples) if wl.dataset_samples else 1.0
+    return float(wl.default_samples)
+
+
+def _amount_units(wl: Any) -> list[str]:
+    units = ["tokens", "samples"] if wl.sequence_length else ["samples"]
+    if wl.dataset_samples:
+        units.append("epochs")
+    return units
+
+
 def sidebar_request(cat: Catalog) -> PlanRequest | None:
+    """The request from the sidebar, or None after showing what is wrong (then no plan is shown)."""
     sb = st.sidebar
     sb.header("Training job")
     models = sorted(cat.workloads)
     model = sb.selectbox(
-        "Workload", models, index=models.index("llama3-8b") if "llama3-8b" in models else 0, key="model"
+        "Workload",
+        models,
+        index=models.index("llama3-8b") if "llama3-8b" in models else 0,
+        key="model",
+        help="The model to train (see the Models page). Its framework, precision and default batch come with it.",
     )
     wl = cat.workload(model)
-    units = ["tokens", "samples"] if wl.sequence_length else ["samples", "epochs"]
-    unit = sb.radio("Amount of work in", units, horizontal=True, key="unit")
-    default = {"tokens": 1e12, "samples": wl.default_samples, "epochs": 90.0}[unit]
-    amount = sb.number_input(f"{unit} to train", min_value=0.0, value=float(default), format="%.4g", key="amount")
-    deadline = sb.number_input("Deadline (days)", min_value=0.0, value=30.0, step=1.0, key="deadline")
-    sb.header("Limits")
-    use_budget = sb.checkbox("Limit the budget", value=False, key="use_budget")
-    budget = sb.number_input(
-        "Budget (USD)", min_value=0.0, value=1e6, step=1e5, format="%.0f", key="budget", disabled=not use_budget
+    units = _amount_units(wl)
+    # widget keys per workload (and unit): switching either shows that workload's default, never a stale amount
+    unit = sb.radio(
+        "Amount of work in",
+        units,
+        horizontal=True,
+        key=f"unit_{model}",
+        help="tokens = sequences x sequence length; samples = training examples (at the reference batch); "
+        "epochs = passes over the workload's dataset.",
     )
-    budget_kind = sb.radio("Budget covers", ["upfront", "total"], horizontal=True, key="budget_kind")
+    default = _amount_default(wl, unit)
+    amount = sb.number_input(
+        f"{unit.capitalize()} to train",
+        value=default,
+        format="%.10g",
+        key=f"amount_{model}_{unit}",
+        help=f"Amount of work in {unit} (default for {model}: {default:,.6g} {unit}).",
+    )
+    deadline = sb.number_input(
+        "Deadline (days)",
+        value=30.0,
+        step=1.0,
+        format="%.6g",
+        key="deadline",
+        help="Training must finish within this many days (wall clock, days).",
+    )
+    sb.header("Limits")
+    use_budget = sb.checkbox("Limit the budget", value=False, key="use_budget", help="Add a money limit (USD).")
+    st.session_state.setdefault("budget", 1e6)  # a default that may be cleared (empty = asked for, not $1M)
+    budget = sb.number_input(
+        "Budget (USD)",
+        value=None,
+        step=1e5,
+        format="%.0f",
+        key="budget",
+        disabled=not use_budget,
+        help="Money limit in US dollars; what it covers is set below.",
+    )
+    budget_kind = sb.radio(
+        "Budget covers",
+        ["upfront", "total"],
+        horizontal=True,
+        key="budget_kind",
+        help="upfront: what is spent before the run (the whole capex when buying, the whole rent when renting). "
+        "total: the run's cost (amortized hardware share + energy, or the rent).",
+    )
     power = sb.number_input(
-        "Facility power envelope (kW, 0 = the site's)", min_value=0.0, value=0.0, step=100.0, key="power"
+        "Facility power envelope (kW, 0 = the site's)",
+        value=0.0,
+        step=100.0,
+        format="%.6g",
+        key="power",
+        help="Most facility power (IT x PUE) the cluster may draw, kW; 0 uses each site's own envelope.",
     )
     sites = sb.multiselect(
         "Sites",
         sorted(cat.sites),
         default=[sorted(cat.sites)[0]] if "us-colo" not in cat.sites else ["us-colo"],
         key="sites",
+        help="Where the cluster may run: electricity price (USD/kWh), PUE and grid carbon (kg CO2e/kWh).",
     )
     sb.header("Choices")
-    objective = sb.selectbox("Minimise", ["energy", "cost", "carbon", "time"], key="objective")
-    purchase = sb.radio("Buy or rent", ["buy", "rent", "either"], horizontal=True, key="purchase")
-    gpus = sb.multiselect("Allowed GPUs (empty = all)", sorted(cat.gpus), key="gpus")
-    fabrics = sb.multiselect("Allowed fabrics (empty = all)", sorted(cat.fabrics), key="fabrics")
-    max_nodes = sb.number_input("Max nodes", min_value=1, max_value=100_000, value=1024, key="max_nodes")
-    if amount <= 0:
-        st.error(f"The amount of work must be positive: enter the {unit} to train.")
-        return None
-    if deadline <= 0 and objective != "time":
-        st.error("The deadline must be positive (or minimise time).")
-        return None
+    objective = sb.selectbox(
+        "Minimise",
+        ["energy", "cost", "carbon", "time"],
+        key="objective",
+        help="energy: facility kWh; cost: USD of this run; carbon: kg CO2e; time: hours to train.",
+    )
+    purchase = sb.radio(
+        "Buy or rent",
+        ["buy", "rent", "either"],
+        horizontal=True,
+        key="purchase",
+        help="Rent is billed in whole billing periods of each offer (cloud GPU servers by the hour, dedicated "
+        "servers by the month); rented cloud GPUs run at full power (their power limit is not settable).",
+    )
+    gpus = sb.multiselect(
+        "Allowed GPUs (empty = all)", sorted(cat.gpus), key="gpus", help="Restrict the GPU types considered."
+    )
+    fabrics = sb.multiselect(
+        "Allowed fabrics (empty = all)",
+        sorted(cat.fabrics),
+        key="fabrics",
+        help="Restrict the networks considered (InfiniBand, RoCE, Ethernet; Gb/s per port).",
+    )
+    max_nodes = sb.number_input(
+        "Max nodes",
+        value=1024,
+        step=1,
+        key="max_nodes",
+        help="Most servers (nodes) a plan may use, 1 to 100,000.",
+    )
+    problems = []
+    if amount is None or not amount > 0:
+        problems.append(f"The amount of work must be positive: enter the {unit} to train.")
+    if deadline is None or (not deadline > 0 and objective != "time"):
+        problems.append("The deadline must be a positive number of days (or minimise time).")
+    if use_budget and (budget is None or budget < 0):
+        problems.append("The budget must be a number of US dollars >= 0 (or untick 'Limit the budget').")
+    if power is None or power < 0:
+        problems.append("The power envelope must be >= 0 kW (0 = each site's own envelope).")
+    if max_nodes is None or not 1 <= max_nodes <= 100_000:
+        problems.append("Max nodes must be a whole number from 1 to 100,000.")
     if not sites:
-        st.error("Choose at least one site.")
+        problems.append("Choose at least one site.")
+    if problems:
+        for msg in problems:
+            st.error(msg)
+        st.info("Fix the input above to see a plan.")
         return None
     fields: dict[str, Any] = {
         "model": model,
         unit: amount,
-        "deadline_days": deadline if deadline > 0 else None,
+        "deadline_days": deadline if deadline and deadline > 0 else None,
         "budget_usd": budget if use_budget else None,
         "budget_kind": budget_kind,
         "power_kw": power or None,
@@ -118,10 +224,32 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         return None
 
 
+def _downloads(chart: Any, name: str, key: str) -> None:
+    """Self-contained HTML (Vega inlined, works offline) and PNG, generated when clicked."""
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        f"{name} (HTML, offline)",
+        lambda: views.chart_html(chart),
+        f"{key}.html",
+        "text/html",
+        key=f"dl_{key}_html",
+        on_click="ignore",
+    )
+    c2.download_button(
+        f"{name} (PNG)",
+        lambda: views.chart_png(chart),
+        f"{key}.png",
+        "image/png",
+        key=f"dl_{key}_png",
+        on_click="ignore",
+    )
+
+
 def page_plan() -> None:
     cat = catalog()
-    req = sidebar_request(cat)
     st.title("Capacity plan")
+    st.markdown(INTRO)
+    req = sidebar_request(cat)
     if req is None:
         return
     res = PlanResult.model_validate_json(cached_solve(req.model_dump_json(), catalog_version(), cat))
@@ -134,16 +262,16 @@ def page_plan() -> None:
         return
     status = "proven optimal" if res.status == "optimal" else "best found within the time limit (not proven optimal)"
     st.subheader(f"Recommended plan ({status}, minimising {res.objective})")
-    card = views.plan_card(res)
-    cols = st.columns(4)
-    for i, (k, v) in enumerate(card.items()):
-        cols[i % 4].metric(k, v)
+    st.markdown(views.plan_card_html(views.plan_card(res)), unsafe_allow_html=True)
+    st.caption(views.COST_EXPLAINED)
     st.caption(
         f"Solver: HiGHS {res.solver.highs_status if res.solver else ''}, gap "
         f"{(res.solver.gap or 0) if res.solver else 0:.1e}; plan re-checked with the exact model."
     )
+    with st.expander("Why this plan", expanded=True):
+        st.markdown("\n".join(views.why_this_plan(res)))
     st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
-    st.dataframe(views.alternatives_frame(res), hide_index=True)
+    st.dataframe(views.alternatives_table(res), hide_index=True)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Plan as JSON", views.result_json(res), "plan.json", "application/json")
     c2.download_button("Plan as CSV", views.plan_csv(res), "plan.csv", "text/csv")
@@ -155,28 +283,33 @@ def page_plan() -> None:
     with tab_scaling:
         frame = views.scaling_frame(cat, req)
         if not frame.empty:
-            chart = views.scaling_chart(frame, res)
+            chart = views.scaling_chart(frame, res, req.max_nodes)
             st.altair_chart(chart)
-            st.download_button("Scaling chart (HTML)", chart.to_html(), "scaling.html", "text/html")
+            _downloads(chart, "Scaling chart", "scaling")
     with tab_cap:
-        chart = views.power_cap_chart(views.power_cap_frame(cat, req, res))
+        chart = views.power_cap_chart(views.power_cap_frame(cat, req, res), req.deadline_days)
         st.altair_chart(chart)
-        st.download_button("Power-cap chart (HTML)", chart.to_html(), "power_cap.html", "text/html")
+        _downloads(chart, "Power-cap chart", "power_cap")
     with tab_break:
         chart = views.breakdown_chart(views.breakdown_frame(res))
         st.altair_chart(chart)
-        st.download_button("Breakdown chart (HTML)", chart.to_html(), "breakdown.html", "text/html")
+        _downloads(chart, "Breakdown chart", "breakdown")
     with tab_pareto:
-        x: Objective = st.selectbox("x objective", ["cost", "energy", "carbon", "time"], key="pareto_x")
-        y: Objective = st.selectbox("y objective", ["energy", "cost", "carbon", "time"], key="pareto_y")
+        x: Objective = st.selectbox(
+            "x objective", ["cost", "energy", "carbon", "time"], key="pareto_x", help="Minimised objective."
+        )
+        y: Objective = st.selectbox(
+            "y objective", ["energy", "cost", "carbon", "time"], key="pareto_y", help="Constrained objective."
+        )
         if x == y:
             st.warning("Choose two different objectives.")
-        elif st.checkbox("Compute the Pareto front", key="pareto_on"):
+        elif st.checkbox("Compute the Pareto front", key="pareto_on", help="Solves 8 MIPs (epsilon-constraint)."):
             front = cached_pareto(req.model_dump_json(), catalog_version(), x, y, cat)
             chart = views.pareto_chart(front, x, y)
+            st.caption(views.pareto_note(front, PARETO_POINTS))
             st.altair_chart(chart)
-            st.dataframe(front, hide_index=True)
-            st.download_button("Pareto chart (HTML)", chart.to_html(), "pareto.html", "text/html")
+            st.dataframe(front.rename(columns=views.READABLE).round(4), hide_index=True)
+            _downloads(chart, "Pareto chart", "pareto")
 
 
 # --------------------------------------------------------------------------------------------- catalog
@@ -190,7 +323,8 @@ def page_catalog() -> None:
         try:
             df = views.read_upload(upload.name, upload.getvalue())
         except PlannerInputError as exc:
-            st.error(str(exc))
+            st.error(f"Nothing was changed: {exc}")
+            return
     edited = st.data_editor(df, num_rows="dynamic", key=f"editor_{table}", hide_index=True)
     if st.button("Validate and use this table", key="apply"):
         new, problems = views.apply_table(cat, table, edited)
@@ -206,6 +340,7 @@ def page_catalog() -> None:
     with st.expander("Fabrics and sites"):
         st.dataframe([f.model_dump() for f in cat.fabrics.values()], hide_index=True)
         st.dataframe([s.model_dump() for s in cat.sites.values()], hide_index=True)
+        st.dataframe([f.model_dump() for f in cat.frameworks.values()], hide_index=True)
 
 
 def page_models() -> None:
@@ -238,15 +373,33 @@ def page_models() -> None:
             st.error(str(exc))
 
 
+@st.cache_data(show_spinner="Re-running the published measurements...")
+def cached_validation(version: str, _cat: Catalog) -> Any:
+    return views.validation_frame(_cat)
+
+
 def page_validation() -> None:
     from pathlib import Path
 
     st.title("How far to trust the model")
+    st.markdown(
+        "Every published measurement in `reference/` (MLPerf Training and Power, Megatron-LM, Zeus power caps) "
+        "re-run through the model. Error = (predicted - published) / published; *test* cases were not used to fit."
+    )
+    frame = cached_validation(catalog_version(), catalog())
+    st.subheader("Summary")
+    st.dataframe(views.validation_summary(frame), hide_index=True)
+    st.subheader("Predicted vs published")
+    st.caption("Dashed: a perfect prediction. Log scales; hover a point for the case and its error.")
+    chart = views.validation_scatter(frame)
+    st.altair_chart(chart)
+    _downloads(chart, "Validation chart", "validation")
     doc = Path(__file__).resolve().parent / "docs" / "VALIDATION.md"
-    if doc.exists():
-        st.markdown(doc.read_text())
-    else:
-        st.warning("docs/VALIDATION.md not found: run `planner validate`.")
+    with st.expander("Every case (docs/VALIDATION.md)"):
+        if doc.exists():
+            st.markdown(doc.read_text())
+        else:
+            st.warning("docs/VALIDATION.md not found: run `planner validate`.")
 
 
 def page_fleet() -> None:
@@ -280,7 +433,7 @@ def page_fleet() -> None:
     chart = views.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")
-    st.download_button("Schedule chart (HTML)", chart.to_html(), "fleet.html", "text/html")
+    _downloads(chart, "Schedule chart", "fleet")
 
 
 def page_batch() -> None:

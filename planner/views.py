@@ -38,6 +38,58 @@ PLAN_COLUMNS = [
 
 
 # --------------------------------------------------------------------------------------------- tables
+COST_EXPLAINED = (
+    "**Cost** is what this run costs: the bought hardware's share over the run (capex x run time / life) plus "
+    "facility energy, or, when renting, the rent for the whole billing periods the run occupies (power and network "
+    "included). **Up-front** is what must be spent before the run starts: the whole capex when buying, the whole "
+    "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost."
+)
+OBJECTIVE_UNITS = {"energy": "kWh (facility)", "cost": "USD", "carbon": "kg CO2e", "time": "h"}
+OBJECTIVE_METRIC = {
+    "energy": "facility_energy_kwh",
+    "cost": "cost_usd",
+    "carbon": "carbon_kg",
+    "time": "time_to_train_h",
+}
+READABLE = {
+    "role": "Role",
+    "server": "Server",
+    "gpu": "GPU",
+    "nodes": "Nodes",
+    "fabric": "Fabric",
+    "power_cap": "Power cap (of TDP)",
+    "purchase": "Buy / rent",
+    "site": "Site",
+    "time_to_train_days": "Time to train (days)",
+    "facility_energy_kwh": "Facility energy (kWh)",
+    "cost_usd": "Cost (USD)",
+    "upfront_usd": "Up-front (USD)",
+    "carbon_kg": "Carbon (kg CO2e)",
+    "bottleneck": "Bottleneck",
+    "layout": "Layout",
+}
+
+
+def _sig(x: float, digits: int = 3) -> float:
+    """x rounded to ``digits`` significant figures (for display)."""
+    if not np.isfinite(x) or x == 0:
+        return float(x)
+    return float(round(x, -int(np.floor(np.log10(abs(x)))) + digits - 1))
+
+
+def human(x: float, digits: int = 4) -> str:
+    """A number for people: ``digits`` significant figures with thousands separators, never an exponent between
+    0.001 and 10^15 (1,555; 365,400; 9.79; 0.0123)."""
+    v = _sig(float(x), digits)
+    if not np.isfinite(v):
+        return str(v)
+    if v == 0 or abs(v) >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = max(digits - 1 - int(np.floor(np.log10(abs(v)))), 0)
+    text = f"{v:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
 def plan_card(res: PlanResult) -> dict[str, str]:
     """Human-readable figures of the recommended plan."""
     p = res.plan
@@ -47,26 +99,106 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Servers": f"{p.nodes} x {p.server}",
         "GPUs": f"{p.gpus} x {p.gpu}",
         "Fabric": f"{p.fabric} ({p.switches} switches)",
-        "Power cap": f"{p.power_cap:.0%} ({p.power_cap_w:.0f} W)",
+        "Power cap": f"{p.power_cap:.0%} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
-        "Time to train": f"{p.time_to_train_days:,.2f} days",
-        "Facility power": f"{p.facility_power_kw:,.1f} kW",
-        "Facility energy": f"{p.facility_energy_kwh:,.0f} kWh",
-        "Cost": f"${p.cost_usd:,.0f}",
+        "Time to train": f"{human(p.time_to_train_days, 3)} days",
+        "Facility power": f"{human(p.facility_power_kw)} kW",
+        "Facility energy": f"{human(p.facility_energy_kwh)} kWh",
+        "Cost (this run)": f"${p.cost_usd:,.0f}",
         "Up-front": f"${p.upfront_usd:,.0f}",
-        "Carbon": f"{p.carbon_kg / 1000:,.2f} t CO2e",
+        "Carbon": f"{human(p.carbon_kg / 1000, 3)} t CO2e",
         "Bottleneck": p.bottleneck,
         "Binding": ", ".join(res.binding) or "none",
         "Purchase": f"{p.purchase} at {p.site}",
     }
 
 
+def plan_card_html(card: dict[str, str]) -> str:
+    """The card as a wrapping grid: values are never cut off, whatever the window width."""
+    import html
+
+    cells = "".join(
+        '<div style="padding:0.4rem 0.6rem;border:1px solid rgba(128,128,128,0.3);border-radius:0.4rem">'
+        f'<div style="font-size:0.8rem;opacity:0.7">{html.escape(k)}</div>'
+        f'<div class="plan-value" style="font-size:1.1rem;overflow-wrap:anywhere;word-break:break-word">'
+        f"{html.escape(v)}</div></div>"
+        for k, v in card.items()
+    )
+    return (
+        '<div class="plan-card" style="display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));'
+        f'gap:0.5rem">{cells}</div>'
+    )
+
+
 def alternatives_frame(res: PlanResult) -> pd.DataFrame:
+    """Plan and alternatives, machine columns (for CSV)."""
     df = res.to_frame()
     if df.empty:
         return df
-    cols = ["role", *PLAN_COLUMNS, "bottleneck"]
+    cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
     return df[cols]
+
+
+def alternatives_table(res: PlanResult) -> pd.DataFrame:
+    """Plan and alternatives for people: readable headers, rounded numbers."""
+    df = alternatives_frame(res)
+    if df.empty:
+        return df
+    df = df.copy()
+    for col in ("time_to_train_days", "facility_energy_kwh", "carbon_kg"):
+        df[col] = df[col].map(_sig)
+    for col in ("cost_usd", "upfront_usd"):
+        df[col] = df[col].round(0)
+    df["power_cap"] = df["power_cap"].map(lambda c: f"{c:.0%}")
+    return df.rename(columns=READABLE)
+
+
+def why_this_plan(res: PlanResult) -> list[str]:
+    """Markdown lines: what decided the plan (binding constraints) and, per other GPU type, its best plan and
+    how much better it would have to be to win."""
+    p = res.plan
+    if p is None:
+        return []
+    obj = res.objective
+    metric = OBJECTIVE_METRIC[obj]
+    unit = OBJECTIVE_UNITS[obj]
+    best = float(getattr(p, metric))
+    what = {
+        "deadline": "the deadline (a later deadline would allow a plan with lower {obj})",
+        "budget": "the budget (more money would allow a plan with lower {obj})",
+        "power": "the power envelope (more kW would allow a plan with lower {obj})",
+        "nodes": "the node limit (more nodes would allow a plan with lower {obj})",
+        "rack": "the rack space (more rack units would allow a plan with lower {obj})",
+    }
+    lines = [f"**Minimising {obj}** ({unit}): this plan has {human(best)}."]
+    if res.binding:
+        lines.append("**Binding constraints:** " + "; ".join(what.get(b, b).format(obj=obj) for b in res.binding) + ".")
+    else:
+        lines.append(
+            "**No constraint binds:** this is the lowest-" + obj + " plan even without the deadline, budget and "
+            "power limits; they are met with room to spare."
+        )
+    seen = {p.gpu}
+    for a in res.alternatives:
+        if a.gpu in seen:
+            continue
+        seen.add(a.gpu)
+        v = float(getattr(a, metric))
+        need = 1 - best / v if v > 0 else 0.0
+        extra = []
+        if a.cost_usd < p.cost_usd:
+            extra.append(f"${p.cost_usd - a.cost_usd:,.0f} cheaper")
+        if a.time_to_train_days < p.time_to_train_days:
+            extra.append(f"{p.time_to_train_days - a.time_to_train_days:,.3g} days faster")
+        trade = f" (it is {' and '.join(extra)})" if extra else ""
+        lines.append(
+            f"- Runner-up on **{a.gpu}**: {a.nodes} x {a.server}, {obj} {human(v)} {unit} = "
+            f"{(v / best - 1) if best else 0:+.1%}{trade}. To win it would need {need:.1%} less {obj} "
+            f"(at most {human(best)} {unit})."
+        )
+    if len(seen) == 1:
+        lines.append("- No other GPU type has a plan within the limits (or alternatives are off).")
+    return lines
 
 
 def plan_csv(res: PlanResult) -> str:
@@ -103,6 +235,19 @@ def _alt() -> Any:
     return alt
 
 
+def chart_html(chart: Any) -> str:
+    """A self-contained HTML page of the chart: Vega, Vega-Lite and vega-embed inlined from the installed
+    vl-convert bundle, so it renders offline (no CDN)."""
+    return str(chart.to_html(inline=True))
+
+
+def chart_png(chart: Any) -> bytes:
+    """The chart as a PNG (vl-convert, offline)."""
+    import vl_convert as vlc
+
+    return bytes(vlc.vegalite_to_png(chart.to_json(), scale=2))
+
+
 def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     alt = _alt()
     units = {"cost": "USD", "energy": "kWh (facility)", "carbon": "kg CO2e", "time": "h"}
@@ -118,17 +263,31 @@ def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     )
 
 
+def pareto_note(front: pd.DataFrame, points: int) -> str:
+    """Why the front may show fewer points than epsilon values were solved."""
+    if len(front) >= points:
+        return f"{len(front)} optimal plans, one per epsilon value."
+    return (
+        f"{len(front)} distinct optimal plans from {points} epsilon values: the front is a staircase of a few "
+        "hardware choices, so several epsilon values share the same optimal plan (each is shown once)."
+    )
+
+
 def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
-    """Throughput and scaling efficiency vs node count, best server per GPU type, cap 1.0."""
+    """Throughput and scaling efficiency vs node count (up to the request's max nodes), best server per GPU type,
+    cap 1.0. Efficiency = per-GPU throughput relative to the GPU type's first plotted (smallest fitting) point."""
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     servers = [s.id for s in catalog.gpu_servers()]
+    nodes = [n for n in SCALING_NODES if n <= req.max_nodes]
+    if req.max_nodes not in nodes and req.max_nodes < SCALING_NODES[-1]:
+        nodes.append(req.max_nodes)
     df = evaluate_space(
         catalog,
         wl,
         servers=servers,
         caps=[1.0],
-        nodes=list(SCALING_NODES),
+        nodes=nodes,
         work=Work(samples, req.global_batch, req.precision),
     )
     df = df[df["fits_memory"]]
@@ -136,23 +295,27 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
         return df
     best = df.sort_values("throughput_samples_per_s", ascending=False).drop_duplicates(["gpu", "nodes"])
     best = best.sort_values(["gpu", "nodes"]).copy()
-    base = best.groupby("gpu", observed=True).apply(
-        lambda g: (g["throughput_samples_per_s"] / g["gpus"]).iloc[0], include_groups=False
-    )
-    best["scaling_efficiency"] = best["throughput_samples_per_s"] / best["gpus"] / best["gpu"].map(base).astype(float)
+    per_gpu = best["throughput_samples_per_s"] / best["gpus"]
+    first = per_gpu.groupby(best["gpu"], observed=True).transform("first")
+    best["scaling_efficiency"] = per_gpu / first
     best["gpu"] = best["gpu"].astype(str)
+    best["server"] = best["server"].astype(str)
+    best["bottleneck"] = best["bottleneck"].astype(str)
     return best[["gpu", "server", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency", "bottleneck"]]
 
 
-def scaling_chart(frame: pd.DataFrame, res: PlanResult | None) -> Any:
+def scaling_chart(frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | None = None) -> Any:
     alt = _alt()
-    base = alt.Chart(frame).encode(x=alt.X("nodes:Q", scale=alt.Scale(type="log"), title="nodes"), color="gpu:N")
+    top = max_nodes or int(frame["nodes"].max())
+    xs = alt.X("nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)")
+    base = alt.Chart(frame).encode(x=xs, color=alt.Color("gpu:N", title="GPU"))
     thr = base.mark_line(point=True).encode(
         y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
-        tooltip=["server", "nodes", "throughput_samples_per_s", "bottleneck"],
+        tooltip=["server", "nodes", alt.Tooltip("throughput_samples_per_s:Q", format=",.4g"), "bottleneck"],
     )
     eff = base.mark_line(point=True).encode(
-        y=alt.Y("scaling_efficiency:Q", title="scaling efficiency (per-GPU vs 1 node)")
+        y=alt.Y("scaling_efficiency:Q", title="per-GPU throughput vs first point"),
+        tooltip=["server", "nodes", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
     )
     layers = [thr]
     if res is not None and res.plan is not None:
@@ -162,17 +325,24 @@ def scaling_chart(frame: pd.DataFrame, res: PlanResult | None) -> Any:
                     "nodes": res.plan.nodes,
                     "throughput_samples_per_s": res.plan.throughput_samples_per_s,
                     "gpu": res.plan.gpu,
+                    "label": f"plan: {res.plan.nodes} x {res.plan.server}",
                 }
             ]
         )
-        layers.append(
-            alt.Chart(mark)
-            .mark_point(shape="diamond", size=250, filled=True, color="black")
-            .encode(x="nodes:Q", y="throughput_samples_per_s:Q", tooltip=["gpu", "nodes"])
-        )
+        pt = alt.Chart(mark).encode(x=xs, y="throughput_samples_per_s:Q")
+        layers += [
+            pt.mark_point(shape="diamond", size=250, filled=True, color="black").encode(tooltip=["label"]),
+            pt.mark_text(align="left", dx=10, dy=-8).encode(text="label"),
+        ]
     return alt.vconcat(
-        alt.layer(*layers).properties(title="Scaling (chosen plan: black diamond)", width=520, height=260),
-        eff.properties(width=520, height=180),
+        alt.layer(*layers).properties(
+            title="Scaling: best server per GPU type at full power (black diamond: the plan)", width=520, height=260
+        ),
+        eff.properties(
+            title="Scaling efficiency: per-GPU throughput relative to each GPU type's first plotted point",
+            width=520,
+            height=180,
+        ),
     )
 
 
@@ -181,7 +351,9 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
     assert p is not None
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
-    caps = sorted(set(req.power_caps) | {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0})
+    gpu = catalog.gpu(catalog.server(p.server).gpu or "")
+    lowest = gpu.min_power_limit_w / gpu.tdp_w
+    caps = sorted(c for c in set(req.power_caps) | {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0} if c >= lowest - 1e-9)
     df = evaluate_space(
         catalog,
         wl,
@@ -190,21 +362,50 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
         purchase=p.purchase,
         work=Work(samples, req.global_batch, req.precision),
     )
-    df = df.assign(time_to_train_days=df["time_to_train_h"] / 24.0)
-    return df[["power_cap", "power_cap_w", "time_to_train_days", "facility_energy_kwh", "cost_usd"]]
+    df = df.assign(
+        time_to_train_days=df["time_to_train_h"] / 24.0,
+        label=[f"{c:.0%}" for c in df["power_cap"]],
+        plan=np.isclose(df["power_cap"], p.power_cap),
+    )
+    return df[["power_cap", "power_cap_w", "label", "plan", "time_to_train_days", "facility_energy_kwh", "cost_usd"]]
 
 
-def power_cap_chart(frame: pd.DataFrame) -> Any:
+def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> Any:
+    """Time vs energy at each cap level of the plan's hardware: points labelled with the cap, the plan's cap
+    circled, the deadline as a vertical rule."""
     alt = _alt()
-    return (
-        alt.Chart(frame)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("time_to_train_days:Q", title="time to train (days)"),
-            y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)"),
-            tooltip=["power_cap", "power_cap_w", "time_to_train_days", "facility_energy_kwh"],
-        )
-        .properties(title="Power-cap trade-off (each point a cap level)", width=520, height=300)
+    base = alt.Chart(frame).encode(
+        x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
+        y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)", scale=alt.Scale(zero=False)),
+    )
+    line = base.mark_line(point=True).encode(
+        tooltip=[
+            alt.Tooltip("label:N", title="cap (of TDP)"),
+            alt.Tooltip("power_cap_w:Q", title="cap (W)", format=".0f"),
+            alt.Tooltip("time_to_train_days:Q", title="days", format=",.3g"),
+            alt.Tooltip("facility_energy_kwh:Q", title="kWh", format=",.4g"),
+        ]
+    )
+    text = base.mark_text(align="left", dx=6, dy=-8).encode(text="label:N")
+    chosen = (
+        alt.Chart(frame[frame["plan"]])
+        .mark_point(size=300, color="black", strokeWidth=2)
+        .encode(x="time_to_train_days:Q", y="facility_energy_kwh:Q")
+    )
+    layers = [line, text, chosen]
+    if deadline_days is not None:
+        rule = pd.DataFrame({"deadline_days": [deadline_days], "label": [f"deadline {deadline_days:g} days"]})
+        r = alt.Chart(rule).encode(x="deadline_days:Q")
+        layers += [
+            r.mark_rule(color="firebrick", strokeDash=[6, 4]),
+            r.mark_text(color="firebrick", angle=270, align="left", dx=4, dy=-6, baseline="bottom").encode(
+                text="label:N"
+            ),
+        ]
+    return alt.layer(*layers).properties(
+        title="Power-cap trade-off (labels: cap as share of TDP; circled: the plan; dashed: the deadline)",
+        width=520,
+        height=300,
     )
 
 
@@ -295,13 +496,17 @@ def read_upload(name: str, data: bytes) -> pd.DataFrame:
         if name.lower().endswith(".csv"):
             return pd.read_csv(io.BytesIO(data))
         loaded = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, pd.errors.ParserError, ValueError) as exc:
-        raise PlannerInputError(f"{name}: not valid YAML/CSV: {exc}") from None
+    except (yaml.YAMLError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise PlannerInputError(f"{name}: not valid YAML/CSV: {_first_line(exc)}") from None
     if isinstance(loaded, dict):
         loaded = [loaded]
     if not isinstance(loaded, list) or not all(isinstance(r, dict) for r in loaded):
         raise PlannerInputError(f"{name}: expected a list of mappings (one per entry)")
     return pd.DataFrame(loaded)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def table_yaml(catalog: Catalog, table: str) -> str:
@@ -387,7 +592,10 @@ def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     if name.lower().endswith(".csv"):
         from planner.data import _csv_cell
 
-        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        try:
+            df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+            raise PlannerInputError(f"{name}: not a valid CSV scenario table: {_first_line(exc)}") from None
         rows = [{k: _csv_cell(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
         return expand(rows)
     try:
@@ -395,3 +603,85 @@ def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
     return expand(spec)
+
+
+# -------------------------------------------------------------------------------------------- validation
+VALIDATION_TITLES = {
+    "time_to_train": "time to train (MLPerf Training)",
+    "energy": "energy to train (MLPerf Power)",
+    "throughput": "throughput per GPU (Megatron-LM)",
+    "power_cap_time": "power cap: time ratio (Zeus)",
+    "power_cap_energy": "power cap: energy ratio (Zeus)",
+}
+
+
+def validation_frame(catalog: Catalog | None = None) -> pd.DataFrame:
+    """Every validation case (planner/validation.py): published vs predicted, one row each."""
+    from planner.data import load_catalog
+    from planner.validation import reference_dir, run_cases
+
+    cases = run_cases(catalog or load_catalog(), reference_dir(None))
+    return pd.DataFrame(
+        [
+            {
+                "metric": VALIDATION_TITLES.get(c.kind, c.kind),
+                "case": c.name,
+                "split": c.split,
+                "published": c.published,
+                "predicted": c.predicted,
+                "unit": c.unit,
+                "error_pct": 100 * c.error,
+            }
+            for c in cases
+            if np.isfinite(c.predicted)
+        ]
+    )
+
+
+def validation_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per metric: cases, median and worst absolute error, share within 10% and 25%."""
+    rows = []
+    for metric, g in frame.groupby("metric", sort=False):
+        err = g["error_pct"].abs()
+        rows.append(
+            {
+                "Metric": metric,
+                "Cases": len(g),
+                "Held-out (test) cases": int((g["split"] == "test").sum()),
+                "Median |error| (%)": round(float(err.median()), 1),
+                "Worst |error| (%)": round(float(err.max()), 1),
+                "Within 10%": f"{(err <= 10).mean():.0%}",
+                "Within 25%": f"{(err <= 25).mean():.0%}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def validation_scatter(frame: pd.DataFrame) -> Any:
+    """Predicted vs published, log-log, one panel per unit; the diagonal is a perfect prediction."""
+    alt = _alt()
+    charts = []
+    for unit, g in frame.groupby("unit", sort=False):
+        lo = float(min(g["published"].min(), g["predicted"].min())) * 0.8
+        hi = float(max(g["published"].max(), g["predicted"].max())) * 1.25
+        log = lo > 0
+        scale = alt.Scale(type="log", domain=[lo, hi]) if log else alt.Scale(domain=[lo, hi])
+        diag = pd.DataFrame({"published": [lo, hi], "predicted": [lo, hi]})
+        pts = (
+            alt.Chart(g)
+            .mark_circle(size=40, opacity=0.7)
+            .encode(
+                x=alt.X("published:Q", scale=scale, title=f"published ({unit})"),
+                y=alt.Y("predicted:Q", scale=scale, title=f"predicted ({unit})"),
+                color=alt.Color("metric:N", title="metric"),
+                shape=alt.Shape("split:N", title="split"),
+                tooltip=["case", "split", alt.Tooltip("error_pct:Q", title="error %", format="+.1f")],
+            )
+        )
+        line = alt.Chart(diag).mark_line(color="gray", strokeDash=[4, 4]).encode(x="published:Q", y="predicted:Q")
+        charts.append(alt.layer(line, pts).properties(title=f"Predicted vs published ({unit})", width=300, height=260))
+    return (
+        alt.concat(*charts, columns=2)
+        .resolve_scale(color="independent", shape="independent")
+        .configure_legend(orient="bottom", direction="vertical", labelLimit=320)
+    )

@@ -20,7 +20,20 @@ def app() -> AppTest:
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: str(m.value) for m in at.metric}
+    """The plan card's label -> value (an HTML grid, so values wrap instead of being cut off)."""
+    import html
+    import re
+
+    cards = [m.value for m in at.markdown if "plan-card" in m.value]
+    if not cards:
+        return {}
+    pairs = re.findall(r'opacity:0.7">(.*?)</div><div class="plan-value"[^>]*>(.*?)</div>', cards[0])
+    return {html.unescape(k): html.unescape(v) for k, v in pairs}
+
+
+def default_request(**kw: object) -> PlanRequest:
+    """The app's first request: llama3-8b, its default amount of work, 30 days, us-colo."""
+    return PlanRequest.model_validate({"model": "llama3-8b", "deadline_days": 30, "sites": ["us-colo"], **kw})
 
 
 @pytest.mark.parametrize("page", ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"])
@@ -33,11 +46,11 @@ def test_every_page_renders_without_exception(page: str) -> None:
 def test_plan_page_shows_the_api_plan_and_follows_the_deadline() -> None:
     at = app()
     assert not at.exception
-    api = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, sites=["us-colo"]))
+    api = solve(default_request())
     assert api.plan is not None
     assert metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
     at.number_input(key="deadline").set_value(10).run()
-    api10 = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=10, sites=["us-colo"]))
+    api10 = solve(default_request(deadline_days=10))
     assert api10.plan is not None and api10.plan.nodes > api.plan.nodes
     assert metrics(at)["Servers"] == f"{api10.plan.nodes} x {api10.plan.server}"
 
@@ -45,7 +58,7 @@ def test_plan_page_shows_the_api_plan_and_follows_the_deadline() -> None:
 def test_changing_the_objective_changes_the_plan_as_the_api_says() -> None:
     at = app()
     at.selectbox(key="objective").set_value("time").run()
-    api = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="time"))
+    api = solve(default_request(objective="time"))
     assert api.plan is not None
     assert metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
 
@@ -69,7 +82,7 @@ def test_zero_budget_is_a_clear_message() -> None:
 
 def test_zero_work_is_a_clear_message() -> None:
     at = app()
-    at.number_input(key="amount").set_value(0.0).run()
+    at.number_input(key="amount_llama3-8b_tokens").set_value(0.0).run()
     assert not at.exception and any("must be positive" in e.value for e in at.error)
 
 
@@ -114,3 +127,89 @@ def test_fleet_page_plans_the_example_portfolio() -> None:
     at.button(key="fleet_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("fleet" in h.value.lower() for h in at.subheader)
+
+
+def test_switching_workload_or_unit_shows_its_default_amount_and_plan() -> None:
+    at = app()
+    at.number_input(key="amount_llama3-8b_tokens").set_value(1e12).run()
+    at.selectbox(key="model").set_value("resnet50").run()
+    assert not at.exception
+    amount = at.number_input(key="amount_resnet50_samples")
+    from planner import load_catalog
+
+    wl = load_catalog().workload("resnet50")
+    assert amount.value == wl.default_samples
+    api = solve(PlanRequest(model="resnet50", samples=wl.default_samples, deadline_days=30))
+    assert api.plan is not None and metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
+    at.radio(key="unit_resnet50").set_value("epochs").run()
+    assert at.number_input(key="amount_resnet50_epochs").value == wl.default_samples / (wl.dataset_samples or 1)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("max_nodes", 0, "Max nodes must be"),
+        ("max_nodes", 1_000_000, "Max nodes must be"),
+        ("power", -5.0, "power envelope must be"),
+        ("deadline", -1.0, "deadline must be"),
+    ],
+)
+def test_an_invalid_input_says_so_and_hides_the_plan(key: str, value: float, message: str) -> None:
+    at = app()
+    assert metrics(at)
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error)
+    assert metrics(at) == {}
+
+
+def test_a_negative_or_empty_budget_says_so_and_hides_the_plan() -> None:
+    at = app()
+    at.checkbox(key="use_budget").check().run()
+    at.number_input(key="budget").set_value(-1.0).run()
+    assert any("budget must be" in e.value for e in at.error) and metrics(at) == {}
+    at.number_input(key="budget").set_value(None).run()
+    assert any("budget must be" in e.value for e in at.error) and metrics(at) == {}
+
+
+def test_why_this_plan_names_the_runner_up_per_gpu_type() -> None:
+    from planner import views
+
+    res = solve(default_request(alternatives=3))
+    lines = views.why_this_plan(res)
+    assert res.plan is not None and lines
+    others = {a.gpu for a in res.alternatives} - {res.plan.gpu}
+    for gpu in others:
+        assert any(f"Runner-up on **{gpu}**" in line and "To win it would need" in line for line in lines)
+    assert any(("Binding constraints" in line) or ("No constraint binds" in line) for line in lines)
+
+
+def test_chart_downloads_are_self_contained(shipped) -> None:  # type: ignore[no-untyped-def]
+    from planner import views
+
+    res = solve(default_request(alternatives=1))
+    chart = views.breakdown_chart(views.breakdown_frame(res))
+    page = views.chart_html(chart)
+    import re
+
+    assert "cdn.jsdelivr" not in page and not re.search(r"<(script|link)[^>]+(src|href)=[\"']https?:", page)
+    assert "vegaEmbed" in page and len(page) > 100_000  # the libraries are inlined
+    assert views.chart_png(chart)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_scaling_chart_stays_within_max_nodes_and_starts_at_efficiency_one(shipped) -> None:  # type: ignore[no-untyped-def]
+    from planner import views
+
+    req = default_request(max_nodes=64)
+    frame = views.scaling_frame(shipped, req)
+    assert frame["nodes"].max() <= 64
+    first = frame.sort_values("nodes").groupby("gpu").head(1)
+    assert (first["scaling_efficiency"] - 1).abs().max() < 1e-12
+
+
+def test_malformed_batch_csv_is_one_clear_error() -> None:
+    from planner import views
+    from planner.errors import PlannerInputError
+
+    with pytest.raises(PlannerInputError, match=r"bad\.csv: not a valid CSV"):
+        views.read_batch_upload("bad.csv", b'model,deadline_days\n"llama3-8b,3\n')
