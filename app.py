@@ -287,6 +287,8 @@ def page_plan() -> None:
             st.altair_chart(chart)
             _downloads(chart, "Scaling chart", "scaling")
     with tab_cap:
+        if res.plan.purchase == "rent" and not cat.server(res.plan.server).power_cap_settable:
+            st.info(f"The rented {res.plan.server} does not let you set the GPU power limit: it runs at full power.")
         chart = views.power_cap_chart(views.power_cap_frame(cat, req, res), req.deadline_days)
         st.altair_chart(chart)
         _downloads(chart, "Power-cap chart", "power_cap")

@@ -351,9 +351,12 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
     assert p is not None
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
-    gpu = catalog.gpu(catalog.server(p.server).gpu or "")
+    server = catalog.server(p.server)
+    gpu = catalog.gpu(server.gpu or "")
     lowest = gpu.min_power_limit_w / gpu.tdp_w
     caps = sorted(c for c in set(req.power_caps) | {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0} if c >= lowest - 1e-9)
+    if p.purchase == "rent" and not server.power_cap_settable:
+        caps = [1.0]  # the rented offer does not let the renter set the GPU power limit
     df = evaluate_space(
         catalog,
         wl,
