@@ -479,3 +479,29 @@ def test_fuzz_solve_and_pareto_arguments(capsys: pytest.CaptureFixture[str]) -> 
         assert "internal error" not in err and "Traceback" not in err, (argv, err)
 
     check()
+
+
+def test_megatron_layout_flags_reach_the_layout_or_say_the_model_lacks_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--sequence-parallel / --micro-batch / --recompute selective build those Layout fields where the model has
+    them (and round-trip into layout_spec); where it does not, a clear error names the flag."""
+    from planner.schemas import Layout
+
+    args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--tp", "2", "--json"]
+    cases = [
+        ("sequence_parallel", ["--sequence-parallel"], True),
+        ("micro_batch", ["--micro-batch", "1"], 1),
+    ]
+    for field, flags, value in cases:
+        code, out, err = run(capsys, *args, *flags)
+        if field in Layout.model_fields:
+            assert code == 0, err
+            assert json.loads(out)["layout_spec"][field] == value
+        else:
+            assert code == 2 and f"has no {flags[0]}" in err
+    code, out, err = run(capsys, *args, "--recompute", "selective")
+    if isinstance(Layout.model_fields["recompute"].default, bool):
+        assert code == 2 and "only full recomputation" in err
+    else:
+        assert code == 0 and json.loads(out)["layout_spec"]["recompute"] == "selective"
