@@ -1,5 +1,6 @@
 """planner: capacity planning for distributed ML training clusters."""
 
+from planner.batch import batch
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.model import Work, evaluate, evaluate_space
@@ -12,6 +13,7 @@ __all__ = [
     "Layout",
     "PlannerInputError",
     "Work",
+    "batch",
     "evaluate",
     "evaluate_space",
     "load_catalog",

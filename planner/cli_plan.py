@@ -147,8 +147,11 @@ def add_plan_commands(sub: Any) -> None:
         "batch",
         help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
         description="planner batch SCENARIOS.yaml --out DIR | planner batch report DIR\n\n"
-        "Exit code: 0 when at least one scenario has a plan, 1 when none has (all infeasible), 2 when every "
-        "scenario is bad input.",
+        "Exit code: 4 when scenarios are left without an answer (not run, or an error such as a worker that died "
+        "--max-attempts times: rerun the same command to resume); otherwise 0 when at least one scenario has a "
+        "plan, 1 when none has (all infeasible), 2 when every scenario is bad input. Also 2 for an unusable "
+        "output directory (a file in the way, read-only, disk full, results of other inputs there); 130/143 "
+        "after SIGINT/SIGTERM (finished scenarios are kept).",
     )
     b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
     b.add_argument("--out", help="results directory, resumable: a rerun skips finished scenarios (required)")
@@ -157,6 +160,17 @@ def add_plan_commands(sub: Any) -> None:
     b.add_argument("--ray-address", help="address of an existing Ray cluster (engine ray; default: start one)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.add_argument("--json", action="store_true", help="print the results table as JSON")
+    b.add_argument(
+        "--force-new",
+        action="store_true",
+        help="DIR holds results of other inputs (scenarios, catalog, planner version): discard them and start over",
+    )
+    b.add_argument(
+        "--max-attempts",
+        type=bounded_int(1, 100),
+        default=3,
+        help="tries per scenario when its worker dies (default 3)",
+    )
     add_catalog_args(b)
     b.set_defaults(func=cmd_batch)
 
@@ -352,7 +366,9 @@ def batch_exit_code(df: Any) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from planner import batch as batch_mod
+    import sys
+
+    from planner.batch import EXIT_INCOMPLETE, BatchInterrupted, read_results, report, run_batch
     from planner.errors import PlannerInputError
 
     if args.target[0] == "report":
@@ -361,11 +377,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
         out = Path(args.target[1])
         if not out.is_dir():
             raise PlannerInputError(f"results directory not found: {out} (give the --out of a batch run)")
-        path = batch_mod.report(out)
+        path = report(out)
         if args.json:
-            emit_json(clean(batch_mod.read_results(out).to_dict(orient="records")))
+            emit_json(clean(read_results(out).to_dict(orient="records")))
         else:
-            print(f"wrote {path}")
+            print(f"wrote {path} and {path.with_suffix('.html')}")
         return EXIT_OK
     if len(args.target) != 1:
         raise PlannerInputError("give one scenario file")
@@ -374,24 +390,39 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise PlannerInputError(f"--out {args.out} is an existing file; give a directory (new or from a past run)")
     readable_text_file(args.target[0], "scenario file")
-    df = batch_mod.batch(
-        args.target[0],
-        args.out,
-        workers=args.workers,
-        engine=args.engine,
-        ray_address=args.ray_address,
-        catalog_dir=args.catalog,
-        models_dir=args.models,
-        progress=not args.no_progress,
-    )
-    code = batch_exit_code(df)
+    try:
+        res = run_batch(
+            args.target[0],
+            args.out,
+            workers=args.workers,
+            engine=args.engine,
+            ray_address=args.ray_address,
+            catalog_dir=args.catalog,
+            models_dir=args.models,
+            progress=not args.no_progress,
+            force_new=args.force_new,
+            max_attempts=args.max_attempts,
+        )
+    except BatchInterrupted as exc:
+        sys.stderr.write(
+            f"planner: batch interrupted by {exc.args[0]}; every finished scenario is saved in {args.out}: "
+            "rerun the same command to resume\n"
+        )
+        return 128 + exc.signum
+    df = res.frame
+    code = batch_exit_code(df) if res.complete else EXIT_INCOMPLETE
     if args.json:
-        emit_json(clean(df.to_dict(orient="records")))
+        emit_json(clean({"summary": res.summary(), "results": df.to_dict(orient="records")}))
     else:
-        counts = df["status"].value_counts().to_dict() if len(df) else {}
-        print(f"{len(df)} scenarios in {args.out}/results.csv: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        counts = ", ".join(f"{v} {k}" for k, v in res.counts.items())
+        print(f"{res.total} scenarios, {len(df)} rows in {args.out}/results.sqlite (+ results.csv): {counts}")
         if code == EXIT_BAD_INPUT and len(df) and "message" in df:
             print("every scenario is bad input, e.g.: " + str(df["message"].iloc[0]))
+    if not res.complete:
+        sys.stderr.write(
+            f"planner: {len(res.unfinished)} of {res.total} scenarios have no answer (errors: see the message "
+            "column); rerun the same command to retry them\n"
+        )
     return code
 
 

@@ -1,0 +1,417 @@
+"""The results store of a batch run: one SQLite database (standard library, WAL journal) per output directory.
+
+Tables (``<out>/results.sqlite``)::
+
+    meta      (key PRIMARY KEY, value)                      schema version
+    runs      (run_id PRIMARY KEY, started_utc, finished_utc, outcome, scenarios_sha, scenario_source,
+               inputs_sha, input_files, planner_version, scenarios, engine, workers)
+    scenarios (id PRIMARY KEY, position, spec)              every scenario of the directory's scenario set
+    results   (id PRIMARY KEY, run_id, status, attempts, finished_utc, row)   + index (status, id)
+    events    (run_id, time_utc, kind, scenario_id, message)                  worker deaths, retries, replacements
+
+Guarantees:
+
+* **One transaction per finished scenario** (``synchronous=FULL``: a committed row survives a crash of the
+  process or of the machine). A process killed mid-transaction leaves nothing of that transaction: SQLite
+  rolls the uncommitted WAL frames back on the next open, so the scenario simply runs again.
+* **Exactly once:** the scenario id is the primary key (``INSERT OR REPLACE``); a retried scenario replaces
+  its ``error`` row.
+* **Runs never mix:** the first run records the identity of its inputs -- the scenario set (sha256 over
+  the canonical scenarios), every catalog and workload file (sha256 each) and the planner version. A later run
+  into the same directory with any of them different is refused with a message naming the difference,
+  unless ``force_new`` (which discards the old results in the same transaction that records the new run).
+* **Resume is one indexed query:** ``SELECT id FROM results WHERE status != 'error'`` on the
+  ``(status, id)`` index.
+* **One writer at a time:** an exclusive ``flock`` on ``<out>/.batch.lock`` for the whole run.
+* **Clear failures:** an output path that is a file, a directory that cannot be created or written
+  (read-only), or a full disk raise :class:`BatchStoreError` (a :class:`PlannerInputError`, exit 2) naming
+  the path and what to do; a committed row is never half-written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from planner.errors import PlannerInputError
+
+STORE = "results.sqlite"
+LOCK = ".batch.lock"
+SCHEMA_VERSION = "1"
+FINAL_STATUSES = ("optimal", "time_limit", "infeasible", "bad_input")  # answers; "error" is retried on resume
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY,
+    started_utc TEXT NOT NULL,
+    finished_utc TEXT,
+    outcome TEXT,
+    scenarios_sha TEXT NOT NULL,
+    scenario_source TEXT,
+    inputs_sha TEXT NOT NULL,
+    input_files TEXT NOT NULL,
+    planner_version TEXT NOT NULL,
+    scenarios INTEGER NOT NULL,
+    engine TEXT,
+    workers INTEGER
+);
+CREATE TABLE IF NOT EXISTS scenarios (id TEXT PRIMARY KEY, position INTEGER NOT NULL, spec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id TEXT PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    finished_utc TEXT NOT NULL,
+    row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS results_status ON results (status, id);
+CREATE TABLE IF NOT EXISTS events (
+    run_id INTEGER NOT NULL,
+    time_utc TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    scenario_id TEXT,
+    message TEXT NOT NULL
+);
+"""
+
+
+class BatchStoreError(PlannerInputError):
+    """The output directory cannot hold the results (a file in the way, read-only, disk full, locked)."""
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+# ------------------------------------------------------------------------------------------- identity
+@dataclass(frozen=True)
+class Identity:
+    """What a directory's results depend on: the scenario set, the catalog/workload files, the planner."""
+
+    scenarios_sha: str
+    scenario_source: str
+    input_files: dict[str, str]  # "catalog/servers.yaml" -> sha256
+    planner_version: str
+
+    @property
+    def inputs_sha(self) -> str:
+        return hashlib.sha256(json.dumps(sorted(self.input_files.items())).encode()).hexdigest()
+
+
+def scenarios_sha(ids: Iterable[str]) -> str:
+    """sha256 of the scenario set: the sorted content-derived ids (each a hash of the scenario's fields)."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+
+
+def input_files(catalog_dir: Path, models_dir: Path) -> dict[str, str]:
+    """sha256 of every file of the catalog and of the workload library, keyed ``catalog/NAME``/``models/NAME``."""
+    out: dict[str, str] = {}
+    for label, d in (("catalog", catalog_dir), ("models", models_dir)):
+        for p in sorted(d.iterdir()):
+            if p.is_file() and not p.name.startswith("."):
+                out[f"{label}/{p.name}"] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def describe_difference(old: dict[str, Any], new: Identity, old_ids: set[str], new_ids: set[str]) -> list[str]:
+    """Human-readable differences between the stored run identity and this one (empty: same inputs)."""
+    diffs: list[str] = []
+    if old["scenarios_sha"] != new.scenarios_sha:
+        n_added, n_removed = len(new_ids - old_ids), len(old_ids - new_ids)
+        diffs.append(
+            f"the scenarios differ ({old.get('scenario_source') or 'stored'} -> {new.scenario_source}: "
+            f"{n_added} scenario(s) not in the stored set, {n_removed} stored scenario(s) not in this one)"
+        )
+    old_files: dict[str, str] = json.loads(old["input_files"])
+    if old_files != new.input_files:
+        changed = sorted(k for k in set(old_files) & set(new.input_files) if old_files[k] != new.input_files[k])
+        added = sorted(set(new.input_files) - set(old_files))
+        removed = sorted(set(old_files) - set(new.input_files))
+        parts = [f"changed {', '.join(changed)}"] if changed else []
+        parts += [f"added {', '.join(added)}"] if added else []
+        parts += [f"missing {', '.join(removed)}"] if removed else []
+        kinds = sorted({k.split("/")[0] for k in [*changed, *added, *removed]})
+        diffs.append(f"the {' and '.join(kinds)} differ: {'; '.join(parts)}")
+    if old["planner_version"] != new.planner_version:
+        diffs.append(f"the planner version differs ({old['planner_version']} -> {new.planner_version})")
+    return diffs
+
+
+# ------------------------------------------------------------------------------------------- errors
+def _os_problem(exc: BaseException, path: Path) -> BatchStoreError:
+    """A clear message for the ways an output directory fails."""
+    text = str(exc).lower()
+    code = getattr(exc, "errno", None)
+    if code == errno.ENOSPC or "disk is full" in text or "database or disk is full" in text:
+        return BatchStoreError(
+            f"disk full while writing {path}: every scenario already committed is kept; "
+            "free space and rerun the same command to resume"
+        )
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text:
+        return BatchStoreError(f"cannot write to {path}: read-only or no permission; choose another --out")
+    if code == errno.ENOTDIR or code == errno.EEXIST:
+        return BatchStoreError(f"--out {path}: a file is in the way (a directory is needed)")
+    if "locked" in text or "busy" in text:
+        return BatchStoreError(f"{path} is locked by another process; wait for it or choose another --out")
+    if "not a database" in text or "malformed" in text:
+        return BatchStoreError(f"{path} is not a planner results store (or is damaged); choose another --out")
+    return BatchStoreError(f"cannot use {path}: {exc}")
+
+
+# ------------------------------------------------------------------------------------------- store
+class Store:
+    """The SQLite results store of one output directory (see the module docstring)."""
+
+    def __init__(self, out: str | os.PathLike[str], *, readonly: bool = False, lock: bool = True) -> None:
+        self.out = Path(out)
+        self.path = self.out / STORE
+        self.run_id: int | None = None
+        self._lock_fh: Any = None
+        if self.out.exists() and not self.out.is_dir():
+            raise BatchStoreError(f"--out {self.out}: a file is in the way (a directory is needed)")
+        if readonly:
+            if not self.path.exists():
+                raise PlannerInputError(f"no results in {self.out} (expected {STORE}; run `planner batch` first)")
+            try:
+                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+                self.db.execute("SELECT 1 FROM results LIMIT 1")
+            except sqlite3.Error as exc:
+                raise _os_problem(exc, self.path) from None
+            return
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _os_problem(exc, self.out) from None
+        if not os.access(self.out, os.W_OK | os.X_OK):
+            raise BatchStoreError(f"cannot write to {self.out}: read-only or no permission; choose another --out")
+        if lock:
+            self._take_lock()
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            raise _os_problem(exc, self.path) from None
+
+    def _take_lock(self) -> None:
+        try:
+            self._lock_fh = (self.out / LOCK).open("a+")
+        except OSError as exc:
+            raise _os_problem(exc, self.out / LOCK) from None
+        try:
+            fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock_fh.close()
+            self._lock_fh = None
+            raise BatchStoreError(
+                f"another `planner batch` is writing into {self.out}; wait for it to finish or choose another --out"
+            ) from None
+
+    def close(self) -> None:
+        db = getattr(self, "db", None)
+        if db is not None:
+            with suppress(sqlite3.Error):
+                db.close()
+            self.db = None  # type: ignore[assignment]
+        if self._lock_fh is not None:
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as exc:
+            if self.db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+            raise _os_problem(exc, self.path) from None
+
+    # --------------------------------------------------------------------------------------- runs
+    def begin_run(
+        self,
+        ident: Identity,
+        scenarios: list[dict[str, Any]],
+        *,
+        force_new: bool = False,
+        engine: str = "local",
+        workers: int = 1,
+    ) -> None:
+        """Record this run; refuse (BatchStoreError naming the difference) if the directory holds other inputs."""
+        prev = self.db.execute(
+            "SELECT scenarios_sha, scenario_source, input_files, planner_version FROM runs ORDER BY run_id DESC LIMIT 1"
+        ).fetchone()
+        new_ids = [s["id"] for s in scenarios]
+        same_set = False
+        if prev is not None:
+            old = dict(zip(["scenarios_sha", "scenario_source", "input_files", "planner_version"], prev, strict=True))
+            same_set = old["scenarios_sha"] == ident.scenarios_sha
+            old_ids = set() if same_set else {r[0] for r in self.db.execute("SELECT id FROM scenarios")}
+            diffs = describe_difference(old, ident, old_ids, set(new_ids))
+            if diffs and not force_new:
+                raise BatchStoreError(
+                    f"{self.out} holds the results of other inputs: "
+                    + "; ".join(diffs)
+                    + ". Use another --out, or --force-new to discard the stored results and start over"
+                )
+            if not diffs:
+                force_new = False
+        with self._tx() as db:
+            if prev is not None and force_new:
+                db.execute("DELETE FROM results")
+                db.execute("DELETE FROM scenarios")
+                same_set = False
+            if not same_set:
+                db.executemany(
+                    "INSERT OR REPLACE INTO scenarios VALUES (?, ?, ?)",
+                    (
+                        (s["id"], i, json.dumps({k: v for k, v in s.items() if k != "id"}, sort_keys=True, default=str))
+                        for i, s in enumerate(scenarios)
+                    ),
+                )
+            cur = db.execute(
+                "INSERT INTO runs (started_utc, scenarios_sha, scenario_source, inputs_sha, input_files, "
+                "planner_version, scenarios, engine, workers, outcome) VALUES (?,?,?,?,?,?,?,?,?, 'running')",
+                (
+                    now_utc(),
+                    ident.scenarios_sha,
+                    ident.scenario_source,
+                    ident.inputs_sha,
+                    json.dumps(ident.input_files, sort_keys=True),
+                    ident.planner_version,
+                    len(scenarios),
+                    engine,
+                    workers,
+                ),
+            )
+            self.run_id = cur.lastrowid
+            if prev is not None and force_new:
+                db.execute(
+                    "INSERT INTO events VALUES (?, ?, 'force_new', NULL, ?)",
+                    (self.run_id, now_utc(), "stored results of other inputs discarded (--force-new)"),
+                )
+
+    def end_run(self, outcome: str) -> None:
+        if self.run_id is None or self.db is None:
+            return
+        try:
+            with self._tx() as db:
+                db.execute(
+                    "UPDATE runs SET finished_utc = ?, outcome = ? WHERE run_id = ?", (now_utc(), outcome, self.run_id)
+                )
+        except BatchStoreError:
+            pass  # the run's outcome is informative only; every result row is already committed
+
+    # --------------------------------------------------------------------------------------- rows
+    def done_ids(self) -> set[str]:
+        """Ids with an answer (every status but ``error``): one query on the (status, id) index."""
+        return {r[0] for r in self.db.execute("SELECT id FROM results WHERE status != 'error'")}
+
+    def write(self, row: dict[str, Any], attempts: int = 1) -> None:
+        """Commit one finished scenario (its own transaction)."""
+        data = json.dumps(row, default=str, allow_nan=True)
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)",
+                (row["id"], self.run_id or 0, row.get("status", "error"), attempts, now_utc(), data),
+            )
+
+    def event(self, kind: str, scenario_id: str | None, message: str) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?)", (self.run_id or 0, now_utc(), kind, scenario_id, message)
+            )
+
+    # --------------------------------------------------------------------------------------- reading
+    def frame(self, ids: Iterable[str] | None = None) -> pd.DataFrame:
+        """The results as a table, in scenario order (one row per scenario id)."""
+        rows = self.db.execute(
+            "SELECT r.row, r.attempts FROM results r LEFT JOIN scenarios s ON s.id = r.id ORDER BY s.position, r.id"
+        ).fetchall()
+        recs = []
+        for data, attempts in rows:
+            d = json.loads(data)
+            d["attempts"] = attempts
+            recs.append(d)
+        df = pd.DataFrame(recs)
+        if ids is not None and len(df):
+            df = df[df["id"].isin(set(ids))].reset_index(drop=True)
+        return df
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        return [
+            {"id": i, **json.loads(spec)}
+            for i, spec in self.db.execute("SELECT id, spec FROM scenarios ORDER BY position")
+        ]
+
+    def runs(self) -> pd.DataFrame:
+        return pd.read_sql_query("SELECT * FROM runs ORDER BY run_id", self.db)
+
+    def events(self) -> pd.DataFrame:
+        return pd.read_sql_query("SELECT * FROM events ORDER BY rowid", self.db)
+
+    def export(self, df: pd.DataFrame | None = None) -> list[Path]:
+        """Write results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename)."""
+        df = self.frame() if df is None else df
+        written = []
+        targets: list[tuple[str, Any]] = [("results.csv", lambda p: df.to_csv(p, index=False))]
+        if _has_pyarrow():
+            targets.append(("results.parquet", lambda p: _parquet_safe(df).to_parquet(p, index=False)))
+        for name, write in targets:
+            final = self.out / name
+            tmp = self.out / f".{name}.tmp"
+            try:
+                write(tmp)
+                os.replace(tmp, final)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise _os_problem(exc, final) from None
+            written.append(final)
+        return written
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns of mixed Python types (e.g. None and str) as strings, so Arrow gets one type per column."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            kinds = {type(v) for v in out[c] if v is not None and not (isinstance(v, float) and v != v)}
+            if len(kinds) > 1 or (kinds and not kinds <= {str}):
+                out[c] = out[c].map(lambda v: None if v is None else str(v))
+    return out
