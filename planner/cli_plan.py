@@ -245,7 +245,6 @@ def result_json(res: Any) -> dict[str, Any]:
         "objective": res.objective,
         "objective_value": res.objective_value,
         "binding": res.binding,
-        "ladder_gap": res.ladder_gap,
         "timings_s": res.timings_s,
     }
     if res.plan is not None:
@@ -286,6 +285,8 @@ def render_result(res: Any) -> str:
         lines = ["No feasible plan.", res.explanation.message if res.explanation else ""]
         for r in res.explanation.relaxations if res.explanation else []:
             lines.append(f"  - relax {r.requirement}: {r.message}")
+        for pr in res.explanation.pairs if res.explanation else []:
+            lines.append(f"  - relax {' and '.join(r.requirement for r in pr.relaxations)}: {pr.message}")
         return "\n".join(lines)
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
@@ -297,8 +298,6 @@ def render_result(res: Any) -> str:
             f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )
-    if res.ladder_gap:
-        lines.append(f"  ladder refinement improved the MIP plan by {res.ladder_gap:.3%}")
     lines.append("  " + COST_HELP)
     if res.alternatives:
         from planner.views import PLAN_COLUMNS
@@ -306,7 +305,7 @@ def render_result(res: Any) -> str:
         rows = [a.model_dump(exclude={"estimate"}) for a in res.alternatives]
         lines += [
             "",
-            "Alternatives (best per other GPU type, then next-best distinct hardware):",
+            "Alternatives (next-best distinct hardware, then the best of each other GPU type):",
             table(rows, PLAN_COLUMNS),
         ]
     return "\n".join(lines)

@@ -1,20 +1,18 @@
 r"""The capacity-plan MIP (Pyomo). Solved by HiGHS in planner/solver.py.
 
-Data (from planner/candidates.py; every number comes from the exact model, planner/model.py)
--------------------------------------------------------------------------------------------
-K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n).
-                Node counts run over a ladder (every count up to 32, then steps of at most 5%), only
-                candidates that fit GPU memory are listed. Exact presolve (planner/optimize.py::reduce_pool):
-                a candidate that violates a constraint below on its own can never be chosen (each
-                constraint involves only the chosen plan) and is dropped; of the rest, only the best
-                objective per hardware option (s, f, c, site, purchase) can be optimal. The fleet MIP
-                (several jobs sharing one purchase) cannot be presolved like this.
+Data (from planner/optimize.py; every number comes from the exact model, planner/model.py)
+------------------------------------------------------------------------------------------
+K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n)
+                for EVERY integer n in 1..N_max (N_max = the node limit; the explanations of an infeasible
+                request scan further, to the relaxation horizon). Only candidates whose best layout fits GPU
+                memory, is valid (tensor x pipeline degrees divide the GPUs, the batch divides) and that can be
+                bought/rented are listed.
 S, F, C, P      server types, fabrics, (GPU type, cap level) pairs and purchase modes present in K.
 T_k  [h]        time to train;         E_k [kWh] facility energy;   CO2_k [kg] carbon
 COST_k [USD]    run cost (amortized capex or rent, plus energy);     UP_k [USD] up-front spend
                 (capex when buying, the whole rent when renting)
 PFAC_k [kW]     facility power;        n_k nodes;   SW_k switches (integral leaf/spine count for n_k);
-RU_k            rack units.
+RU_k            rack units (n_k x the server's height).
 
 Variables
 ---------
@@ -35,20 +33,39 @@ Constraints (one function each, below)
 (6) budget              sum_k UP_k x_k <= B   (or sum_k COST_k x_k <= B for a total-cost budget)
 (7) power envelope      sum_k PFAC_k x_k <= P_max
 (8) node / rack limits  sum_s nodes_s <= N_max;  sum_k RU_k x_k <= RU_max
-(9) epsilon             sum_k g_k x_k <= eps       (Pareto fronts: a second objective g bounded)
-(10) exclusions         sum_{k in X} x_k = 0       (no-good cuts: next-best distinct plans, re-solves)
-Memory fit is enforced by the candidate set (only fitting layouts are candidates).
+(9) epsilon             sum_k g_k x_k <= eps  for each bounded second objective g (Pareto fronts)
+(10) exclusions         sum_{k in X} x_k = 0       (no-good cuts: a plan the exact re-check rejects)
+Memory fit and layout validity are enforced by the candidate set.
 
 Objective
 ---------
 min sum_k o_k x_k  with o = E (energy), COST (cost), CO2 (carbon) or T (time).
 
-Linearization. Throughput is concave in n and time = work / throughput is not linear in n; the model
-represents every configuration exactly at the ladder's node counts (one-hot x_k), so each coefficient
-is the exact model's value and the MIP optimum over K is exact. The only approximation is the ladder
-itself: between two ladder counts the MIP cannot choose. planner/optimize.py re-evaluates the chosen
-plan with the exact model, searches the integer node counts between the neighbouring ladder points for
-a better feasible plan, and reports the difference as ``ladder_gap`` (the linearization error).
+Why the optimum over K is the optimum over every plan (the exactness argument)
+------------------------------------------------------------------------------
+A plan is one configuration (s, f, c, site, purchase, n) with integer 1 <= n <= N_max. K lists every such
+configuration that fits memory with a valid layout and has a price: the node count is NOT sampled (no
+ladder), so no property of the model in n -- monotonicity, convexity, where layouts become valid (multiples
+of the TP x PP group over the GPUs per node, global-batch divisibility) -- is assumed or needed. Each
+coefficient is the exact model's value at that configuration, and each constraint (5)-(9) involves only the
+chosen plan, so with (1) the feasible set of the MIP is exactly {k in K : every limit holds for k} and the MIP
+optimum is min over that set: the brute-force optimum. (2)-(4) only name the chosen server, fabric, cap,
+nodes and switches.
+
+Reductions before the MIP (planner/optimize.py), each exact:
+  * The candidates are generated in chunks of consecutive node counts. Of each chunk only rows that answer
+    one of the request's questions are kept: per hardware option (s, f, c, site, purchase) the least
+    objective among rows meeting every limit; the same with each limit relaxed by the binding step; and the
+    least value of each limit's column among rows meeting all the other limits (explanations). A minimum
+    over the union of per-chunk minimisers of every hardware option equals the minimum over all rows, so
+    the MIP, the binding test and the relaxations see the same optimum as over the full table.
+  * Presolve (`reduce_pool`): a candidate that breaks a limit on its own can never be chosen and is dropped;
+    of one hardware option only the lowest objective can be optimal (the others are dominated: same
+    constraints, a worse objective), leaving at most one candidate per hardware option.
+  * Pareto fronts keep the (x, y) non-dominated candidates; an epsilon problem's optimum over all
+    candidates is attained on that set.
+The fleet MIP (several jobs sharing one purchase) cannot be presolved like this. The cost: every integer
+count is evaluated (the model runs at ~0.5-4 M configurations/s; physics is cached per catalog).
 """
 
 from __future__ import annotations
@@ -92,7 +109,7 @@ def build_model(
     cand: pd.DataFrame,
     limits: Limits,
     objective_column: str,
-    epsilon: tuple[str, float] | None = None,
+    epsilon: Sequence[tuple[str, float]] = (),
     exclude: Iterable[int] = (),
 ) -> pyo.ConcreteModel:
     """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
@@ -196,12 +213,13 @@ def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: L
         m.rack_limit = pyo.Constraint(expr=_linear(m, cand["rack_units"]) <= limits.max_rack_units)
 
 
-def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: tuple[str, float] | None) -> None:
-    """(9) epsilon-constraint on a second objective (Pareto fronts)."""
-    if epsilon is None:
+def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tuple[str, float]]) -> None:
+    """(9) epsilon-constraints on second objectives (Pareto fronts)."""
+    if not epsilon:
         return
-    column, bound = epsilon
-    m.epsilon = pyo.Constraint(expr=_linear(m, cand[column]) <= bound)
+    bounds = list(epsilon)
+    m.E = pyo.RangeSet(0, len(bounds) - 1)
+    m.epsilon = pyo.Constraint(m.E, rule=lambda m, e: _linear(m, cand[bounds[e][0]]) <= bounds[e][1])
 
 
 def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:

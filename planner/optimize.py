@@ -1,17 +1,21 @@
 """Capacity planning: `solve`, `pareto` and infeasibility explanations over the MIP of planner/mip.py.
 
-Pipeline: request (validated) -> candidate plans evaluated by the exact model (cached) -> exact presolve
-(drop candidates that break a constraint on their own) -> MIP (Pyomo) -> HiGHS -> chosen plan re-evaluated
-with `planner.evaluate` and checked against every constraint (a violating plan is cut off and the MIP
-re-solved; it is never returned) -> ladder refinement -> result with alternatives, binding constraints and
-the solver report. When nothing fits, each requirement's smallest relaxation is computed by the MIP.
+Pipeline: request (validated) -> every configuration (allowed server, fabric, cap, site, buy|rent) at
+**every integer node count** 1..N_max (+ the binding step) evaluated by the exact model in chunks (physics
+cached) -> each chunk priced and reduced exactly to the rows that can answer one of the request's questions
+(`_reduce_chunk`) -> MIP (Pyomo) -> HiGHS -> chosen plan re-evaluated with `planner.evaluate` and checked
+against every constraint by `check_plan` (a violating plan is cut off and the MIP re-solved; it is never
+returned) -> alternatives (checked by the same function), binding constraints, solver report. When nothing
+fits, each requirement's exact smallest relaxation, and when no single one suffices the smallest pairs.
+The exactness argument is stated in planner/mip.py.
 """
 
 from __future__ import annotations
 
-import functools
+import itertools
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -26,17 +30,19 @@ from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
 Objective = Literal["energy", "cost", "carbon", "time"]
+REL_TOL = 1e-9
+BINDING_STEP = 0.01  # "binding": relaxing the limit by 1% (at least one node / rack unit) improves the objective
+CHUNK_CONFIGS = 250_000  # configurations per evaluate_space call (bounds peak memory)
+PHYSICS_CACHE_ROWS = 4_000_000  # cached physics rows, all requests together
+MAX_CONFIGS = 40_000_000  # beyond this an exact scan over every node count is refused with a clear message
+LIMIT_NAMES = ("deadline", "budget", "power", "nodes", "rack")
 LADDER_DENSE_UP_TO = 32
 LADDER_STEP = 1.05
-REL_TOL = 1e-9
-
-
-def relaxation_horizon(max_nodes: int) -> int:
-    return min(100_000, max(4 * max_nodes, 64))
 
 
 def node_ladder(max_nodes: int) -> list[int]:
-    """Every count up to 32, then steps of at most 5%, and max_nodes itself."""
+    """Every count up to 32, then steps of at most 5%, and max_nodes itself (for charts; the optimizer
+    does not use a ladder: it evaluates every integer count)."""
     out = list(range(1, min(max_nodes, LADDER_DENSE_UP_TO) + 1))
     x = float(LADDER_DENSE_UP_TO)
     while out[-1] < max_nodes:
@@ -44,6 +50,16 @@ def node_ladder(max_nodes: int) -> list[int]:
         n = min(max_nodes, max(out[-1] + 1, round(x)))
         out.append(n)
     return out
+
+
+def relaxation_horizon(max_nodes: int) -> int:
+    """Largest node count considered when explaining an infeasible request (nodes relaxations)."""
+    return min(100_000, max(4 * max_nodes, 64))
+
+
+def node_step(limit: int) -> int:
+    """The binding step for an integer limit: 1% of it, at least one unit."""
+    return max(1, math.ceil(BINDING_STEP * limit))
 
 
 class PlanRequest(BaseModel):
@@ -115,6 +131,7 @@ class Plan(BaseModel):
     capex_usd: float
     upfront_usd: float
     carbon_kg: float
+    rack_units: int
     throughput_samples_per_s: float
     mfu: float
     bottleneck: str
@@ -130,10 +147,19 @@ class Relaxation(BaseModel):
     message: str
 
 
+class RelaxationPair(BaseModel):
+    """Two requirements relaxed together (a point of the Pareto front of the two thresholds)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    relaxations: list[Relaxation]
+    message: str
+
+
 class Explanation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     message: str
     relaxations: list[Relaxation]
+    pairs: list[RelaxationPair] = Field(default_factory=list)
 
 
 class PlanResult(BaseModel):
@@ -143,11 +169,11 @@ class PlanResult(BaseModel):
     plan: Plan | None
     objective: str
     objective_value: float | None
-    binding: list[str]
+    binding: list[str] = Field(description="limits whose relaxation by binding_step improves the objective")
+    binding_step: float = BINDING_STEP
     solver: SolverReport | None
     alternatives: list[Plan]
     explanation: Explanation | None
-    ladder_gap: float = Field(0.0, description="relative improvement found between ladder node counts")
     timings_s: dict[str, float] = Field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
@@ -170,12 +196,29 @@ class PlanResult(BaseModel):
             f"({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  time {p.time_to_train_days:,.3g} days; facility power {p.facility_power_kw:,.4g} kW; "
-            f"facility energy {p.facility_energy_kwh:,.4g} kWh",
-            f"  cost ${p.cost_usd:,.0f} (up-front ${p.upfront_usd:,.0f}); carbon {p.carbon_kg:,.4g} kg",
+            f"facility energy {p.facility_energy_kwh:,.4g} kWh; {p.rack_units:,} rack units",
+            f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {p.carbon_kg:,.4g} kg",
             f"  objective {self.objective} = {self.objective_value:,.6g} ({self.status}{gap})",
-            f"  binding: {', '.join(self.binding) or 'none'}",
+            f"  binding (relaxing by {self.binding_step:.0%} improves the objective): "
+            f"{', '.join(self.binding) or 'none'}",
         ]
         return "\n".join(lines)
+
+
+def usd(amount: float, up: bool = False) -> str:
+    """Dollars: whole dollars, or with cents below $1 (rounded up when ``up``: a stated minimum must suffice)."""
+    if abs(amount) < 1:
+        v = math.ceil(amount * 100 - 1e-9) / 100 if up else amount
+        return f"${v:,.2f}"
+    return f"${math.ceil(amount - 1e-9 * abs(amount)) if up else amount:,.0f}"
+
+
+def ceil_sig(x: float, digits: int = 4) -> float:
+    """x rounded up to `digits` significant figures (a stated minimum must suffice when typed back in)."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    q = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.ceil(x / q * (1 - 1e-12)) * q
 
 
 # ----------------------------------------------------------------------------------------------- candidates
@@ -207,67 +250,31 @@ def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
     return [s.id for s in servers]
 
 
-def candidates(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
-    """All candidate plans (exact model at ladder node counts) that fit memory and can be bought/rented.
-
-    The physics (times, IT power) is cached per physical fingerprint of the catalog, so scenarios that only
-    change prices, sites, deadlines, budgets or objectives re-price a cached table instead of re-evaluating."""
-    wl = catalog.workload(req.model)
-    samples = work_from(wl, req.samples, req.tokens, req.epochs)
-    for site in req.sites:
-        catalog.site(site)
-    purchases = ("buy", "rent") if req.purchase == "either" else (req.purchase,)
-    servers = tuple(allowed_servers(catalog, req))
-    key = (
-        physics_fingerprint(catalog),
-        req.model,
-        samples,
-        req.global_batch,
-        req.precision,
-        servers,
-        tuple(req.fabrics or ()),
-        tuple(req.power_caps),
-        req.max_nodes,
-    )
-    physics = _PHYSICS.get(key)
-    if physics is None:
-        # candidates run past max_nodes (x4 on the geometric ladder) so that the node limit's relaxation and
-        # whether it binds can be computed; the solve itself filters nodes <= max_nodes
-        physics = evaluate_space(
-            catalog,
-            req.model,
-            servers=list(servers),
-            fabrics=list(req.fabrics or ()) or None,
-            caps=req.power_caps,
-            nodes=node_ladder(relaxation_horizon(req.max_nodes)),
-            site=req.sites[0],
-            work=Work(samples, req.global_batch, req.precision),
-        )
-        physics = physics[physics["fits_memory"] & physics["valid_layout"]].reset_index(drop=True)
-        _PHYSICS[key] = physics
-        while len(_PHYSICS) > 32:
-            _PHYSICS.pop(next(iter(_PHYSICS)))
-    frames = []
-    for site in req.sites:
-        for purchase in purchases:
-            if len(physics):
-                df = price_space(catalog, physics, site, purchase, req.life_years)
-                frames.append(df[df["feasible"]])
-    cand = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if len(cand):
-        cand = cand.reset_index(drop=True)
-        for col in ("server", "fabric", "gpu", "site", "purchase"):  # categorical: fast grouping and compares
-            if not isinstance(cand[col].dtype, pd.CategoricalDtype):
-                cand[col] = pd.Categorical(cand[col])
-        server_cat = cand["server"].cat
-        rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories])
-        cand["rack_units"] = cand["nodes"].to_numpy() * rack[server_cat.codes.to_numpy()]
-        cand["upfront_usd"] = np.where(cand["purchase"].to_numpy() == "buy", cand["capex_usd"], cand["cost_usd"])
-    cand.attrs["samples"] = samples
-    return cand
+def purchases_of(req: PlanRequest) -> tuple[str, ...]:
+    return ("buy", "rent") if req.purchase == "either" else (req.purchase,)
 
 
+def samples_of(catalog: Catalog, req: PlanRequest) -> float | None:
+    return work_from(catalog.workload(req.model), req.samples, req.tokens, req.epochs)
+
+
+# Physics (times, IT power, switches) of every configuration, cached per physical fingerprint of the catalog and
+# per chunk of node counts: scenarios that change only prices, sites, limits or objectives re-price cached rows.
 _PHYSICS: dict[tuple[Any, ...], pd.DataFrame] = {}
+PHYSICS_COLUMNS = [
+    "server",
+    "fabric",
+    "gpu",
+    "power_cap",
+    "nodes",
+    "gpus",
+    "global_batch",
+    "time_to_train_h",
+    "power_kw",
+    "switches",
+    "fits_memory",
+    "valid_layout",
+]
 _PRICE_FIELDS = {
     "price_usd",
     "rent_usd_per_month",
@@ -280,9 +287,11 @@ _PRICE_FIELDS = {
 }
 
 
-@functools.lru_cache(maxsize=64)
 def physics_fingerprint(catalog: Catalog) -> str:
     """A hash of everything in the catalog that changes times or IT power (not prices or sites)."""
+    cached = _FINGERPRINTS.get(id(catalog))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
     import hashlib
     import json
 
@@ -291,7 +300,125 @@ def physics_fingerprint(catalog: Catalog) -> str:
         for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")
     }
     parts["calibration"] = catalog.calibration
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    fp = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    _FINGERPRINTS[id(catalog)] = (catalog, fp)
+    while len(_FINGERPRINTS) > 64:
+        _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
+    return fp
+
+
+_FINGERPRINTS: dict[int, tuple[Catalog, str]] = {}
+
+
+def _physics_key(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> tuple[Any, ...]:
+    return (
+        physics_fingerprint(catalog),
+        req.model,
+        samples_of(catalog, req),
+        req.global_batch,
+        req.precision,
+        tuple(servers),
+        tuple(req.fabrics or ()),
+        tuple(req.power_caps),
+    )
+
+
+def _options_per_count(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> int:
+    """(server, fabric, cap) combinations evaluated per node count (an upper bound: caps outside a GPU's range
+    are skipped by the model)."""
+    allowed = set(req.fabrics) if req.fabrics is not None else None
+    fabrics = sum(len([f for f in catalog.server(s).fabrics if allowed is None or f in allowed]) for s in servers)
+    return max(1, fabrics * len(req.power_caps))
+
+
+def physics_chunks(
+    catalog: Catalog, req: PlanRequest, lo: int, hi: int, timings: dict[str, float] | None = None
+) -> Iterator[pd.DataFrame]:
+    """The physics of every allowed configuration at every node count lo..hi that fits memory with a valid
+    layout, in chunks of consecutive counts; rows sorted by (server, fabric, cap, nodes)."""
+    if hi < lo:
+        return
+    servers = allowed_servers(catalog, req)
+    base = _physics_key(catalog, req, servers)
+    per = _options_per_count(catalog, req, servers)
+    if per * (hi - lo + 1) > MAX_CONFIGS:
+        raise PlannerInputError(
+            f"an exact search over every node count {lo}..{hi} would evaluate {per * (hi - lo + 1):,} "
+            f"configurations (limit {MAX_CONFIGS:,}): lower --max-nodes, or restrict --gpus, --servers, "
+            "--fabrics or --power-caps"
+        )
+    step = max(1, CHUNK_CONFIGS // per)
+    work = Work(samples_of(catalog, req), req.global_batch, req.precision)
+    for a in range(lo, hi + 1, step):
+        b = min(hi, a + step - 1)
+        key = (*base, a, b)
+        df = _PHYSICS.pop(key, None)  # re-inserted below: most recently used last
+        if df is None:
+            t0 = time.perf_counter()
+            full = evaluate_space(
+                catalog,
+                req.model,
+                servers=servers,
+                fabrics=list(req.fabrics) if req.fabrics else None,
+                caps=req.power_caps,
+                nodes=range(a, b + 1),
+                site=req.sites[0],
+                work=work,
+            )
+            if len(full):
+                keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
+                df = full.loc[keep, PHYSICS_COLUMNS].reset_index(drop=True)
+                df = _sorted_by_option(df)
+            else:
+                df = pd.DataFrame(columns=PHYSICS_COLUMNS)
+            if timings is not None:
+                timings["evaluate_s"] = timings.get("evaluate_s", 0.0) + time.perf_counter() - t0
+                timings["configurations"] = timings.get("configurations", 0.0) + len(full)
+        _PHYSICS[key] = df
+        total = sum(len(v) for v in _PHYSICS.values())
+        while total > PHYSICS_CACHE_ROWS and len(_PHYSICS) > 1:
+            total -= len(_PHYSICS.pop(next(iter(_PHYSICS))))
+        yield df
+
+
+def _sorted_by_option(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of one (server, fabric, cap) contiguous, nodes ascending (evaluate_space already returns them so;
+    sorted here only if not)."""
+    s = np.asarray(df["server"].cat.codes, dtype=np.int64)
+    f = np.asarray(df["fabric"].cat.codes, dtype=np.int64)
+    c = df["power_cap"].to_numpy(dtype=float)
+    n = df["nodes"].to_numpy(dtype=np.int64)
+    order = np.lexsort((n, c, f, s))
+    if np.array_equal(order, np.arange(len(df))):
+        return df
+    return df.iloc[order].reset_index(drop=True)
+
+
+def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
+    """Candidate plans from physics rows: priced for every allowed site and purchase mode, available ones only,
+    with rack units and the up-front spend. Rows of one hardware option (server, fabric, cap, site, purchase)
+    are contiguous, nodes ascending."""
+    frames, sites, buys = [], [], []
+    purchases = purchases_of(req)
+    for i, site in enumerate(req.sites):
+        for j, purchase in enumerate(purchases):
+            if not len(phys):
+                continue
+            df = price_space(catalog, phys, site, purchase, req.life_years)
+            df = df[df["feasible"].to_numpy(dtype=bool)]
+            frames.append(df.drop(columns=["site", "purchase"]))
+            sites.append(np.full(len(df), i))
+            buys.append(np.full(len(df), j))
+    if not frames:
+        return pd.DataFrame()
+    cand = frames[0].reset_index(drop=True) if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    cand["site"] = pd.Categorical.from_codes(np.concatenate(sites), categories=list(req.sites))
+    cand["purchase"] = pd.Categorical.from_codes(np.concatenate(buys), categories=list(purchases))
+    server_cat = cand["server"].cat
+    rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories], dtype=np.int64)
+    cand["rack_units"] = cand["nodes"].to_numpy(dtype=np.int64) * rack[np.asarray(server_cat.codes)]
+    cand["upfront_usd"] = np.where(cand["purchase"].to_numpy() == "buy", cand["capex_usd"], cand["cost_usd"])
+    return cand
 
 
 # ------------------------------------------------------------------------------------------------ limits
@@ -307,37 +434,148 @@ def limits_for(catalog: Catalog, req: PlanRequest) -> Limits:
     )
 
 
-CONSTRAINT_COLUMNS = {
-    "deadline": "time_to_train_h",
-    "power": "facility_power_kw",
-    "nodes": "nodes",
-    "rack": "rack_units",
-}
+def limit_columns(lim: Limits) -> dict[str, str]:
+    """The candidate column each limit bounds."""
+    return {
+        "deadline": "time_to_train_h",
+        "budget": lim.budget_column(),
+        "power": "facility_power_kw",
+        "nodes": "nodes",
+        "rack": "rack_units",
+    }
 
 
-def _satisfies(cand: pd.DataFrame, lim: Limits, skip: str | None = None) -> np.ndarray:
-    """Rows that meet every constraint on their own (exact presolve); `skip` leaves one out."""
-    ok = np.ones(len(cand), dtype=bool)
-    checks: list[tuple[str, str, float | None]] = [
-        ("deadline", "time_to_train_h", lim.deadline_h),
-        ("budget", lim.budget_column(), lim.budget_usd),
-        ("power", "facility_power_kw", lim.power_kw),
-        ("nodes", "nodes", lim.max_nodes),
-        ("rack", "rack_units", lim.max_rack_units),
-    ]
-    for name, col, bound in checks:
-        if bound is not None and name != skip:
-            ok &= cand[col].to_numpy(dtype=float) <= bound * (1 + REL_TOL)
-    # site envelopes apply per site when the request does not set one
-    return ok
-
-
-def _site_envelope_ok(catalog: Catalog, req: PlanRequest, cand: pd.DataFrame) -> np.ndarray:
+def _limit_values(cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> dict[str, Any]:
+    """Right-hand side of each limit per candidate (None = not limited). The power limit is the request's
+    envelope, or each candidate's site envelope when the request sets none."""
     if req.power_kw is not None or not len(cand):
-        return np.ones(len(cand), dtype=bool)
-    site = pd.Categorical(cand["site"])
-    env = np.asarray([catalog.site(str(s)).power_envelope_kw for s in site.categories])[np.asarray(site.codes)]
-    return cand["facility_power_kw"].to_numpy(dtype=float) <= env * (1 + REL_TOL)
+        power: Any = lim.power_kw
+    else:
+        site = cand["site"].cat
+        env = np.asarray([cat.site(str(s)).power_envelope_kw for s in site.categories], dtype=float)
+        power = env[np.asarray(site.codes)]
+    return {
+        "deadline": lim.deadline_h,
+        "budget": lim.budget_usd,
+        "power": power,
+        "nodes": lim.max_nodes,
+        "rack": lim.max_rack_units,
+    }
+
+
+def within(value: Any, bound: Any, name: str, relaxed: bool = False) -> Any:
+    """value <= bound for limit `name` (relaxed: by the binding step). Integer limits are exact; the others
+    allow a relative 1e-9 for rounding. The one definition of meeting a limit, for tables and plans."""
+    if name in ("nodes", "rack"):
+        return value <= bound + (node_step(int(bound)) if relaxed else 0)
+    return value <= bound * ((1 + BINDING_STEP) if relaxed else 1.0) * (1 + REL_TOL)
+
+
+class _Masks:
+    """Per-candidate: does it meet each limit (ok), each limit relaxed by the binding step (relaxed)?"""
+
+    def __init__(self, cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> None:
+        cols = limit_columns(lim)
+        rhs = _limit_values(cand, lim, req, cat)
+        n = len(cand)
+        self.given = [k for k in LIMIT_NAMES if rhs[k] is not None]
+        self.values = {k: cand[cols[k]].to_numpy(dtype=float) for k in LIMIT_NAMES}
+        self.ok = {k: np.ones(n, dtype=bool) for k in LIMIT_NAMES}
+        self.relaxed = {k: np.ones(n, dtype=bool) for k in LIMIT_NAMES}
+        for k in self.given:
+            self.ok[k] = np.asarray(within(self.values[k], rhs[k], k))
+            self.relaxed[k] = np.asarray(within(self.values[k], rhs[k], k, relaxed=True))
+        self.all = np.logical_and.reduce([self.ok[k] for k in LIMIT_NAMES])
+
+    def all_but(self, *skip: str) -> np.ndarray:
+        return np.logical_and.reduce([self.ok[k] for k in LIMIT_NAMES if k not in skip])
+
+
+def _option_groups(cand: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(group of each row, first row of each group) for contiguous runs of one hardware option."""
+    n = len(cand)
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+    for col in HARDWARE_KEY:
+        s = cand[col]
+        v = np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
+        change[1:] |= v[1:] != v[:-1]
+    return np.cumsum(change) - 1, np.flatnonzero(change)
+
+
+def _group_argmin(v: np.ndarray, mask: np.ndarray, gid: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per group, the first row (fewest nodes) among those in `mask` with the least v."""
+    mask = mask & np.isfinite(v)
+    if not mask.any():
+        return np.zeros(0, dtype=np.int64)
+    w = np.where(mask, v, np.inf)
+    gmin = np.minimum.reduceat(w, starts)
+    idx = np.flatnonzero(mask & (w == gmin[gid]))
+    first = np.ones(len(idx), dtype=bool)
+    first[1:] = gid[idx[1:]] != gid[idx[:-1]]
+    return idx[first]
+
+
+def _frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Rows in `mask` not dominated in (a, b) (both minimised), one per point, a ascending."""
+    idx = np.flatnonzero(mask & np.isfinite(a) & np.isfinite(b))
+    if not idx.size:
+        return idx
+    idx = idx[np.lexsort((b[idx], a[idx]))]
+    bb = b[idx]
+    prev = np.minimum.accumulate(bb)
+    keep = np.ones(len(idx), dtype=bool)
+    keep[1:] = bb[1:] < prev[:-1]
+    return idx[keep]
+
+
+def _scan(
+    cat: Catalog,
+    req: PlanRequest,
+    lo: int,
+    hi: int,
+    reducer: Any,
+    timings: dict[str, float],
+    stop_when_found: bool = False,
+) -> tuple[pd.DataFrame, int]:
+    """Candidates at every node count lo..hi, each chunk reduced to the rows `reducer(chunk)` selects (an exact
+    reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced)."""
+    parts: list[pd.DataFrame] = []
+    priced = 0
+    for phys in physics_chunks(cat, req, lo, hi, timings):
+        t0 = time.perf_counter()
+        cand = price_chunk(cat, req, phys)
+        priced += len(cand)
+        if len(cand):
+            keep = reducer(cand)
+            if len(keep):
+                parts.append(cand.iloc[np.unique(keep)])
+        timings["price_reduce_s"] = timings.get("price_reduce_s", 0.0) + time.perf_counter() - t0
+        if stop_when_found and parts:
+            break
+    if not parts:
+        return pd.DataFrame(), priced
+    kept = parts[0] if len(parts) == 1 else pd.concat(parts)
+    return kept.reset_index(drop=True), priced
+
+
+def _solve_reducer(cat: Catalog, req: PlanRequest, lim: Limits, column: str) -> Any:
+    """Per hardware option: the best plan under all limits; under all limits with each one relaxed by the
+    binding step (binding); and the least value of each limit's column under all the others (relaxations)."""
+
+    def reduce(cand: pd.DataFrame) -> np.ndarray:
+        gid, starts = _option_groups(cand)
+        m = _Masks(cand, lim, req, cat)
+        obj = cand[column].to_numpy(dtype=float)
+        picks = [_group_argmin(obj, m.all, gid, starts)]
+        for k in m.given:
+            others = m.all_but(k)
+            picks.append(_group_argmin(obj, others & m.relaxed[k], gid, starts))
+            picks.append(_group_argmin(m.values[k], others, gid, starts))
+        return np.concatenate(picks)
+
+    return reduce
 
 
 # ------------------------------------------------------------------------------------------------- solving
@@ -345,17 +583,18 @@ HARDWARE_KEY = ("server", "fabric", "power_cap", "site", "purchase")
 
 
 def reduce_pool(
-    cand: pd.DataFrame, column: str, epsilon: tuple[str, float] | None = None, exclude: Sequence[int] = ()
+    cand: pd.DataFrame, column: str, epsilon: Sequence[tuple[str, float]] = (), exclude: Sequence[int] = ()
 ) -> np.ndarray:
     """Exact presolve for the single-plan MIP: positions of the candidates that can be optimal.
 
     Every constraint involves only the chosen plan, so a candidate that breaks one on its own can never
-    be chosen (dropped by `_satisfies`, the epsilon bound and the exclusions here); among the remaining
-    candidates of one hardware option (server, fabric, cap, site, purchase) only the lowest objective
-    can be optimal. What is left is at most one candidate per hardware option."""
+    be chosen (the caller passes candidates that meet every limit; the epsilon bounds and exclusions are
+    applied here); among the remaining candidates of one hardware option (server, fabric, cap, site,
+    purchase) only the lowest objective can be optimal. What is left is at most one candidate per hardware
+    option."""
     ok = np.ones(len(cand), dtype=bool)
-    if epsilon is not None:
-        ok &= cand[epsilon[0]].to_numpy(dtype=float) <= epsilon[1]
+    for col, bound in epsilon:
+        ok &= cand[col].to_numpy(dtype=float) <= bound
     if len(exclude):
         ok[np.asarray(exclude, dtype=int)] = False
     idx = np.flatnonzero(ok)
@@ -376,7 +615,7 @@ def _mip(
     lim: Limits,
     column: str,
     options: SolverOptions,
-    epsilon: tuple[str, float] | None = None,
+    epsilon: Sequence[tuple[str, float]] = (),
     exclude: Sequence[int] = (),
 ) -> tuple[int | None, SolverReport]:
     """Minimise candidate column `column` over `cand` (presolved); (chosen row position in cand, report)."""
@@ -411,8 +650,8 @@ def _empty_report(build_s: float) -> SolverReport:
     )
 
 
-def _plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series, samples: float | None) -> Plan:
-    """Re-evaluate the chosen candidate with the exact scalar path (planner.evaluate)."""
+def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
+    """Re-evaluate a candidate with the exact scalar path (planner.evaluate)."""
     est = evaluate(
         catalog,
         Configuration(
@@ -422,7 +661,7 @@ def _plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series, samples: 
             fabric=str(row["fabric"]),
             power_cap=float(row["power_cap"]),
             global_batch=req.global_batch,
-            samples=samples,
+            samples=samples_of(catalog, req),
             precision=req.precision,
             site=str(row["site"]),
             purchase=row["purchase"],
@@ -453,6 +692,7 @@ def _plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series, samples: 
         capex_usd=est.capex_usd,
         upfront_usd=upfront,
         carbon_kg=est.carbon_kg,
+        rack_units=est.nodes * catalog.server(est.server).rack_units,
         throughput_samples_per_s=est.throughput_samples_per_s,
         mfu=est.mfu,
         bottleneck=est.bottleneck,
@@ -461,221 +701,340 @@ def _plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series, samples: 
 
 
 PLAN_METRIC = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}
+PLAN_LIMIT_FIELDS = {
+    "deadline": "time_to_train_h",
+    "power": "facility_power_kw",
+    "nodes": "nodes",
+    "rack": "rack_units",
+}
 
 
-def _plan_ok(p: Plan, lim: Limits, catalog: Catalog, req: PlanRequest) -> bool:
-    """Is the re-evaluated plan feasible under the exact model?"""
-    budget = p.upfront_usd if lim.budget_kind == "upfront" else p.cost_usd
-    envelope = lim.power_kw if req.power_kw is not None else catalog.site(p.site).power_envelope_kw
-    return (
-        p.estimate.fits_memory
-        and (lim.deadline_h is None or p.time_to_train_h <= lim.deadline_h * (1 + REL_TOL))
-        and (lim.budget_usd is None or budget <= lim.budget_usd * (1 + REL_TOL))
-        and (envelope is None or p.facility_power_kw <= envelope * (1 + REL_TOL))
-        and (lim.max_nodes is None or p.nodes <= lim.max_nodes)
-    )
+def check_plan(plan: Plan, req: PlanRequest, catalog: Catalog, lim: Limits | None = None) -> list[str]:
+    """Every requirement of the request that a (re-evaluated) plan breaks; [] = the plan is feasible.
+
+    The one check used for the MIP's plan, every alternative and the tests: memory fit, allowed hardware /
+    site / purchase mode, availability (a price), deadline, budget, power envelope (the request's or the
+    plan's site's), node limit and rack units."""
+    lim = lim or limits_for(catalog, req)
+    bad: list[str] = []
+    if not plan.estimate.fits_memory:
+        bad.append("memory")
+    server = catalog.server(plan.server)
+    if (
+        plan.server not in allowed_servers(catalog, req)
+        or plan.fabric not in server.fabrics
+        or (req.fabrics is not None and plan.fabric not in req.fabrics)
+        or not any(math.isclose(plan.power_cap, c, rel_tol=1e-9) for c in req.power_caps)
+    ):
+        bad.append("hardware")
+    if plan.site not in req.sites or plan.purchase not in purchases_of(req):
+        bad.append("site/purchase")
+    if not (math.isfinite(plan.cost_usd) and math.isfinite(plan.upfront_usd)):
+        bad.append("availability")
+    values = {k: float(getattr(plan, f)) for k, f in PLAN_LIMIT_FIELDS.items()}
+    values["budget"] = plan.upfront_usd if lim.budget_kind == "upfront" else plan.cost_usd
+    envelope = req.power_kw if req.power_kw is not None else catalog.site(plan.site).power_envelope_kw
+    rhs = {
+        "deadline": lim.deadline_h,
+        "budget": lim.budget_usd,
+        "power": envelope,
+        "nodes": lim.max_nodes,
+        "rack": lim.max_rack_units,
+    }
+    for k in LIMIT_NAMES:
+        if rhs[k] is not None and not within(values[k], rhs[k], k):
+            bad.append(k)
+    return bad
+
+
+MAX_CUTS = 50
 
 
 def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
-    """Find the optimal capacity plan for the request (see module docstring)."""
+    """Find the optimal capacity plan for the request (see module docstring and planner/mip.py)."""
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
     cat = catalog or load_catalog()
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    cand = candidates(cat, req)
-    timings["evaluate_s"] = time.perf_counter() - t0
     lim = limits_for(cat, req)
-    if not len(cand):
-        return _infeasible(cat, req, cand, lim, timings, memory=True)
-    ok = _satisfies(cand, lim) & _site_envelope_ok(cat, req, cand)
-    pool = cand[ok]
-    if not len(pool):
-        return _infeasible(cat, req, cand, lim, timings)
-    samples = cand.attrs.get("samples")
+    column = OBJECTIVE_COLUMNS[req.objective]
+    t0 = time.perf_counter()
+    hi = req.max_nodes + node_step(req.max_nodes)  # the binding step of the node limit is scanned too
+    kept, priced = _scan(cat, req, 1, hi, _solve_reducer(cat, req, lim, column), timings)
+    timings["scan_s"] = time.perf_counter() - t0
+    masks = _Masks(kept, lim, req, cat) if len(kept) else None
+    if masks is None or not masks.all.any():
+        return _infeasible(cat, req, lim, kept, priced, hi, timings)
+    pool = kept[masks.all].reset_index(drop=True)
     exclude: list[int] = []
     report: SolverReport | None = None
     plan: Plan | None = None
+    chosen: pd.Series | None = None
     t1 = time.perf_counter()
-    while True:
-        pos, report = _mip(pool, lim, OBJECTIVE_COLUMNS[req.objective], req.solver, exclude=exclude)
+    for _ in range(MAX_CUTS):
+        pos, report = _mip(pool, lim, column, req.solver, exclude=exclude)
         if pos is None:
             break
-        p = _plan_from_row(cat, req, pool.iloc[pos], samples)
-        if _plan_ok(p, lim, cat, req):
-            plan = p
-            chosen = pool.iloc[pos]
+        p = plan_from_row(cat, req, pool.iloc[pos])
+        if not check_plan(p, req, cat, lim):
+            plan, chosen = p, pool.iloc[pos]
             break
         exclude.append(pos)  # never return a plan the exact model rejects: cut it off and re-solve
     timings["solve_s"] = time.perf_counter() - t1
-    if plan is None or report is None:
+    if plan is None or chosen is None or report is None:
         if report is not None and report.status == SolverStatus.NO_SOLUTION:
             raise PlannerInputError(
                 f"HiGHS found no plan within the time limit ({req.solver.time_limit_s} s); raise --time-limit"
             )
-        return _infeasible(cat, req, cand, lim, timings)
+        return _infeasible(cat, req, lim, kept.iloc[0:0], priced, hi, timings)
     t2 = time.perf_counter()
-    refined, gap = _refine(cat, req, lim, plan, samples)
-    timings["refine_s"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    alts = _alternatives(cat, req, pool, lim, chosen, samples)
-    timings["alternatives_s"] = time.perf_counter() - t3
-    binding = _binding(cand, lim, req, chosen, cat)
+    alts = _alternatives(cat, req, lim, pool, chosen, column)
+    timings["alternatives_s"] = time.perf_counter() - t2
+    binding = _binding(kept, masks, float(chosen[column]), column)
     status = "optimal" if report.status == SolverStatus.OPTIMAL else "time_limit"
-    value = float(getattr(refined, PLAN_METRIC[req.objective]))
     return PlanResult(
         request=req,
         status=status,
-        plan=refined,
+        plan=plan,
         objective=req.objective,
-        objective_value=value,
+        objective_value=float(getattr(plan, PLAN_METRIC[req.objective])),
         binding=binding,
         solver=report,
         alternatives=alts,
         explanation=None,
-        ladder_gap=gap,
         timings_s=timings,
     )
 
 
-def _refine(cat: Catalog, req: PlanRequest, lim: Limits, plan: Plan, samples: float | None) -> tuple[Plan, float]:
-    """Search the integer node counts between the chosen count's ladder neighbours (exact model)."""
-    ladder = node_ladder(relaxation_horizon(req.max_nodes))
-    i = ladder.index(plan.nodes)
-    lo = ladder[i - 1] + 1 if i > 0 else plan.nodes
-    hi = min(ladder[i + 1] - 1 if i + 1 < len(ladder) else plan.nodes, req.max_nodes)
-    between = [n for n in range(lo, hi + 1) if n != plan.nodes]
-    if not between:
-        return plan, 0.0
-    df = evaluate_space(
-        cat,
-        req.model,
-        space=pd.DataFrame(
-            {"server": plan.server, "fabric": plan.fabric, "power_cap": plan.power_cap, "nodes": between}
-        ),
-        site=plan.site,
-        purchase=plan.purchase,
-        work=Work(samples, req.global_batch, req.precision),
-        life_years=req.life_years,
-    )
-    metric = PLAN_METRIC[req.objective]
-    best, best_val = plan, float(getattr(plan, metric))
-    df = df[df["feasible"]].sort_values(OBJECTIVE_COLUMNS[req.objective])
-    for _, row in df.iterrows():
-        if float(row[OBJECTIVE_COLUMNS[req.objective]]) >= best_val * (1 - 1e-12):
-            break
-        p = _plan_from_row(cat, req, row, samples)
-        if _plan_ok(p, lim, cat, req):
-            best, best_val = p, float(getattr(p, metric))
-            break
-    base = float(getattr(plan, metric))
-    return best, (base - best_val) / base if base else 0.0
+def _option_key(row: pd.Series) -> tuple[str, str, float, str, str]:
+    return (str(row["server"]), str(row["fabric"]), float(row["power_cap"]), str(row["site"]), str(row["purchase"]))
 
 
 def _alternatives(
-    cat: Catalog, req: PlanRequest, pool: pd.DataFrame, lim: Limits, chosen: pd.Series, samples: float | None
+    cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: pd.Series, column: str
 ) -> list[Plan]:
-    """Best plan per other GPU type, then next-best distinct hardware choices (no-good cuts)."""
+    """The next-best `req.alternatives` hardware options, then the best plan of each other GPU type not listed.
+
+    Each hardware option (server, fabric, cap, site, purchase) appears at most once, with its best node count.
+    Every constraint involves only the chosen plan, so re-solving the MIP with the options found so far cut
+    off (no-good cuts) returns exactly the next option in objective order of the presolved pool
+    (`reduce_pool`): that order is used directly. Each alternative is re-evaluated and checked by
+    `check_plan`; one that fails is skipped."""
     if req.alternatives == 0:
         return []
+    best = pool.iloc[reduce_pool(pool, column)]
+    order = np.lexsort((best["nodes"].to_numpy(), best[column].to_numpy(dtype=float)))
+    best = best.iloc[order]
+    taken = {_option_key(chosen)}
+    gpus_listed = {str(chosen["gpu"])}
     out: list[Plan] = []
-    for gpu in sorted(set(pool["gpu"]) - {chosen["gpu"]}):
-        sub = pool[pool["gpu"] == gpu]
-        pos, _ = _mip(sub, lim, OBJECTIVE_COLUMNS[req.objective], req.solver)
-        if pos is not None:
-            out.append(_plan_from_row(cat, req, sub.iloc[pos], samples))
-    same = pool.reset_index(drop=True)
-    hw = pd.Series(
-        [
-            f"{a}|{b}|{c}|{d}|{e}"
-            for a, b, c, d, e in zip(
-                same["server"], same["fabric"], same["power_cap"], same["site"], same["purchase"], strict=True
-            )
-        ]
-    )
-    taken = {f"{chosen['server']}|{chosen['fabric']}|{chosen['power_cap']}|{chosen['site']}|{chosen['purchase']}"}
-    for _ in range(req.alternatives):
-        excl = np.flatnonzero(hw.isin(taken).to_numpy()).tolist()
-        if len(excl) == len(same):
+    rows = [r for _, r in best.iterrows() if _option_key(r) not in taken]
+    for r in rows:
+        if len(out) >= req.alternatives:
             break
-        pos, _rep = _mip(same, lim, OBJECTIVE_COLUMNS[req.objective], req.solver, exclude=excl)
-        if pos is None:
-            break
-        taken.add(hw.iloc[pos])
-        out.append(_plan_from_row(cat, req, same.iloc[pos], samples))
+        p = plan_from_row(cat, req, r)
+        if not check_plan(p, req, cat, lim):
+            out.append(p)
+            taken.add(_option_key(r))
+            gpus_listed.add(p.gpu)
+    for r in rows:
+        if str(r["gpu"]) in gpus_listed or _option_key(r) in taken:
+            continue
+        p = plan_from_row(cat, req, r)
+        if not check_plan(p, req, cat, lim):
+            out.append(p)
+            taken.add(_option_key(r))
+            gpus_listed.add(p.gpu)
     return out
 
 
-def _binding(cand: pd.DataFrame, lim: Limits, req: PlanRequest, chosen: pd.Series, cat: Catalog) -> list[str]:
-    """A constraint binds when dropping it alone admits a strictly better plan (exact: the MIP is a selection)."""
-    col = OBJECTIVE_COLUMNS[req.objective]
-    best = float(chosen[col])
+def _binding(kept: pd.DataFrame, m: _Masks, best: float, column: str) -> list[str]:
+    """A limit binds when relaxing it alone by the binding step (1%, at least one node / rack unit) admits a
+    strictly better plan. `kept` holds, per hardware option, the best plan under each such relaxation."""
+    obj = kept[column].to_numpy(dtype=float)
     out = []
-    env_ok = _site_envelope_ok(cat, req, cand)
-    for name in ("deadline", "budget", "power", "nodes", "rack"):
-        ok = _satisfies(cand, lim, skip=name) & (env_ok if name != "power" else True)
-        if ok.any() and float(cand.loc[ok, col].min()) < best * (1 - 1e-9):
-            out.append(name)
+    for k in m.given:
+        ok = m.all_but(k) & m.relaxed[k]
+        if ok.any() and float(obj[ok].min()) < best - 1e-9 * abs(best):
+            out.append(k)
     return out
 
 
 # ------------------------------------------------------------------------------------------ infeasibility
-RELAX = {  # requirement -> (objective column to minimise without it, unit, limit attribute, scale to user unit)
-    "deadline": ("time_to_train_h", "days", "deadline_h", 1 / 24.0),
-    "budget": (None, "USD", "budget_usd", 1.0),
-    "power": ("facility_power_kw", "kW", "power_kw", 1.0),
-    "nodes": ("nodes", "nodes", "max_nodes", 1.0),
-}
+RELAX_UNITS = {"deadline": "days", "budget": "USD", "power": "kW", "nodes": "nodes", "rack": "rack units"}
+
+
+def _given_in_units(lim: Limits, name: str) -> float:
+    v = {
+        "deadline": None if lim.deadline_h is None else lim.deadline_h / 24.0,
+        "budget": lim.budget_usd,
+        "power": lim.power_kw,
+        "nodes": lim.max_nodes,
+        "rack": lim.max_rack_units,
+    }[name]
+    assert v is not None
+    return float(v)
+
+
+def _needed_in_units(name: str, value: float) -> float:
+    return value / 24.0 if name == "deadline" else value
+
+
+def _phrase(name: str, needed: float, given: float | None = None) -> str:
+    """How a relaxed requirement reads; stated minimums are rounded up so that typing them back suffices."""
+    you = "" if given is None else " (you gave {})"
+    if name == "deadline":
+        s = f"a deadline of at least {ceil_sig(needed):,.4g} days"
+        return s + (you.format(f"{given:,.4g}") if given is not None else "")
+    if name == "budget":
+        s = f"a budget of at least {usd(needed, up=True)}"
+        return s + (you.format(usd(given)) if given is not None else "")
+    if name == "power":
+        s = f"at least {ceil_sig(needed):,.4g} kW of power"
+        return s + (you.format(f"{given:,.4g} kW") if given is not None else "")
+    if name == "nodes":
+        s = f"at least {int(needed):,} nodes"
+        return s + (f" (you allowed {int(given):,})" if given is not None else "")
+    s = f"at least {int(needed):,} rack units"
+    return s + (f" (you allowed {int(given):,})" if given is not None else "")
 
 
 def _infeasible(
-    cat: Catalog, req: PlanRequest, cand: pd.DataFrame, lim: Limits, timings: dict[str, float], memory: bool = False
+    cat: Catalog,
+    req: PlanRequest,
+    lim: Limits,
+    kept: pd.DataFrame,
+    priced: int,
+    scanned_to: int,
+    timings: dict[str, float],
 ) -> PlanResult:
-    if memory or not len(cand):
-        wl = cat.workload(req.model)
-        msg = (
-            f"'{wl.id}' fits no allowed server: no parallel layout fits GPU memory on the allowed GPUs (or none "
-            "can be bought/rented as asked). Allow GPUs with more memory, more nodes (--max-nodes), or "
-            "--purchase either."
-        )
-        return _no_plan(req, msg, [], timings)
+    """No plan meets every requirement: the exact smallest relaxation of each requirement alone (the other
+    requirements kept); when none suffices alone, the Pareto-smallest pairs."""
+    t0 = time.perf_counter()
+    horizon = max(relaxation_horizon(req.max_nodes), scanned_to)
+    cols = limit_columns(lim)
     relax: list[Relaxation] = []
-    env_ok = _site_envelope_ok(cat, req, cand)
-    for name, (col, unit, attr, scale) in RELAX.items():
-        given = getattr(lim, attr)
-        if given is None:
+    m = _Masks(kept, lim, req, cat) if len(kept) else None
+    for k in LIMIT_NAMES:
+        if getattr(lim, _LIMIT_ATTR[k]) is None:
             continue
-        if name == "budget":
-            col = lim.budget_column()
-        ok = _satisfies(cand, lim, skip=name) & (env_ok if name != "power" else True)
-        pool = cand[ok]
+        pool = kept[m.all_but(k)] if m is not None else kept
+        if k == "nodes" and not len(pool):
+            # beyond the scanned counts: the first chunk of counts with a plan meeting the other limits holds
+            # the least node count (chunks are scanned in increasing order)
+            ext_lim = _without(lim, "nodes")
+
+            def others_ok(cand: pd.DataFrame, _lim: Limits = ext_lim) -> np.ndarray:
+                return np.flatnonzero(_Masks(cand, _lim, req, cat).all)
+
+            pool, more = _scan(cat, req, scanned_to + 1, horizon, others_ok, timings, stop_when_found=True)
+            priced += more
         if not len(pool):
             continue
-        obj_col = col or ""
-        pos, _ = _mip(pool, Limits(**{**lim.__dict__, attr: None}), obj_col, req.solver)
+        pos, _ = _mip(pool, _without(lim, k), cols[k], req.solver)
         if pos is None:
             continue
-        needed = float(pool.iloc[pos][obj_col]) * scale
-        given_u = float(given) * scale
-        if name == "deadline":
-            message = f"a deadline of at least {needed:,.3g} days (you gave {given_u:,.3g})"
-        elif name == "budget":
-            message = f"a budget of at least ${needed:,.0f} (you gave ${given_u:,.0f})"
-        elif name == "power":
-            message = f"{needed - given_u:,.0f} kW more power: at least {needed:,.0f} kW (you gave {given_u:,.0f})"
-        else:
-            message = f"at least {needed:,.0f} nodes (you allowed {given_u:,.0f})"
-        relax.append(Relaxation(requirement=name, given=given_u, needed=needed, unit=unit, message=message))
+        needed = _needed_in_units(k, float(pool.iloc[pos][cols[k]]))
+        given = _given_in_units(lim, k)
+        relax.append(
+            Relaxation(
+                requirement=k, given=given, needed=needed, unit=RELAX_UNITS[k], message=_phrase(k, needed, given)
+            )
+        )
+    if priced == 0:
+        wl = cat.workload(req.model)
+        msg = (
+            f"'{wl.id}' fits no allowed server up to {horizon:,} nodes: no parallel layout fits GPU memory on the "
+            "allowed GPUs (or none can be bought/rented as asked). Allow GPUs with more memory, more nodes "
+            "(--max-nodes), or --purchase either."
+        )
+        timings["explain_s"] = time.perf_counter() - t0
+        return _no_plan(req, msg, [], [], timings)
+    pairs: list[RelaxationPair] = []
     if relax:
         msg = "No plan meets all requirements. It needs " + ", or ".join(r.message for r in relax) + "."
     else:
-        msg = (
-            "No plan meets all requirements, and relaxing any single one is not enough: relax several "
-            "(deadline, budget, power) or allow more hardware."
-        )
-    return _no_plan(req, msg, relax, timings)
+        pairs = _pairs(cat, req, lim, horizon, timings)
+        if pairs:
+            msg = (
+                "No plan meets all requirements, and relaxing any one alone is not enough. The smallest pairs: "
+                + "; or ".join(p.message for p in pairs)
+                + "."
+            )
+        else:
+            msg = (
+                f"No plan meets all requirements, and relaxing any one or two of them is not enough (node counts "
+                f"up to {horizon:,}): relax three or more, or allow more hardware."
+            )
+    timings["explain_s"] = time.perf_counter() - t0
+    return _no_plan(req, msg, relax, pairs, timings)
 
 
-def _no_plan(req: PlanRequest, msg: str, relax: list[Relaxation], timings: dict[str, float]) -> PlanResult:
+_LIMIT_ATTR = {
+    "deadline": "deadline_h",
+    "budget": "budget_usd",
+    "power": "power_kw",
+    "nodes": "max_nodes",
+    "rack": "max_rack_units",
+}
+
+
+def _without(lim: Limits, *names: str) -> Limits:
+    return Limits(**{**lim.__dict__, **{_LIMIT_ATTR[k]: None for k in names}})
+
+
+PAIR_POINTS = 3  # points listed per pair of requirements
+
+
+def _pairs(
+    cat: Catalog, req: PlanRequest, lim: Limits, horizon: int, timings: dict[str, float]
+) -> list[RelaxationPair]:
+    """For each pair of requirements: the Pareto front of the two thresholds over the plans that meet every
+    other requirement (node counts up to the horizon), a few points of it."""
+    cols = limit_columns(lim)
+    limited = [k for k in LIMIT_NAMES if getattr(lim, _LIMIT_ATTR[k]) is not None]
+    pair_list = list(itertools.combinations(limited, 2))
+
+    def reducer(cand: pd.DataFrame) -> np.ndarray:
+        m = _Masks(cand, lim, req, cat)
+        picks = [np.zeros(0, dtype=np.int64)]
+        for a, b in pair_list:
+            picks.append(_frontier(m.values[a], m.values[b], m.all_but(a, b)))
+        return np.concatenate(picks)
+
+    kept, _ = _scan(cat, req, 1, horizon, reducer, timings)
+    if not len(kept):
+        return []
+    m = _Masks(kept, lim, req, cat)
+    out: list[RelaxationPair] = []
+    for a, b in pair_list:
+        idx = _frontier(m.values[a], m.values[b], m.all_but(a, b))
+        if not idx.size:
+            continue
+        if idx.size > PAIR_POINTS:
+            idx = idx[np.unique(np.round(np.linspace(0, idx.size - 1, PAIR_POINTS)).astype(int))]
+        for i in idx:
+            rel = []
+            for k in (a, b):
+                needed = _needed_in_units(k, float(kept.iloc[int(i)][cols[k]]))
+                given = _given_in_units(lim, k)
+                rel.append(
+                    Relaxation(
+                        requirement=k,
+                        given=given,
+                        needed=needed,
+                        unit=RELAX_UNITS[k],
+                        message=_phrase(k, needed, given),
+                    )
+                )
+            out.append(
+                RelaxationPair(relaxations=rel, message=f"{_phrase(a, rel[0].needed)} and {_phrase(b, rel[1].needed)}")
+            )
+    return out
+
+
+def _no_plan(
+    req: PlanRequest, msg: str, relax: list[Relaxation], pairs: list[RelaxationPair], timings: dict[str, float]
+) -> PlanResult:
     return PlanResult(
         request=req,
         status="infeasible",
@@ -685,7 +1044,7 @@ def _no_plan(req: PlanRequest, msg: str, relax: list[Relaxation], timings: dict[
         binding=[],
         solver=None,
         alternatives=[],
-        explanation=Explanation(message=msg, relaxations=relax),
+        explanation=Explanation(message=msg, relaxations=relax, pairs=pairs),
         timings_s=timings,
     )
 
@@ -700,33 +1059,37 @@ def pareto(
 ) -> pd.DataFrame:
     """Pareto front between two objectives by the epsilon-constraint method: min x s.t. y <= eps.
 
-    Every point is an optimal plan of its epsilon problem (ties in x broken towards smaller y)."""
+    The candidates are the plans at every integer node count that meet every requirement, reduced exactly to
+    their (x, y) non-dominated set; each point is the MIP optimum of its epsilon problem over that set, hence a
+    non-dominated plan of the whole space."""
     if x == y:
         raise PlannerInputError("pareto needs two different objectives")
     if points < 2:
         raise PlannerInputError("pareto needs at least 2 points")
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
     cat = catalog or load_catalog()
-    cand = candidates(cat, req)
     lim = limits_for(cat, req)
-    pool = cand[_satisfies(cand, lim) & _site_envelope_ok(cat, req, cand)].reset_index(drop=True) if len(cand) else cand
-    if not len(pool):
-        res = solve(req, cat)
-        raise PlannerInputError(res.explanation.message if res.explanation else "no feasible plan")
     xc, yc = OBJECTIVE_COLUMNS[x], OBJECTIVE_COLUMNS[y]
-    # tie-break: x + tiny * y so every point is efficient, not just weakly efficient
-    pool = pool.copy()
-    scale = float(pool[xc].abs().max()) / max(float(pool[yc].abs().max()), 1e-30)
-    pool["_xy"] = pool[xc] + 1e-7 * scale * pool[yc]
-    pool["_yx"] = pool[yc] + 1e-7 / max(scale, 1e-30) * pool[xc]
-    lo_pos, _ = _mip(pool, lim, "_yx", req.solver)
-    hi_pos, _ = _mip(pool, lim, "_xy", req.solver)
-    if lo_pos is None or hi_pos is None:
-        raise PlannerInputError("the solver found no plan for the end points of the front; raise the time limit")
-    y_min, y_max = float(pool.iloc[lo_pos][yc]), float(pool.iloc[hi_pos][yc])
+
+    def reducer(cand: pd.DataFrame) -> np.ndarray:
+        m = _Masks(cand, lim, req, cat)
+        return _frontier(cand[xc].to_numpy(dtype=float), cand[yc].to_numpy(dtype=float), m.all)
+
+    timings: dict[str, float] = {}
+    kept, _ = _scan(cat, req, 1, req.max_nodes, reducer, timings)
+    front_idx = (
+        _frontier(kept[xc].to_numpy(dtype=float), kept[yc].to_numpy(dtype=float), _Masks(kept, lim, req, cat).all)
+        if len(kept)
+        else np.zeros(0, dtype=np.int64)
+    )
+    if not front_idx.size:
+        res = solve(req.model_copy(update={"alternatives": 0}), cat)
+        raise PlannerInputError(res.explanation.message if res.explanation else "no feasible plan")
+    pool = kept.iloc[front_idx].reset_index(drop=True)
+    y_min, y_max = float(pool[yc].min()), float(pool[yc].iloc[0])  # pool is x ascending: row 0 has the least x
     rows = []
     for eps in np.linspace(y_max, y_min, points):
-        pos, rep = _mip(pool, lim, "_xy", req.solver, epsilon=(yc, float(eps) * (1 + 1e-12)))
+        pos, rep = _mip(pool, lim, xc, req.solver, epsilon=[(yc, float(eps) * (1 + 1e-12))])
         if pos is None:
             continue
         r = pool.iloc[pos]
