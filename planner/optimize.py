@@ -805,10 +805,6 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     )
 
 
-def _option_key(row: pd.Series) -> tuple[str, str, float, str, str]:
-    return (str(row["server"]), str(row["fabric"]), float(row["power_cap"]), str(row["site"]), str(row["purchase"]))
-
-
 def _alternatives(
     cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: pd.Series, column: str
 ) -> list[Plan]:
@@ -822,28 +818,30 @@ def _alternatives(
     if req.alternatives == 0:
         return []
     best = pool.iloc[reduce_pool(pool, column)]
-    order = np.lexsort((best["nodes"].to_numpy(), best[column].to_numpy(dtype=float)))
-    best = best.iloc[order]
-    taken = {_option_key(chosen)}
-    gpus_listed = {str(chosen["gpu"])}
+    best = best.iloc[np.lexsort((best["nodes"].to_numpy(), best[column].to_numpy(dtype=float)))]
+    keys = list(zip(*(best[c].astype(object).tolist() for c in HARDWARE_KEY), strict=True))
+    gpu_of = best["gpu"].astype(str).tolist()
+    chosen_key = tuple(chosen[c] for c in HARDWARE_KEY)
     out: list[Plan] = []
-    rows = [r for _, r in best.iterrows() if _option_key(r) not in taken]
-    for r in rows:
+    listed: set[int] = set()
+
+    def take(i: int) -> None:
+        p = plan_from_row(cat, req, best.iloc[i])
+        if not check_plan(p, req, cat, lim):
+            out.append(p)
+        listed.add(i)  # tried: never twice
+
+    for i in range(len(best)):
         if len(out) >= req.alternatives:
             break
-        p = plan_from_row(cat, req, r)
-        if not check_plan(p, req, cat, lim):
-            out.append(p)
-            taken.add(_option_key(r))
-            gpus_listed.add(p.gpu)
-    for r in rows:
-        if str(r["gpu"]) in gpus_listed or _option_key(r) in taken:
-            continue
-        p = plan_from_row(cat, req, r)
-        if not check_plan(p, req, cat, lim):
-            out.append(p)
-            taken.add(_option_key(r))
-            gpus_listed.add(p.gpu)
+        if keys[i] != chosen_key:
+            take(i)
+    gpus = {str(chosen["gpu"])} | {p.gpu for p in out}
+    for i in range(len(best)):
+        if gpu_of[i] not in gpus and i not in listed and keys[i] != chosen_key:
+            take(i)
+            if out and out[-1].gpu == gpu_of[i]:
+                gpus.add(gpu_of[i])
     return out
 
 
