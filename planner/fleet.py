@@ -402,6 +402,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
         wl = cat.workload(j.model)
         by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs)), []).append(j)
     frames = []
+    fitting = 0
     for (model, samples), jobs in by_work.items():
         df = evaluate_space(
             cat, model, space=space, site=req.site, purchase="buy", work=Work(samples), life_years=req.life_years
@@ -470,6 +471,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
         if not parts:
             continue
         modes = pd.concat(parts, ignore_index=True)
+        fitting += sum(int((modes["slots_needed"] <= len(job_window(req, j))).sum()) for j in jobs)
         if prune and len(modes):
             keep = np.zeros(len(modes), dtype=bool)
             key = modes["group"] + "|" + modes["fabric"]
@@ -483,7 +485,9 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
             frames.append(mj)
     if not frames:
         return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["fitting_modes"] = fitting  # before pruning
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ billing
@@ -554,8 +558,15 @@ class Index:
 
 
 def build_fleet_model(
-    cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools | None = None
+    cat: Catalog,
+    req: FleetRequest,
+    modes: pd.DataFrame,
+    pools: Pools | None = None,
+    rounded_work: bool = True,
+    cuts: bool = True,
 ) -> pyo.ConcreteModel:
+    """The MIP of the module docstring. ``rounded_work=False`` writes (2) with hours (sum H r >= sum T z) and
+    ``cuts=False`` leaves out (12): the weaker formulations, kept to measure the root bound (bench/)."""
     pools = pools or pools_of(cat, req)
     modes = modes.reset_index(drop=True)
     m = pyo.ConcreteModel(name="fleet")
@@ -598,7 +609,7 @@ def build_fleet_model(
     m.late = pyo.Var(m.J, domain=pyo.NonNegativeReals)
 
     add_one_mode(m, ix)
-    add_work(m, ix, d)
+    add_work(m, ix, d if rounded_work else modes["time_to_train_h"].to_numpy(float) / req.slot_hours)
     add_nodes(m, ix, nodes)
     add_capacity(m, ix, req)
     add_fabric_choice(m, ix, req)
@@ -607,7 +618,8 @@ def build_fleet_model(
     rent = add_billing(m, ix, cat)
     add_budget(m, req, capex, rent)
     add_lateness(m, ix, req)
-    add_cuts(m, ix, req, nodes, d)
+    if cuts:
+        add_cuts(m, ix, req, nodes, d)
     add_objective(m, ix, req, cat, capex, rent)
     return m
 
@@ -650,7 +662,7 @@ def add_work(m: pyo.ConcreteModel, ix: Index, d: np.ndarray) -> None:
     m.work = pyo.Constraint(
         m.J,
         rule=lambda m, j: (
-            pyo.quicksum(m.r[j, t] for t in ix.window[j]) >= pyo.quicksum(int(d[k]) * m.z[k] for k in ix.by_job[j])
+            pyo.quicksum(m.r[j, t] for t in ix.window[j]) >= pyo.quicksum(float(d[k]) * m.z[k] for k in ix.by_job[j])
         ),
     )
 
