@@ -223,21 +223,6 @@ def _check_request(cat: Any, req: Any) -> None:
         check_caps_usable(cat, req.power_caps, sorted(_match_gpus(cat, req.gpus)) if req.gpus else None)
 
 
-def plan_notes(cat: Any, req: Any, plan: Any) -> list[str]:
-    """What was adjusted in the chosen plan: fp8 on a GPU without it, a rounded-up global batch."""
-    notes = []
-    wl = cat.workload(req.model)
-    precision = req.precision or wl.precision
-    if precision == "fp8" and cat.gpu(plan.estimate.gpu).fp8_tflops is None:
-        notes.append(f"{plan.estimate.gpu} has no fp8: this plan computes in {plan.estimate.precision}")
-    if req.global_batch is not None and plan.global_batch != req.global_batch:
-        notes.append(
-            f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
-            f"each data-parallel replica of layout {plan.layout})"
-        )
-    return notes
-
-
 def result_json(res: Any) -> dict[str, Any]:
     """The machine form: the keys of `planner evaluate` plus the plan and solver fields."""
     out: dict[str, Any] = {
@@ -267,6 +252,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     req = request_from_args(args, args.objective, args.alternatives)
     _check_request(cat, req)
     res = solve(req, cat)
+    from planner.views import plan_notes
+
     notes = plan_notes(cat, req, res.plan) if res.plan is not None else []
     for n in notes:
         notice(n)

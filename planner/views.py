@@ -201,6 +201,20 @@ def why_this_plan(res: PlanResult) -> list[str]:
     return lines
 
 
+def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
+    """What was adjusted in the chosen plan (never silent): fp8 on a GPU without fp8, a rounded-up global batch."""
+    notes = []
+    precision = req.precision or catalog.workload(req.model).precision
+    if precision == "fp8" and catalog.gpu(plan.estimate.gpu).fp8_tflops is None:
+        notes.append(f"{plan.estimate.gpu} has no fp8: this plan computes in {plan.estimate.precision}")
+    if req.global_batch is not None and plan.global_batch != req.global_batch:
+        notes.append(
+            f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
+            f"each data-parallel replica of layout {plan.layout})"
+        )
+    return notes
+
+
 def plan_csv(res: PlanResult) -> str:
     return alternatives_frame(res).to_csv(index=False)
 

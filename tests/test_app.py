@@ -213,3 +213,14 @@ def test_malformed_batch_csv_is_one_clear_error() -> None:
 
     with pytest.raises(PlannerInputError, match=r"bad\.csv: not a valid CSV"):
         views.read_batch_upload("bad.csv", b'model,deadline_days\n"llama3-8b,3\n')
+
+
+def test_fp8_workload_on_a_gpu_without_fp8_is_noted_on_the_plan_page() -> None:
+    at = app()
+    at.selectbox(key="model").set_value("gpt3-175b").run()
+    at.multiselect(key="gpus").set_value(["a100-sxm-80gb"]).run()
+    at.number_input(key="deadline").set_value(365.0).run()
+    assert not at.exception
+    api = solve(PlanRequest(model="gpt3-175b", deadline_days=365, gpus=["a100-sxm-80gb"]))
+    assert api.plan is not None and metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
+    assert any("a100-sxm-80gb has no fp8: this plan computes in bf16" in w.value for w in at.warning)
