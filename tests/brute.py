@@ -263,7 +263,7 @@ def pair_problem(df: pd.DataFrame, r: PlanRequest, rel: Sequence[Any]) -> str | 
 # ------------------------------------------------------------------------------------------- random requests
 # (model, work, GPU subsets that keep a request small enough, node-limit range)
 MODELS: list[tuple[str, dict[str, float], list[list[str]], tuple[int, int]]] = [
-    ("llama3-405b", {"tokens": 15.6e12}, [["H100"], ["B200"], ["H100", "H200", "B200"], ["mi300x"]], (16, 4096)),
+    ("llama3-405b", {"tokens": 15.6e12}, [["H100"], ["B200"], ["H100", "H200", "B200"], ["mi300x"]], (256, 4096)),
     ("llama3-70b", {"tokens": 2e12}, [["H100"], ["B200"], ["A100", "H100"]], (4, 1024)),
     ("llama3-8b", {"tokens": 1e12}, [["H100"], ["l40s"], ["rtx-4000-ada", "B200"]], (1, 512)),
     ("gpt3-175b", {"tokens": 3e11}, [["A100"], ["H100"]], (8, 2048)),
