@@ -47,7 +47,7 @@ def main() -> int:
     args = ap.parse_args()
     cat = load_catalog()
     rng = np.random.default_rng(args.seed)
-    n = Counter()
+    n: Counter[str] = Counter()
     t0 = time.perf_counter()
     for i in range(args.requests):
         r = brute.random_request(rng, cat)
