@@ -41,6 +41,19 @@ BUDGET_HELP = (
 )
 
 
+def owned_list(text: str) -> dict[str, int]:
+    """--owned SERVER:COUNT[,SERVER:COUNT] -> {server: count}."""
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        server, sep, count = part.strip().rpartition(":")
+        if not sep or not server or not count.strip().isdigit() or int(count) < 1:
+            raise argparse.ArgumentTypeError(
+                f"'{part.strip()}' is not SERVER:COUNT with a positive whole count (e.g. dgx-a100-80gb:64)"
+            )
+        out[server] = out.get(server, 0) + int(count)
+    return out
+
+
 def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True) -> None:
     p.add_argument("--model", required=True, help="workload id (see `planner models`)")
     add_work_args(p)
@@ -87,6 +100,12 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
         help="compute precision (default: the workload's); fp8 runs at bf16 on GPUs without fp8, with a note",
     )
     p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")
+    p.add_argument(
+        "--owned",
+        type=owned_list,
+        help="servers already owned, SERVER:COUNT[,SERVER:COUNT], e.g. dgx-a100-80gb:64: a bought plan uses them at "
+        "no capex (on the server's first listed fabric, their network included) and pays only for what it adds",
+    )
     add_life_arg(p)
     add_framework_arg(p)
     p.add_argument("--time-limit", type=positive_float, default=60.0, help="HiGHS time limit per solve, seconds")
@@ -206,6 +225,7 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
         "global_batch": args.global_batch,
         "precision": args.precision,
         "max_nodes": args.max_nodes,
+        "owned": getattr(args, "owned", None),
         "life_years": args.life_years,
         "alternatives": alternatives,
         "solver": solver,
@@ -217,6 +237,8 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
 
 def _check_request(cat: Any, req: Any) -> None:
     """Input checks the optimizer would otherwise turn into an empty search."""
+    for server in req.owned:
+        cat.server(server)  # an unknown owned server is a clear error (exit 2)
     if req.power_caps:
         from planner.optimize import _match_gpus
 

@@ -195,6 +195,8 @@ def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None
     """(6) up-front spend (capex or whole rent) or total run cost within the budget."""
     if limits.budget_usd is None:
         return
+    if not (cand[limits.budget_column()].to_numpy(dtype=float) != 0.0).any():
+        return  # every candidate is free (owned servers): 0 <= B holds, and Pyomo rejects a constant row
     m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= limits.budget_usd)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from planner import cost
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
@@ -89,6 +90,11 @@ class PlanRequest(BaseModel):
     max_rack_units: int | None = Field(None, ge=1)
     life_years: float = Field(4.0, gt=0, le=15)
     alternatives: int = Field(3, ge=0, le=20, description="next-best distinct plans to report")
+    owned: dict[str, int] = Field(
+        default_factory=dict,
+        description="servers already owned, id -> nodes, cabled to the server's first listed fabric: a plan uses "
+        "them at no capex and pays only for nodes beyond them and the network those need (owned_credit_usd)",
+    )
     solver: SolverOptions = Field(default_factory=SolverOptions)
 
     @field_validator("power_caps")
@@ -417,8 +423,38 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     server_cat = cand["server"].cat
     rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories], dtype=np.int64)
     cand["rack_units"] = cand["nodes"].to_numpy(dtype=np.int64) * rack[np.asarray(server_cat.codes)]
+    if req.owned:
+        buy = cand["purchase"].to_numpy() == "buy"
+        credit = np.zeros(len(cand))
+        for (server, fabric), idx in cand[buy].groupby(["server", "fabric"], observed=True).indices.items():
+            rows = np.flatnonzero(buy)[idx]
+            credit[rows] = owned_credit_usd(catalog, req, str(server), str(fabric), cand["nodes"].to_numpy()[rows])
+        cand["capex_usd"] = cand["capex_usd"].to_numpy() - credit
+        cand["cost_usd"] = cand["cost_usd"].to_numpy() - cost.amortized_usd(
+            credit, cand["time_to_train_h"].to_numpy(dtype=float), req.life_years
+        )
     cand["upfront_usd"] = np.where(cand["purchase"].to_numpy() == "buy", cand["capex_usd"], cand["cost_usd"])
     return cand
+
+
+def owned_credit_usd(catalog: Catalog, req: PlanRequest, server: str, fabric: str, nodes: Any) -> np.ndarray:
+    """What owned servers take off a bought plan's capex (planner/cost.py): with O owned and k = min(n, O) of
+    them used, capex(k) on the owned fabric (servers, NICs, switches, cables already there), so the plan pays
+    capex(n) - capex(k); on another fabric only the k servers' price (their network is bought anew)."""
+    n = np.asarray(nodes, dtype=np.int64)
+    owned = req.owned.get(server, 0)
+    if not owned:
+        return np.zeros(len(n))
+    s = catalog.server(server)
+    k = np.minimum(n, owned)
+    if fabric != s.fabrics[0]:
+        return np.asarray(k * (s.price_usd or 0.0), dtype=float)
+    f = catalog.fabric(fabric)
+    sw = cost.switch_count(k, s.nic_ports, f.switch_radix)
+    cables = cost.cable_count(k, s.nic_ports, f.switch_radix)
+    return cost.capex_usd(
+        k, s.price_usd or 0.0, s.nic_ports, f.nic_price_usd, sw, f.switch_price_usd, cables, f.cable_price_usd
+    )
 
 
 # ------------------------------------------------------------------------------------------------ limits
@@ -668,7 +704,12 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
             life_years=req.life_years,
         ),
     )
-    upfront = est.capex_usd if est.purchase == "buy" else est.cost_usd
+    capex_usd, cost_usd = est.capex_usd, est.cost_usd
+    if est.purchase == "buy" and req.owned:
+        credit = float(owned_credit_usd(catalog, req, est.server, est.fabric, [est.nodes])[0])
+        capex_usd -= credit
+        cost_usd -= float(cost.amortized_usd(credit, est.time_to_train_h, req.life_years))
+    upfront = capex_usd if est.purchase == "buy" else cost_usd
     return Plan(
         server=est.server,
         gpu=est.gpu,
@@ -688,8 +729,8 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
         facility_power_kw=est.facility_power_kw,
         energy_kwh=est.energy_kwh,
         facility_energy_kwh=est.facility_energy_kwh,
-        cost_usd=est.cost_usd,
-        capex_usd=est.capex_usd,
+        cost_usd=cost_usd,
+        capex_usd=capex_usd,
         upfront_usd=upfront,
         carbon_kg=est.carbon_kg,
         rack_units=est.nodes * catalog.server(est.server).rack_units,
@@ -754,6 +795,8 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     """Find the optimal capacity plan for the request (see module docstring and planner/mip.py)."""
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
     cat = catalog or load_catalog()
+    for server in req.owned:
+        cat.server(server)  # an unknown owned server is an input error, not silently ignored
     timings: dict[str, float] = {}
     lim = limits_for(cat, req)
     column = OBJECTIVE_COLUMNS[req.objective]

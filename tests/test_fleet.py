@@ -399,3 +399,33 @@ def test_more_budget_power_or_owned_servers_never_make_the_fleet_worse(data: Any
         v2 = fleet(req.model_copy(update=change), cat, explain=False).objective_value
         if v is not None:
             assert v2 is not None and v2 <= v * (1 + 1e-6) + 1e-4, change
+
+
+# ------------------------------------------------------------------------------------- single-job solve
+def _plan_req(**kw: Any) -> Any:
+    from planner.optimize import PlanRequest
+
+    base: dict[str, Any] = {"model": "toy-model", "sites": ["clean"], "power_caps": [1.0], "alternatives": 0}
+    return PlanRequest.model_validate({**base, **kw})
+
+
+def test_single_job_on_owned_servers_needs_no_purchase(toy: Catalog) -> None:
+    # T(1) = 5.83 h fits a 6 h deadline on one node; owning one toy-b (a 20,000 USD server) makes it free,
+    # so even a zero budget is met, on the owned server
+    from planner.optimize import solve
+
+    res = solve(_plan_req(deadline_days=6 / 24, objective="cost", budget_usd=0.0, owned={"toy-b": 1}), toy)
+    assert res.plan is not None and (res.plan.server, res.plan.nodes) == ("toy-b", 1)
+    assert res.plan.upfront_usd == 0.0 and res.plan.capex_usd == 0.0
+
+
+def test_single_job_beyond_the_owned_servers_pays_only_the_difference(toy: Catalog) -> None:
+    # a 4 h deadline needs 2 nodes (T(2) = 3.06 h); owning one toy-a, the plan adds one (10,000 USD), where
+    # 2 x toy-b would cost 40,000 USD; without the owned node it pays 20,000 USD
+    from planner.optimize import solve
+
+    res = solve(_plan_req(deadline_days=4 / 24, objective="cost", owned={"toy-a": 1}), toy)
+    assert res.plan is not None and (res.plan.server, res.plan.nodes) == ("toy-a", 2)
+    assert res.plan.upfront_usd == pytest.approx(10_000)
+    fresh = solve(_plan_req(deadline_days=4 / 24, objective="cost"), toy)
+    assert fresh.plan is not None and fresh.plan.upfront_usd == pytest.approx(20_000)
