@@ -97,9 +97,11 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=2048)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-root", action="store_true", help="skip the root-bound history")
+    ap.add_argument("--time-limit", type=float, default=600.0, help="HiGHS time limit, seconds")
     args = ap.parse_args()
     cat = catalog_with(args.types)
     req = request(args.jobs, args.slots, args.max_nodes)
+    req = req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": args.time_limit})})
     pools = pools_of(cat, req)
     t = time.perf_counter()
     modes = job_modes(cat, req, pools=pools)
@@ -127,19 +129,24 @@ def main() -> None:
         assert rep is not None
         rows.append((total, rep.solve_time_s, rep.gap or 0.0))
         tm = plan.timings_s
+        figures = (
+            f"HiGHS objective {rep.objective:,.0f}, bound {rep.bound:,.0f}, gap {rep.gap or 0:.2%}"
+            if rep.objective is not None and rep.bound is not None
+            else "no incumbent"
+        )
         print(
             f"  run: total {total:.1f} s (modes {tm.get('modes_s', 0):.1f}, Pyomo build {tm.get('build_s', 0):.1f}, "
-            f"hand-off {rep.handoff_time_s:.1f}, HiGHS {rep.solve_time_s:.1f}); status {plan.status}, "
-            f"HiGHS objective {rep.objective:,.0f}, bound {rep.bound:,.0f}, gap {rep.gap or 0:.2%}, "
+            f"hand-off {rep.handoff_time_s:.1f}, HiGHS {rep.solve_time_s:.1f}); status {plan.status}, {figures}, "
             f"{rep.nodes} B&B nodes, {rep.simplex_iterations} simplex iterations, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )
         bought = [p for p in plan.purchases if p["added"]]
-        print(
-            "  plan: "
-            + ", ".join(f"{p['added']} x {p['server']} on {p['fabric']}" for p in bought)
-            + f"; capex ${plan.totals['capex_usd']:,.0f}, cost ${plan.totals['cost_usd']:,.0f}"
-        )
+        if plan.objective_value is not None:
+            print(
+                "  plan: "
+                + ", ".join(f"{p['added']} x {p['server']} on {p['fabric']}" for p in bought)
+                + f"; capex ${plan.totals['capex_usd']:,.0f}, cost ${plan.totals['cost_usd']:,.0f}"
+            )
     print(
         f"median: total {statistics.median(r[0] for r in rows):.1f} s, "
         f"HiGHS {statistics.median(r[1] for r in rows):.1f} s, gap {statistics.median(r[2] for r in rows):.2%}"
