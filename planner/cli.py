@@ -278,6 +278,24 @@ def layout_from_args(args: argparse.Namespace) -> Any:
     return validated(Layout, fields, "layout")
 
 
+def check_layout_framework(layout: Any, fw: Any) -> None:
+    """A layout the framework profile cannot run is bad input (say which framework can)."""
+    from planner.errors import PlannerInputError
+
+    problems = []
+    if layout.tensor_parallel > 1 and not fw.tensor_parallel:
+        problems.append(f"tensor parallelism (--tp {layout.tensor_parallel})")
+    if layout.pipeline_parallel > 1 and not fw.pipeline_parallel:
+        problems.append(f"pipeline parallelism (--pp {layout.pipeline_parallel})")
+    if layout.zero_stage > fw.max_zero_stage:
+        problems.append(f"ZeRO stage {layout.zero_stage} (it goes up to {fw.max_zero_stage})")
+    if problems:
+        raise PlannerInputError(
+            f"framework '{fw.id}' does not support {' or '.join(problems)}: choose another layout or --framework "
+            "(see `planner catalog frameworks`)"
+        )
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from planner.errors import PlannerInputError
     from planner.model import evaluate, work_from
@@ -305,6 +323,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             )
         notes.append(f"{server.gpu} has no fp8: the workload's fp8 runs at bf16 (give --precision to choose)")
     layout = layout_from_args(args)
+    if layout is not None:
+        check_layout_framework(layout, cat.framework(wl.framework))
     samples = work_from(wl, args.samples, args.tokens, args.epochs)
     config = validated(
         Configuration,
