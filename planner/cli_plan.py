@@ -85,7 +85,7 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--power-caps",
         type=fraction_list,
-        help="allowed GPU power caps as fractions of TDP in (0, 1], e.g. 0.6,0.8,1.0 (default: 0.5 to 1.0 in "
+        help="allowed GPU power caps as fractions of TDP in (0, 1], e.g. 0.6,0.8,1.0 (default: 0.4 to 1.0 in "
         "steps of 0.1); rented servers whose power limit is not settable run at 1.0",
     )
     p.add_argument(

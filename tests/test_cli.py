@@ -507,3 +507,18 @@ def test_megatron_layout_flags_reach_the_layout_or_say_the_model_lacks_them(
         assert code == 2 and "only full recomputation" in err
     else:
         assert code == 0 and json.loads(out)["layout_spec"]["recompute"] == "selective"
+
+
+def test_power_caps_help_states_the_model_default() -> None:
+    import argparse
+    import itertools
+
+    from planner.cli import build_parser
+    from planner.model import DEFAULT_CAPS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    caps_help = next(a.help for a in sub.choices["solve"]._actions if "--power-caps" in a.option_strings) or ""
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(DEFAULT_CAPS)}
+    assert len(steps) == 1, "DEFAULT_CAPS is no longer evenly spaced: update the --power-caps help"
+    stated = f"default: {min(DEFAULT_CAPS):.1f} to {max(DEFAULT_CAPS):.1f} in steps of {steps.pop():g}"
+    assert stated in " ".join(caps_help.split()), caps_help
