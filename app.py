@@ -312,7 +312,7 @@ def page_plan() -> None:
             chart = views.pareto_chart(front, x, y)
             st.caption(views.pareto_note(front, PARETO_POINTS))
             st.altair_chart(chart)
-            st.dataframe(front.rename(columns=views.READABLE).round(4), hide_index=True)
+            st.dataframe(views.readable(front), hide_index=True)
             _downloads(chart, "Pareto chart", "pareto")
 
 
@@ -342,9 +342,9 @@ def page_catalog() -> None:
             st.success(f"Using the edited {table} table on the Plan page.")
     st.download_button(f"Download {table}.yaml", views.table_yaml(catalog(), table), f"{table}.yaml")
     with st.expander("Fabrics and sites"):
-        st.dataframe([f.model_dump() for f in cat.fabrics.values()], hide_index=True)
-        st.dataframe([s.model_dump() for s in cat.sites.values()], hide_index=True)
-        st.dataframe([f.model_dump() for f in cat.frameworks.values()], hide_index=True)
+        st.dataframe(views.readable([f.model_dump() for f in cat.fabrics.values()]), hide_index=True)
+        st.dataframe(views.readable([s.model_dump() for s in cat.sites.values()]), hide_index=True)
+        st.dataframe(views.readable([f.model_dump() for f in cat.frameworks.values()]), hide_index=True)
 
 
 def page_models() -> None:
@@ -363,7 +363,7 @@ def page_models() -> None:
         }
         for w in cat.workloads.values()
     ]
-    st.dataframe(rows, hide_index=True)
+    st.dataframe(views.readable(rows), hide_index=True)
     upload = st.file_uploader(
         "Add a custom model (YAML, see models/_template.yaml)", type=["yaml", "yml"], key="model_upload"
     )
@@ -423,7 +423,7 @@ def page_fleet() -> None:
         return
     req = views.read_fleet_upload(name, data)
     if not st.button("Plan the fleet", key="fleet_run"):
-        st.dataframe([j.model_dump() for j in req.jobs], hide_index=True)
+        st.dataframe(views.readable([j.model_dump() for j in req.jobs]), hide_index=True)
         return
     with st.spinner("Solving the fleet MIP..."):
         plan = fleet(req, catalog())
@@ -432,8 +432,8 @@ def page_fleet() -> None:
         return
     status = "Optimal" if plan.status == "optimal" else "Best found (time limit)"
     st.subheader(f"{status} fleet: {plan.objective} = {plan.objective_value:,.6g}")
-    st.dataframe(plan.purchase_frame(), hide_index=True)
-    st.dataframe(plan.assignment_frame(), hide_index=True)
+    st.dataframe(views.readable(plan.purchase_frame()), hide_index=True)
+    st.dataframe(views.readable(plan.assignment_frame()), hide_index=True)
     chart = views.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")
@@ -465,7 +465,7 @@ def page_batch() -> None:
     if st.button("Run", key="batch_run"):
         with st.spinner(f"Solving {len(scenarios)} scenarios..."):
             df = batch(scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False)
-        st.dataframe(df, hide_index=True)
+        st.dataframe(views.readable(df), hide_index=True)
         st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv")
 
 

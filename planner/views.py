@@ -130,6 +130,41 @@ def plan_card_html(card: dict[str, str]) -> str:
     )
 
 
+UNIT_SUFFIXES = {
+    "_usd": "(USD)",
+    "_kwh": "(kWh)",
+    "_kw": "(kW)",
+    "_w": "(W)",
+    "_kg": "(kg CO2e)",
+    "_days": "(days)",
+    "_h": "(h)",
+    "_s": "(s)",
+    "_gb": "(GB)",
+    "_pct": "(%)",
+}
+
+
+def readable_header(col: str) -> str:
+    """snake_case with a unit suffix -> 'Sentence case (unit)': facility_energy_kwh -> 'Facility energy (kWh)'."""
+    if col in READABLE:
+        return READABLE[col]
+    for suffix, unit in UNIT_SUFFIXES.items():
+        if col.endswith(suffix) and len(col) > len(suffix):
+            words = col[: -len(suffix)].replace("_", " ")
+            return f"{words[:1].upper()}{words[1:]} {unit}"
+    words = col.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def readable(df: Any) -> pd.DataFrame:
+    """A table for people: readable headers, floats rounded to 4 significant figures."""
+    out = pd.DataFrame(df).copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].map(lambda v: _sig(float(v), 4))
+    return out.rename(columns={c: readable_header(str(c)) for c in out.columns})
+
+
 def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     """Plan and alternatives, machine columns (for CSV)."""
     df = res.to_frame()

@@ -224,3 +224,13 @@ def test_fp8_workload_on_a_gpu_without_fp8_is_noted_on_the_plan_page() -> None:
     api = solve(PlanRequest(model="gpt3-175b", deadline_days=365, gpus=["a100-sxm-80gb"]))
     assert api.plan is not None and metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
     assert any("a100-sxm-80gb has no fp8: this plan computes in bf16" in w.value for w in at.warning)
+
+
+def test_tables_for_people_have_readable_headers_and_rounded_numbers() -> None:
+    from planner import views
+
+    df = views.readable([{"facility_energy_kwh": 123456.789, "cost_usd": 0.123456, "time_to_train_days": 9.87654}])
+    assert list(df.columns) == ["Facility energy (kWh)", "Cost (USD)", "Time to train (days)"]
+    assert df.iloc[0].tolist() == [123500.0, 0.1235, 9.877]
+    table = views.alternatives_table(solve(default_request(alternatives=1)))
+    assert "Time to train (days)" in table.columns and not any("_" in c for c in table.columns)
