@@ -453,25 +453,39 @@ def _fuzz_args() -> Any:
                 "--site",
                 "--gpus",
                 "--framework",
+                "--tp",
+                "--pp",
+                "--vp",
+                "--zero",
+                "--recompute",
+                "--micro-batch",
+                "--power-cap",
             ]
         ),
-        st.one_of(numbers, st.sampled_from(["fp8", "bf16", "us-colo", "mars", "A100", "megatron", "0.1,0.9"])),
+        st.one_of(
+            numbers,
+            st.sampled_from(["fp8", "bf16", "us-colo", "mars", "A100", "megatron", "0.1,0.9", "2", "8", "full"]),
+        ),
     )
     return st.tuples(
-        st.sampled_from(["solve", "pareto"]),
+        st.sampled_from(["solve", "pareto", "evaluate", "evaluate"]),
         st.sampled_from(["resnet50", "bert-large", "nope"]),
         st.lists(flag_values, max_size=4),
     )
 
 
-def test_fuzz_solve_and_pareto_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fuzz_solve_pareto_and_evaluate_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     from hypothesis import HealthCheck, given, settings
 
     @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(_fuzz_args())
     def check(case: Any) -> None:
         command, model, flags = case
-        argv = [command, "--model", model, "--time-limit", "5"]
+        argv = [command, "--model", model]
+        if command == "evaluate":
+            argv += ["--server", "dgx-h100", "--nodes", "2"]
+        else:
+            argv += ["--time-limit", "5"]
         if command == "pareto":
             argv += ["--points", "2"]
         for flag, value in flags:
