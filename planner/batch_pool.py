@@ -1,11 +1,11 @@
 """Running scenarios in worker processes (local) or Ray actors, surviving the death of any worker.
 
 Local engine: ``workers`` processes, each with its own pipe and exactly one scenario at a time, so the
-scenario of a worker that dies is known. The main process waits on every worker's pipe *and* process
-sentinel; a death (killed, out of memory, segfault) re-queues that scenario at the front and starts a
-replacement worker. A scenario is tried at most ``max_attempts`` times; then it becomes an ``error`` row naming
-the cause ("worker died 3 times while solving it; last: killed by SIGKILL"). The batch itself never stops
-for a worker.
+scenario of a worker that dies is known (``workers=1`` runs in the calling process: there is no pool to
+lose). The main process waits on every worker's pipe *and* process sentinel; a death (killed, out of
+memory, segfault) re-queues that scenario at the front and starts a replacement worker. A scenario is tried
+at most ``max_attempts`` times; then it becomes an ``error`` row naming the cause ("worker died 3 times while
+solving this scenario (last: killed by SIGKILL)"). The batch itself never stops for a worker.
 
 No orphans: each worker asks the kernel for SIGKILL when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``,
 checked against a parent that died before the call), ignores SIGINT (Ctrl-C reaches the whole process group;
@@ -125,10 +125,19 @@ def run_local(
     done: Done,
     event: Event,
     max_attempts: int = 3,
+    in_process_when_one: bool = True,
 ) -> dict[str, int]:
-    """Solve ``todo`` on ``workers`` processes; every scenario ends in ``done`` exactly once. Returns counters."""
+    """Solve ``todo`` on ``workers`` processes; every scenario ends in ``done`` exactly once. Returns counters.
+
+    One worker runs in this process (no pool to lose; as safe in a threaded host such as Streamlit) unless
+    ``in_process_when_one`` is false."""
     stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
     if not todo:
+        return stats
+    if workers == 1 and in_process_when_one:
+        init_worker(cdir, mdir)
+        for s in todo:
+            done(run_scenario(s), 1)
         return stats
     linux = sys.platform.startswith("linux")
     ctx: Any = mp.get_context("fork" if linux else "spawn")
@@ -281,10 +290,17 @@ def run_ray(
         started = False
         if not ray.is_initialized():
             kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "ignore_reinit_error": True}
-            if address:
-                ray.init(address=address, **kw)
-            else:
-                ray.init(num_cpus=workers, include_dashboard=False, **kw)
+            try:
+                if address:
+                    ray.init(address=address, **kw)
+                else:
+                    ray.init(num_cpus=workers, include_dashboard=False, **kw)
+            except Exception as exc:  # no cluster at that address, or Ray cannot start here
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise PlannerInputError(
+                    f"could not start or reach {where}: {type(exc).__name__}: {exc}; "
+                    "check --ray-address, or use --engine local"
+                ) from None
             started = True
         actor_cls = _ray_actor_class(ray)
         actors = [actor_cls.remote(cdir, mdir) for _ in range(workers)]
