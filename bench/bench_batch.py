@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -98,22 +99,28 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenarios", type=int, default=1000)
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1, help="interleaved rounds; the median rate is reported")
     args = ap.parse_args()
     items = expand(spec())[: args.scenarios]
     print(f"{len(items)} scenarios: {', '.join(MODELS)} x deadline x objective x buy/rent x electricity price")
-    rates: dict[tuple[str, int], float] = {}
     rows: list[dict[str, Any]] = []
     solve_ms: dict[tuple[str, int], float] = {}
     runs = [("local", 1), ("local", 2)] + ([] if args.no_ray else [("ray", 2)])
-    for engine, workers in runs:
-        rate, res = throughput(items, engine, workers)
-        rates[(engine, workers)] = rate
-        rows = res.frame.to_dict(orient="records")
-        solve_ms[(engine, workers)] = float(res.frame["seconds"].median() * 1e3)
-        print(
-            f"{engine:5} workers={workers}: {rate:5.1f} scenarios/s ({res.seconds:.1f} s); "
-            f"statuses {res.counts}; worker deaths {res.stats.get('worker_deaths', 0)}"
-        )
+    samples: dict[tuple[str, int], list[float]] = {k: [] for k in runs}
+    for r in range(args.repeats):
+        for engine, workers in runs:
+            rate, res = throughput(items, engine, workers)
+            samples[(engine, workers)].append(rate)
+            rows = res.frame.to_dict(orient="records")
+            solve_ms.setdefault((engine, workers), float(res.frame["seconds"].median() * 1e3))
+            print(
+                f"round {r + 1}: {engine:5} workers={workers}: {rate:5.1f} scenarios/s ({res.seconds:.1f} s); "
+                f"statuses {res.counts}; worker deaths {res.stats.get('worker_deaths', 0)}",
+                flush=True,
+            )
+    rates = {k: statistics.median(v) for k, v in samples.items()}
+    for (engine, workers), rate in rates.items():
+        print(f"median over {args.repeats} round(s): {engine} workers={workers}: {rate:.1f} scenarios/s")
     machinery = [{"model": f"no-such-model-{i}", "deadline_days": 1} for i in range(2000)]
     for engine, workers in [("local", 2)]:
         out = Path(tempfile.mkdtemp(prefix="bench-machinery-"))

@@ -21,6 +21,7 @@ stderr (file descriptor 1 points at stderr while Ray starts and runs), so stdout
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -143,6 +144,7 @@ def run_local(
     ctx: Any = mp.get_context("fork" if linux else "spawn")
     if linux:
         init_worker(cdir, mdir)  # loaded once here, inherited by every forked worker
+        gc.freeze()  # the inherited heap stays out of the workers' collections (no copy-on-write of it)
     queue = deque(todo)
     attempts: Counter[str] = Counter()
     me = os.getpid()
@@ -237,6 +239,8 @@ def run_local(
         for sl in slots:
             sl.proc.join(timeout=5)
             sl.conn.close()
+        if linux:
+            gc.unfreeze()
     return stats
 
 
