@@ -285,7 +285,7 @@ def page_plan() -> None:
     with tab_scaling:
         frame = views.scaling_frame(cat, req)
         if not frame.empty:
-            chart = views.scaling_chart(frame, res, req.max_nodes)
+            chart = views.scaling_chart(frame, res, req.max_nodes, req.deadline_days)
             st.altair_chart(chart)
             _downloads(chart, "Scaling chart", "scaling")
     with tab_cap:

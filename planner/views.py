@@ -353,7 +353,9 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     return best[["gpu", "server", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency", "bottleneck"]]
 
 
-def scaling_chart(frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | None = None) -> Any:
+def scaling_chart(
+    frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | None = None, deadline_days: float | None = None
+) -> Any:
     alt = _alt()
     top = max_nodes or int(frame["nodes"].max())
     xs = alt.X("nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)")
@@ -383,9 +385,20 @@ def scaling_chart(frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | 
             pt.mark_point(shape="diamond", size=250, filled=True, color="black").encode(tooltip=["label"]),
             pt.mark_text(align="left", dx=10, dy=-8).encode(text="label"),
         ]
+        if deadline_days:
+            # throughput that finishes the plan's amount of work (at the plan's batch) by the deadline
+            need = res.plan.estimate.samples_to_train / (deadline_days * 86400.0)
+            rule = pd.DataFrame({"need": [need], "label": [f"deadline {deadline_days:g} days: >= {human(need)}/s"]})
+            r = alt.Chart(rule).encode(y="need:Q")
+            layers += [
+                r.mark_rule(color="firebrick", strokeDash=[6, 4]),
+                r.mark_text(color="firebrick", align="left", x=5, dy=-6).encode(text="label:N"),
+            ]
     return alt.vconcat(
         alt.layer(*layers).properties(
-            title="Scaling: best server per GPU type at full power (black diamond: the plan)", width=520, height=260
+            title="Scaling: best server per GPU type at full power (diamond: the plan; dashed: the deadline)",
+            width=520,
+            height=260,
         ),
         eff.properties(
             title="Scaling efficiency: per-GPU throughput relative to each GPU type's first plotted point",
@@ -418,7 +431,16 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
         time_to_train_days=df["time_to_train_h"] / 24.0,
         label=[f"{c:.0%}" for c in df["power_cap"]],
         plan=np.isclose(df["power_cap"], p.power_cap),
-    )
+    ).reset_index(drop=True)
+    # caps above the load's demand do not bind: equal points get one label ("90%, 100%") instead of overprinting
+    key = [(_sig(t, 6), _sig(e, 6)) for t, e in zip(df["time_to_train_days"], df["facility_energy_kwh"], strict=True)]
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, k in enumerate(key):
+        groups.setdefault(k, []).append(i)
+    labels = [""] * len(df)
+    for rows in groups.values():
+        labels[rows[0]] = ", ".join(str(df.at[i, "label"]) for i in rows)
+    df["label"] = labels
     return df[["power_cap", "power_cap_w", "label", "plan", "time_to_train_days", "facility_energy_kwh", "cost_usd"]]
 
 
@@ -432,7 +454,7 @@ def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> 
     )
     line = base.mark_line(point=True).encode(
         tooltip=[
-            alt.Tooltip("label:N", title="cap (of TDP)"),
+            alt.Tooltip("power_cap:Q", title="cap (of TDP)", format=".0%"),
             alt.Tooltip("power_cap_w:Q", title="cap (W)", format=".0f"),
             alt.Tooltip("time_to_train_days:Q", title="days", format=",.3g"),
             alt.Tooltip("facility_energy_kwh:Q", title="kWh", format=",.4g"),

@@ -234,3 +234,17 @@ def test_tables_for_people_have_readable_headers_and_rounded_numbers() -> None:
     assert df.iloc[0].tolist() == [123500.0, 0.1235, 9.877]
     table = views.alternatives_table(solve(default_request(alternatives=1)))
     assert "Time to train (days)" in table.columns and not any("_" in c for c in table.columns)
+
+
+def test_power_cap_points_are_labelled_once_each_and_the_plan_marked(shipped) -> None:  # type: ignore[no-untyped-def]
+    from planner import views
+
+    req = default_request()
+    res = solve(req, shipped)
+    assert res.plan is not None
+    frame = views.power_cap_frame(shipped, req, res)
+    named = [c for label in frame["label"] if label for c in label.split(", ")]
+    assert sorted(named) == sorted(f"{c:.0%}" for c in frame["power_cap"])
+    assert frame["plan"].sum() == 1 and float(frame.loc[frame["plan"], "power_cap"].iloc[0]) == res.plan.power_cap
+    spec = views.power_cap_chart(frame, req.deadline_days).to_dict()
+    assert any(layer.get("mark", {}).get("type") == "rule" for layer in spec["layer"])  # the deadline
