@@ -259,6 +259,78 @@ def stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def _descendants(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of every live descendant of ``root`` (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    try:
+        entries = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return set()
+    for d in entries:
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append((int(d), fields[19]))
+    out: set[tuple[int, str]] = set()
+    todo = [root]
+    while todo:
+        for pid, start in children.get(todo.pop(), []):
+            if (pid, start) not in out:
+                out.add((pid, start))
+                todo.append(pid)
+    return out
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
+
+
+def _watchdog_main(parent_pid: int, conn: Connection) -> None:
+    """Keep a list of the parent's descendants (Ray's processes); if the parent dies, SIGKILL every one left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    me = os.getpid()
+    known: set[tuple[int, str]] = set()
+    while True:
+        if conn.poll(0.5):  # the parent is done and shut Ray down itself
+            return
+        if os.getppid() != parent_pid:
+            break
+        known |= {(p, t) for p, t in _descendants(parent_pid) if p != me}
+    for pid, start in known:
+        if _start_time(pid) == start:  # the same process, not a reused pid
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def ray_reaper() -> Iterator[None]:
+    """A watchdog process that kills what Ray started if this process dies without shutting Ray down
+    (SIGKILL): Ray's raylet dies with its parent, but some of its agents outlive it."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    ctx: Any = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_watchdog_main, args=(os.getpid(), child), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            parent.send(None)
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+        parent.close()
+
+
 def _ray_actor_class(ray: Any) -> Any:
     @ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)
     class Worker:
@@ -290,7 +362,7 @@ def run_ray(
     stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
     if not todo:
         return stats
-    with stdout_to_stderr():
+    with stdout_to_stderr(), ray_reaper():
         started = False
         if not ray.is_initialized():
             kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "ignore_reinit_error": True}

@@ -323,12 +323,23 @@ def test_read_only_directory_exits_2(spec_file: Path, tmpfs: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------- Ray
-def test_killed_ray_actor_is_replaced_and_its_tasks_resubmitted(
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        for k in children(todo.pop()):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def test_killed_ray_actor_is_replaced_and_a_killed_main_leaves_no_ray_process(
     spec_file: Path, clean: pd.DataFrame, tmp_path: Path
 ) -> None:
+    """One Ray run: an actor is SIGKILLed (replaced, its tasks resubmitted), then the main process is SIGKILLed
+    (nothing Ray started may survive it); a resume on Ray prints valid JSON and ends equal to a clean run."""
     pytest.importorskip("ray")
     out = tmp_path / "out"
-    proc = start(spec_file, out, "--workers", "2", "--engine", "ray", "--json")
+    proc = start(spec_file, out, "--workers", "2", "--engine", "ray")
     t = time.time() + 180
     while time.time() < t and len(rows_in(out)) < 2 and proc.poll() is None:
         time.sleep(0.01)
@@ -337,11 +348,32 @@ def test_killed_ray_actor_is_replaced_and_its_tasks_resubmitted(
         pytest.skip(f"Ray could not start here: {err[-500:]}")
     pid = rows_in(out)[-1][1]  # an actor's process
     os.kill(pid, signal.SIGKILL)
-    stdout, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    doc = json.loads(stdout)  # nothing of Ray's on stdout
-    assert doc["summary"]["complete"] and doc["summary"]["worker_deaths"] >= 1
+    while time.time() < t and proc.poll() is None:
+        with Store(out, readonly=True) as st:
+            if (st.events()["kind"] == "worker_replaced").any():
+                break
+        time.sleep(0.05)
+    n = len(rows_in(out))
+    while time.time() < t and len(rows_in(out)) < n + 2 and proc.poll() is None:
+        time.sleep(0.01)
+    ray_procs = [p for p in descendants(proc.pid) if p != pid]
+    assert proc.poll() is None, "the run ended before the main process could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert wait_gone(ray_procs, timeout=20) == [], "processes started by Ray outlived the batch"
     with Store(out, readonly=True) as st:
         ev = st.events()
-    assert (ev["kind"] == "worker_replaced").sum() >= 1
+    assert (ev["kind"] == "worker_replaced").sum() >= 1 and (ev["kind"] == "worker_died").sum() >= 1
+    partial = len(rows_in(out))
+    assert partial < TOTAL
+    cmd = [sys.executable, "-m", "planner.cli", "batch", str(spec_file), "--out", str(out), "--no-progress"]
+    r = subprocess.run(
+        [*cmd, "--workers", "2", "--engine", "ray", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)  # nothing of Ray's on stdout
+    assert doc["summary"]["complete"] and doc["summary"]["ran"] == TOTAL - partial
     exactly_once_and_equal(out, clean)
