@@ -81,9 +81,11 @@ def timed(cat: Catalog, req: PlanRequest, repeats: int, cold_physics: bool) -> d
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
 
-def cold_cli(repeats: int) -> float:
+def cold_cli(repeats: int, imports_only: bool = False) -> float:
     cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e12"]
     cmd += ["--deadline-days", "30"]
+    if imports_only:  # the floor: what the process pays before planning anything
+        cmd = [sys.executable, "-c", "import planner.cli, planner.cli_plan, planner.optimize; planner.load_catalog()"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     times = []
     for _ in range(repeats):
@@ -123,6 +125,7 @@ def main() -> None:
         )
         optimize._PHYSICS.clear()
     print(f"cold CLI `planner solve` (goal <= 1.5 s) | {cold_cli(args.repeats):.3f}")
+    print(f"cold process: imports + catalog only | {cold_cli(args.repeats, imports_only=True):.3f}")
 
 
 if __name__ == "__main__":
