@@ -26,7 +26,7 @@ from planner import cost
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
-from planner.model import DEFAULT_CAPS, Work, evaluate, evaluate_space, price_space, work_from
+from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
 from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
@@ -704,6 +704,11 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
             life_years=req.life_years,
         ),
     )
+    return _plan_from_estimate(catalog, req, est)
+
+
+def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Plan:
+    """A plan from the exact model's estimate, with the request's owned servers credited (owned_credit_usd)."""
     capex_usd, cost_usd = est.capex_usd, est.cost_usd
     if est.purchase == "buy" and req.owned:
         credit = float(owned_credit_usd(catalog, req, est.server, est.fabric, [est.nodes])[0])
@@ -739,6 +744,34 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
         bottleneck=est.bottleneck,
         estimate=est,
     )
+
+
+def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> list[Plan]:
+    """Re-evaluate several candidates with the exact model in one `evaluate_space` call per (site, purchase):
+    the computation `planner.evaluate` does for one configuration (`evaluate_space` on an explicit space,
+    then `estimate_from_row`), batched."""
+    out: dict[int, Plan] = {}
+    work = Work(samples_of(catalog, req), req.global_batch, req.precision)
+    pos = np.arange(len(rows))
+    sites = rows["site"].astype(str).to_numpy()
+    buys = rows["purchase"].astype(str).to_numpy()
+    for site, purchase in sorted(set(zip(sites, buys, strict=True))):
+        sel = pos[(sites == site) & (buys == purchase)]
+        sub = rows.iloc[sel]
+        space = pd.DataFrame(
+            {
+                "server": sub["server"].astype(str).to_numpy(),
+                "fabric": sub["fabric"].astype(str).to_numpy(),
+                "power_cap": sub["power_cap"].to_numpy(dtype=float),
+                "nodes": sub["nodes"].to_numpy(dtype=np.int64),
+            }
+        )
+        df = evaluate_space(
+            catalog, req.model, site=site, purchase=purchase, work=work, life_years=req.life_years, space=space
+        )
+        for k, i in enumerate(sel):
+            out[int(i)] = _plan_from_estimate(catalog, req, estimate_from_row(df.iloc[k]))
+    return [out[i] for i in range(len(rows))]
 
 
 PLAN_METRIC = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}
@@ -856,36 +889,34 @@ def _alternatives(
     Each hardware option (server, fabric, cap, site, purchase) appears at most once, with its best node count.
     Every constraint involves only the chosen plan, so re-solving the MIP with the options found so far cut
     off (no-good cuts) returns exactly the next option in objective order of the presolved pool
-    (`reduce_pool`): that order is used directly. Each alternative is re-evaluated and checked by
-    `check_plan`; one that fails is skipped."""
+    (`reduce_pool`): that order is used directly. Each alternative is re-evaluated by the exact model
+    (`plans_from_rows`, one batched call) and checked by `check_plan`; one that fails is replaced by the next."""
     if req.alternatives == 0:
         return []
     best = pool.iloc[reduce_pool(pool, column)]
     best = best.iloc[np.lexsort((best["nodes"].to_numpy(), best[column].to_numpy(dtype=float)))]
     keys = list(zip(*(best[c].astype(object).tolist() for c in HARDWARE_KEY), strict=True))
-    gpu_of = best["gpu"].astype(str).tolist()
     chosen_key = tuple(chosen[c] for c in HARDWARE_KEY)
-    out: list[Plan] = []
-    listed: set[int] = set()
-
-    def take(i: int) -> None:
-        p = plan_from_row(cat, req, best.iloc[i])
-        if not check_plan(p, req, cat, lim):
-            out.append(p)
-        listed.add(i)  # tried: never twice
-
-    for i in range(len(best)):
-        if len(out) >= req.alternatives:
-            break
-        if keys[i] != chosen_key:
-            take(i)
-    gpus = {str(chosen["gpu"])} | {p.gpu for p in out}
-    for i in range(len(best)):
-        if gpu_of[i] not in gpus and i not in listed and keys[i] != chosen_key:
-            take(i)
-            if out and out[-1].gpu == gpu_of[i]:
-                gpus.add(gpu_of[i])
-    return out
+    order = [i for i in range(len(best)) if keys[i] != chosen_key]
+    gpu_of = best["gpu"].astype(str).tolist()
+    accepted: dict[int, Plan] = {}
+    tried: set[int] = set()
+    while True:
+        usable = [i for i in order if i in accepted or i not in tried]
+        nxt = usable[: req.alternatives]
+        shown = {str(chosen["gpu"])} | {gpu_of[i] for i in nxt}
+        per_gpu: list[int] = []
+        for i in usable:
+            if gpu_of[i] not in shown:
+                shown.add(gpu_of[i])
+                per_gpu.append(i)
+        todo = [i for i in nxt + per_gpu if i not in tried]
+        if not todo:
+            return [accepted[i] for i in nxt + per_gpu]
+        for i, p in zip(todo, plans_from_rows(cat, req, best.iloc[todo]), strict=True):
+            if not check_plan(p, req, cat, lim):
+                accepted[i] = p
+        tried.update(todo)
 
 
 def _binding(kept: pd.DataFrame, m: _Masks, best: float, column: str) -> list[str]:
