@@ -41,6 +41,70 @@ def node_bandwidth_bytes_s(
     return np.asarray(nic_ports) * per_port * 1e9 / 8.0 * np.asarray(efficiency)
 
 
+TREE_BANDWIDTH_FACTOR = 0.8  # tree vs ring all-reduce bus bandwidth across nodes: 150 vs 190 GB/s (nccl#1368)
+NVLS_BUS_GAIN = {5: 420 / 370, 6: 440 / 370, 7: 460 / 370, 8: 480 / 370}  # NVLS vs ring busbw, H100 (nccl#1455)
+
+
+def nvls_gain(gpus_in_node: ArrayLike) -> NDArray[np.float64]:
+    """All-reduce bus bandwidth with NVLink SHARP relative to the ring, by GPUs of the node in the collective:
+    none up to 4 GPUs, 420 / 440 / 460 / 480 vs 370 GB/s for 5 / 6 / 7 / 8 H100s (NVIDIA/nccl#1455)."""
+    n = np.clip(np.asarray(gpus_in_node, dtype=np.int64), 1, 8)
+    table = np.asarray([1.0, 1.0, 1.0, 1.0, 1.0, *(NVLS_BUS_GAIN[k] for k in (5, 6, 7, 8))])
+    return np.asarray(table[n])
+
+
+def bucket_count(size_bytes: ArrayLike, bucket_bytes: float) -> NDArray[np.float64]:
+    """Gradient buckets (DDP buckets, Horovod fusion buffers): each all-reduce call pays its latency once."""
+    return np.asarray(np.maximum(np.ceil(np.asarray(size_bytes, dtype=float) / bucket_bytes), 1.0))
+
+
+def ring_time_s(
+    size_bytes: ArrayLike, n: ArrayLike, bus_bytes_s: ArrayLike, hop_latency_s: ArrayLike, calls: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """NCCL ring all-reduce: every link carries 2(n-1)/n x S; 2(n-1) steps of latency per call."""
+    return ring_allreduce_time_s(size_bytes, n, bus_bytes_s, hop_latency_s) + (np.asarray(calls) - 1.0) * np.where(
+        np.asarray(n) > 1, 2.0 * (np.asarray(n, dtype=float) - 1.0) * np.asarray(hop_latency_s, dtype=float), 0.0
+    )
+
+
+def tree_time_s(
+    size_bytes: ArrayLike,
+    n: ArrayLike,
+    nodes: ArrayLike,
+    local: ArrayLike,
+    bus_bytes_s: ArrayLike,
+    inter_latency_s: ArrayLike,
+    calls: ArrayLike = 1.0,
+) -> NDArray[np.float64]:
+    """NCCL double binary tree across nodes (a chain inside each node): the ring's bandwidth term at
+    TREE_BANDWIDTH_FACTOR of its bus bandwidth, but latency 2 log2(nodes) inter-node hops + the intra-node chain."""
+    n_ = np.asarray(n, dtype=float)
+    bw = 2.0 * (n_ - 1.0) / n_ * np.asarray(size_bytes, dtype=float) / (np.asarray(bus_bytes_s) * TREE_BANDWIDTH_FACTOR)
+    hops = 2.0 * np.ceil(np.log2(np.maximum(np.asarray(nodes, dtype=float), 1.0))) * np.asarray(inter_latency_s)
+    hops = hops + 2.0 * (np.asarray(local, dtype=float) - 1.0) * INTRA_LATENCY_S
+    return np.asarray(np.where(n_ > 1, bw + np.asarray(calls) * hops, 0.0))
+
+
+def in_network_time_s(
+    size_bytes: ArrayLike,
+    local: ArrayLike,
+    intra_bytes_s: ArrayLike,
+    nic_bytes_s: ArrayLike,
+    inter_latency_s: ArrayLike,
+    calls: ArrayLike = 1.0,
+) -> NDArray[np.float64]:
+    """In-network reduction (IB SHARP via NCCL CollNet): reduce-scatter and all-gather inside the node over
+    NVLink, and each node sends its share once to the switches and receives the result once -- S instead of
+    2(n-1)/n x S through the NICs (NVIDIA/nccl#457). The phases pipeline: the slower one sets the time; latency
+    is a switch round trip (two hops) plus the intra-node steps."""
+    S = np.asarray(size_bytes, dtype=float)
+    loc = np.asarray(local, dtype=float)
+    intra = 2.0 * (loc - 1.0) / loc * S / np.asarray(intra_bytes_s, dtype=float)
+    inter = S / np.asarray(nic_bytes_s, dtype=float)
+    lat = 2.0 * 2.0 * np.asarray(inter_latency_s, dtype=float) + 2.0 * (loc - 1.0) * INTRA_LATENCY_S
+    return np.asarray(np.maximum(intra, inter) + np.asarray(calls) * lat)
+
+
 def data_parallel_allreduce_time_s(
     size_bytes: ArrayLike,
     data_parallel: ArrayLike,
@@ -49,19 +113,45 @@ def data_parallel_allreduce_time_s(
     intra_bytes_s: ArrayLike,
     node_bytes_s: ArrayLike,
     inter_latency_s: ArrayLike,
+    bucket_bytes: float = np.inf,
+    in_network: ArrayLike = False,
+    nvls: ArrayLike = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """(ring all-reduce time of the data-parallel group, whether the fabric is the slowest link).
+    """(gradient all-reduce time of the data-parallel group in buckets, whether the fabric is the slowest link),
+    as NCCL runs it: the fastest of its algorithms for this size and scale (NCCL models every algorithm and
+    picks the fastest: NVIDIA/nccl#457).
 
-    dp_local of the dp replicas share a node; the group spans nodes when dp > dp_local."""
+    dp_local of the dp replicas share a node; the group spans dp / dp_local nodes when dp > dp_local. The NICs
+    of a node are shared by the g / dp_local data-parallel groups it hosts (one per tensor/pipeline shard).
+    * ring: 2(dp-1)/dp x S over the slowest link (NVLink, or the group's NIC share), 2(dp-1) latency steps
+      per bucket -- the latency that makes rings slow at thousands of GPUs;
+    * tree: same volume at TREE_BANDWIDTH_FACTOR of the bandwidth, 2 log2(nodes) inter-node steps;
+    * in-network reduction where the fabric has it (SHARP): S once through the NICs;
+    * inside one node, NVLink SHARP (NVLS) where the GPU's NVSwitch has it."""
     dp = np.asarray(data_parallel, dtype=float)
     dpl = np.asarray(dp_local, dtype=float)
     intra = np.asarray(intra_bytes_s, dtype=float)
+    S = np.asarray(size_bytes, dtype=float)
     spans = dp > dpl
     nic_share = np.asarray(node_bytes_s, dtype=float) * dpl / np.asarray(gpus_per_node, dtype=float)
     via_fabric = spans & (nic_share < intra)
-    bus = np.where(via_fabric, nic_share, intra)
-    latency = np.where(spans, np.asarray(inter_latency_s, dtype=float), INTRA_LATENCY_S)
-    return ring_allreduce_time_s(size_bytes, dp, bus, latency), via_fabric
+    calls = bucket_count(S, bucket_bytes)
+    inter_lat = np.asarray(inter_latency_s, dtype=float)
+    nvls_ = np.asarray(nvls, dtype=bool)
+    intra_nvls = np.where(nvls_, intra * nvls_gain(dpl), intra)
+    # inside one node: ring, or NVLS where available
+    t_node = ring_time_s(S, dp, np.where(nvls_, intra * nvls_gain(dp), intra), INTRA_LATENCY_S, calls)
+    # across nodes: ring over the slowest link, tree, in-network reduction
+    bus = np.minimum(intra, nic_share)
+    t_ring = ring_time_s(S, dp, bus, inter_lat, calls)
+    t_tree = tree_time_s(S, dp, dp / dpl, dpl, bus, inter_lat, calls)
+    t_span = np.minimum(t_ring, t_tree)
+    sharp = np.asarray(in_network, dtype=bool)
+    if sharp.any():
+        t_span = np.where(
+            sharp, np.minimum(t_span, in_network_time_s(S, dpl, intra_nvls, nic_share, inter_lat, calls)), t_span
+        )
+    return np.asarray(np.where(spans, t_span, t_node)), via_fabric
 
 
 def tensor_parallel_time_s(
@@ -109,10 +199,27 @@ def all_to_all_time_s(bytes_per_gpu: ArrayLike, participants: ArrayLike, bytes_s
 
 
 def exposed_gradient_sync_s(
-    sync_s: ArrayLike, compute_s: ArrayLike, micro_batches: ArrayLike, overlap: float
+    sync_s: ArrayLike, compute_s: ArrayLike, micro_batches: ArrayLike, overlap: float, buckets: ArrayLike = 1.0
 ) -> NDArray[np.float64]:
-    """Gradient synchronisation left exposed after the backward pass of the last micro-batch hides what it can:
-    the backward is 2/3 of the compute of one micro-batch, and a share ``overlap`` of it runs beside the
-    all-reduce of the buckets already complete."""
+    """Gradient synchronisation left exposed after the backward pass of the last micro-batch hides what it can
+    (bucketed DDP / Horovod tensor fusion / Megatron's overlapped gradient reduce: Li et al., VLDB 2020): the
+    backward is 2/3 of the compute of one micro-batch and a share ``overlap`` of it runs beside the all-reduce of
+    the buckets already complete; the last bucket is produced when the backward ends, so its all-reduce (1 / buckets
+    of the whole) is always exposed."""
+    sync = np.asarray(sync_s, dtype=float)
     hide = overlap * (2.0 / 3.0) / np.asarray(micro_batches, dtype=float) * np.asarray(compute_s, dtype=float)
-    return np.asarray(np.maximum(np.asarray(sync_s, dtype=float) - hide, 0.0))
+    return np.asarray(np.maximum(sync - hide, np.minimum(sync, sync / np.asarray(buckets, dtype=float))))
+
+
+def context_parallel_bytes(
+    micro_batch: ArrayLike, sequence_length: float, hidden_size: float, heads: float, kv_heads: float | None, cp: int
+) -> NDArray[np.float64]:
+    """Bytes one GPU receives per layer and micro-batch under context parallelism (Megatron-Core CP: KV
+    all-gathered in a ring in the forward pass, KV again and their gradients reduce-scattered in the backward:
+    docs/api-guide/context_parallel.md): 3 x (cp-1)/cp x K and V of the whole sequence (2 x s x b x d_kv x 2
+    bytes, d_kv = h x kv_heads / heads for grouped-query attention)."""
+    if cp <= 1:
+        return np.zeros_like(np.asarray(micro_batch, dtype=float))
+    d_kv = hidden_size * (kv_heads or heads) / heads
+    kv = 2.0 * sequence_length * np.asarray(micro_batch, dtype=float) * d_kv * 2.0
+    return np.asarray(3.0 * (cp - 1.0) / cp * kv)

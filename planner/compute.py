@@ -19,9 +19,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from planner.schemas import Gpu, Workload
+from planner.schemas import FrameworkProfile, Gpu, Workload
 
 RECOMPUTE_FLOPS_FACTOR = 4.0 / 3.0  # one extra forward pass (forward = 1/3 of forward + backward)
+
+
+def recompute_flops_factor(recompute: str, sequence_length: float, hidden_size: float, flash_attention: bool) -> float:
+    """FLOPs with recomputation / model FLOPs. Full: one extra forward pass (x 4/3). Selective: the attention
+    scores' forward again, s / (6 h) of the model FLOPs (2.7% for GPT-3 175B: Korthikanti et al. 2022); nothing
+    with a FlashAttention kernel, which recomputes them anyway and is costed in its efficiency."""
+    if recompute == "full":
+        return RECOMPUTE_FLOPS_FACTOR
+    if recompute == "selective" and not flash_attention and hidden_size > 0:
+        return 1.0 + sequence_length / (6.0 * hidden_size)
+    return 1.0
+
+
 MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
 
 
@@ -57,9 +70,32 @@ def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision
     return value
 
 
+def overlap_fractions(calibration: dict[str, Any], framework: FrameworkProfile) -> tuple[float, float]:
+    """(share of the backward pass the gradient all-reduce hides under, share of tensor/context-parallel
+    communication hidden under GEMMs) of a framework: the fitted values of calibration.yaml (``overlap``,
+    ``tp_overlap``, per framework fitted on at-scale runs) where the framework has one, else its profile's."""
+    dp = calibration.get("overlap", {}).get(framework.id, framework.overlap_fraction)
+    tp = calibration.get("tp_overlap", {}).get(framework.id, framework.tp_overlap_fraction)
+    return min(1.0, float(dp)), min(1.0, float(tp))
+
+
 def kernel_efficiency(mfu: ArrayLike, micro_batch: ArrayLike, half_batch: float) -> NDArray[np.float64]:
     mb = np.asarray(micro_batch, dtype=float)
     return np.asarray(mfu, dtype=float) * mb / (mb + half_batch)
+
+
+def gemm_shape_efficiency(
+    tokens_per_gpu: ArrayLike, width_per_gpu: ArrayLike, tokens_half: float, width_half: float
+) -> NDArray[np.float64]:
+    """Share of the large-GEMM efficiency a transformer layer's GEMMs reach at their per-GPU shape: the rows are
+    the tokens of a micro-batch on the GPU (micro-batch x sequence / context parallel) and the inner width the
+    hidden size over tensor parallelism. Throughput rises with each dimension until the GEMM is math-bound
+    (tile and wave quantization: NVIDIA's matrix-multiplication performance guide; a larger TP "makes compute too
+    short": Megatron-Core CP docs), modelled as t / (t + t_half) x w / (w + w_half) with the two half-points
+    fitted on the fit split (catalog/calibration.yaml gemm_tokens_half, gemm_width_half)."""
+    t = np.asarray(tokens_per_gpu, dtype=float)
+    w = np.asarray(width_per_gpu, dtype=float)
+    return np.asarray(t / (t + tokens_half) * w / (w + width_half))
 
 
 def compute_time_s(

@@ -51,3 +51,39 @@ def activation_gb(
 
 def fits(memory_gb: ArrayLike, gpu_memory_gb: ArrayLike) -> NDArray[np.bool_]:
     return np.asarray(memory_gb) <= USABLE_FRACTION * np.asarray(gpu_memory_gb)
+
+
+def transformer_activation_gb(
+    sequence_length: float,
+    hidden_size: float,
+    attention_heads: float,
+    layers: float,
+    micro_batch: ArrayLike,
+    tensor_parallel: ArrayLike,
+    sequence_parallel: bool,
+    recompute: str,
+    flash_attention: bool,
+) -> NDArray[np.float64]:
+    """Activation memory per GPU of a transformer, Megatron's formulas (Korthikanti et al. 2022, Table 2;
+    reference/scale_facts.md section 5.1), bytes per layer with 16-bit activations, s sequence, b micro-batch,
+    h hidden, a heads, t tensor parallel:
+
+      no recompute, TP only           s b h (10 + 24/t + 5 a s/(h t))
+      no recompute, TP + sequence par  s b h (34/t + 5 a s/(h t))
+      selective recompute              the 5 a s/h attention-score term is recomputed, not stored
+      full recompute                   2 s b h (the layer input only)
+
+    A FlashAttention kernel never stores the scores (the 5as/h term is absent even without recompute). A 1F1B
+    pipeline's first stage holds p micro-batches of L/p layers in flight: the activations of L layers of one
+    micro-batch, which is what is returned (per GPU, its tensor-parallel share)."""
+    s, h, a = float(sequence_length), float(hidden_size), float(attention_heads)
+    t = np.asarray(tensor_parallel, dtype=float)
+    sbh = s * np.asarray(micro_batch, dtype=float) * h
+    scores = 0.0 if (flash_attention or recompute != "none") else 5.0 * a * s / h
+    if recompute == "full":
+        per_layer = 2.0 * sbh
+    elif sequence_parallel:
+        per_layer = sbh * (34.0 + scores) / t
+    else:
+        per_layer = sbh * (10.0 + (24.0 + scores) / t)
+    return np.asarray(per_layer * float(layers) / 1e9, dtype=float)

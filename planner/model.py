@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from planner import communication as comm
-from planner import compute, cost, memory, power, step
+from planner import compute, cost, memory, power, reliability, step
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.schemas import Configuration, Estimate, Layout, Server, Workload
@@ -46,6 +46,7 @@ BOTTLENECKS = ["compute", "fabric", "intra-node link", "pipeline bubble", "data 
 BREAKDOWN = (
     "compute",
     "tensor_parallel",
+    "context_parallel",
     "pipeline_bubble",
     "pipeline_p2p",
     "data_parallel_exposed",
@@ -63,6 +64,7 @@ class Work:
     samples: float | None = None
     global_batch: int | None = None
     precision: str | None = None
+    failures: bool = True  # goodput: failures, restarts and checkpoints (planner/reliability.py)
 
 
 def work_from(
@@ -86,23 +88,45 @@ def work_from(
     return samples
 
 
+def pipeline_depths(layers: int) -> list[int]:
+    """Pipeline depths searched: powers of two up to 64 (stages of ceil / floor layers where they do not divide:
+    Megatron's uneven first and last stages) and every divisor of the layer count up to 128 (a 105-layer model
+    needs 3, 5, 7, 15, 21 or 35 stages to fill 35 nodes)."""
+    twos = {p for p in (1, 2, 4, 8, 16, 32, 64) if p <= layers}
+    divisors = {d for d in range(1, min(layers, 128) + 1) if layers % d == 0}
+    return sorted(twos | divisors)
+
+
 def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: int) -> list[Layout]:
     fw = catalog.framework(workload.framework)
     transformer = workload.layers is not None and workload.hidden_size is not None
     tps = [t for t in (1, 2, 4, 8) if t <= max_gpus_per_node] if fw.tensor_parallel and transformer else [1]
-    pps = (
-        [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= (workload.layers or 1)]
-        if fw.pipeline_parallel and transformer
-        else [1]
-    )
+    pps = pipeline_depths(workload.layers or 1) if fw.pipeline_parallel and transformer else [1]
     # ZeRO-1/2 shard state at the communication volume of a plain all-reduce, so in this model the
     # highest of them dominates stage 0 (same time, less memory); stage 3 trades 1.5x volume for memory.
     zeros = sorted({min(fw.max_zero_stage, 2)} | ({3} if fw.max_zero_stage == 3 else set()))
-    recs = [False, True] if transformer else [False]
+    # Selective recomputation only where the framework has it and the attention kernel stores its scores (a
+    # FlashAttention kernel never does, so selective would equal none).
+    recs = ["none", "full"] if transformer else ["none"]
+    if transformer and fw.selective_recompute and not workload.flash_attention:
+        recs.insert(1, "selective")
     accs = [1, 2, 4, 8] if workload.micro_batch is None else [1]
+    # context parallelism for long sequences: at least 4,096 tokens per GPU of a sequence
+    seq = workload.sequence_length or 1
+    cps = [c for c in (1, 2, 4, 8, 16) if c == 1 or seq // c >= 4096] if fw.context_parallel and transformer else [1]
+    # Sequence parallelism where the framework has it and TP > 1, never without: it moves the same bytes (a
+    # reduce-scatter + all-gather is an all-reduce) and only divides activations further, so it dominates.
     return [
-        Layout(tensor_parallel=t, pipeline_parallel=p, zero_stage=z, recompute=r, accumulation=a)
-        for t, p, z, r, a in itertools.product(tps, pps, zeros, recs, accs)
+        Layout(
+            tensor_parallel=t,
+            pipeline_parallel=p,
+            zero_stage=z,
+            recompute=r,
+            accumulation=a,
+            sequence_parallel=fw.sequence_parallel and t > 1,
+            context_parallel=c,
+        )
+        for t, p, z, r, a, c in itertools.product(tps, pps, zeros, recs, accs, cps)
     ]
 
 
@@ -251,7 +275,9 @@ def evaluate_space(
     cap_pf = np.empty(n)
     for i, gp in enumerate(gpus_):
         m = si == i
-        cap_tf[m], cap_pf[m] = power.cap_curve_at(catalog.power_curves[gp.power_curve], cap[m])
+        cap_tf[m], cap_pf[m] = power.load_curve_at(
+            catalog.power_curves[gp.power_curve], cap[m], gp.training_power_fraction
+        )
     intra_bw = per_server(lambda s, gp: gp.intra_node_bandwidth_gb_s).astype(float) * 1e9 * comm.NVLINK_ACHIEVED
     node_bw = comm.node_bandwidth_bytes_s(
         per_server(lambda s, _g: s.nic_ports),
@@ -266,7 +292,7 @@ def evaluate_space(
     storage_bw = per_server(lambda s, _g: s.storage_read_gb_s).astype(float) * 1e9
     fw = catalog.framework(wl.framework)
     half_batch = wl.efficiency_half_batch * float(catalog.calibration.get("half_batch_scale", 1.0))
-    overlap = min(1.0, fw.overlap_fraction * float(catalog.calibration.get("overlap_scale", 1.0)))
+    overlap, tp_overlap = compute.overlap_fractions(catalog.calibration, fw)
 
     # ---- layout search ----------------------------------------------------------------------------
     layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
@@ -298,18 +324,34 @@ def evaluate_space(
         half_batch=half_batch,
         overlap=overlap,
         grad_bytes_per_param=4.0 if precision == "fp32" else 2.0,
+        nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
+        tp_overlap=tp_overlap,
+        gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
+        gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),
     )
     _, r_of, first_r = _group(ukey * (len(space.fabric_ids) + 1) + fi)
     ig_bw = np.where(N > 1, node_bw / g, intra_bw)  # per-GPU bandwidth to other nodes (or peers)
     fab = step.FabricRows(
-        u=u_of[first_r], node_bytes_s=node_bw[first_r], latency_s=inter_lat[first_r], peer_bytes_s=ig_bw[first_r]
+        u=u_of[first_r],
+        node_bytes_s=node_bw[first_r],
+        latency_s=inter_lat[first_r],
+        peer_bytes_s=ig_bw[first_r],
+        in_network=per_fabric("in_network_reduction").astype(bool)[first_r],
     )
     search = _LayoutSearch(rows, fab, layouts, layers, n, u_of, r_of, cap, cap_tf, si, gpus_, catalog)
     cols = search.run()
     samples_factor = cols.pop("samples_factor")
     res.update(cols)
     li_arr = np.maximum(cols["layout_index"], 0)
-    for attr in ("tensor_parallel", "pipeline_parallel", "zero_stage", "recompute", "accumulation"):
+    for attr in (
+        "tensor_parallel",
+        "pipeline_parallel",
+        "zero_stage",
+        "recompute",
+        "accumulation",
+        "sequence_parallel",
+        "context_parallel",
+    ):
         res[attr] = np.asarray([getattr(lay, attr) for lay in layouts])[li_arr]
     fits_mem = cols["fits_memory"].astype(bool)
     res["fits_memory"] = fits_mem
@@ -328,7 +370,15 @@ def evaluate_space(
     B = cols["global_batch"].astype(float)
     thr = B / step_s
     samples = samples_base * samples_factor
-    hours = samples / thr / 3600.0
+    ideal_hours = samples / thr / 3600.0
+    if work.failures:
+        write_s = reliability.checkpoint_write_s(reliability.checkpoint_bytes(wl.params, wl.trainable), N, storage_bw)
+        good = reliability.goodput(G, write_s)
+    else:
+        good = np.ones(n)
+    hours = ideal_hours / good
+    res["goodput"] = good
+    res["time_lost_to_failures_h"] = hours - ideal_hours
     res["throughput_samples_per_s"] = thr
     res["samples_to_train"] = samples
     res["time_to_train_h"] = hours
@@ -405,7 +455,10 @@ class _LayoutSearch:
         first_r = np.zeros(self.n_r, dtype=np.int64)
         first_r[r_of[::-1]] = np.arange(n)[::-1]
         tf_by_server = np.asarray(
-            [power.cap_curve_at(catalog.power_curves[gp.power_curve], cap_levels)[0] for gp in gpus_]
+            [
+                power.load_curve_at(catalog.power_curves[gp.power_curve], cap_levels, gp.training_power_fraction)[0]
+                for gp in gpus_
+            ]
         ).reshape(len(gpus_), len(cap_levels))
         self.inv_tf = np.ascontiguousarray((1.0 / tf_by_server[si[first_r]]).T)  # caps x rows
         self.cols: dict[str, np.ndarray] = {
@@ -422,6 +475,7 @@ class _LayoutSearch:
             "micro_batch",
             "t_compute",
             "t_tensor_parallel",
+            "t_context_parallel",
             "t_pipeline_bubble",
             "t_pipeline_p2p",
             "t_data_parallel_exposed",
@@ -443,9 +497,16 @@ class _LayoutSearch:
         won = self._grid(prepared)
         self._finish(won)
         if (self.cols["layout_index"] < 0).all():  # no layout is even valid (e.g. a fixed layout that does not
+            wl = self.rows.wl
+            limit = (
+                f", and data parallelism must keep the global batch within '{wl.id}''s largest of "
+                f"{wl.max_global_batch_tokens:,.0f} tokens per step (fewer nodes)"
+                if wl.max_global_batch_tokens and self.rows.global_batch is None
+                else ""
+            )
             raise PlannerInputError(  # divide the GPUs)
                 "no parallel layout is valid for these node counts (tensor/pipeline degrees "
-                "must divide the GPUs per node and the total GPUs)"
+                f"must divide the GPUs per node and the total GPUs{limit})"
             )
         return self.cols
 
@@ -454,7 +515,7 @@ class _LayoutSearch:
 
     def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, step.Arrays, np.ndarray]]:
         """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds."""
-        fits_by_key: dict[tuple[int, int, int, bool, int], np.ndarray] = {}
+        fits_by_key: dict[LayoutKey, np.ndarray] = {}
         phase_a = []
         for li, lay in enumerate(self.layouts):
             d = self.per_u[li] = step.layout_rows(self.rows, lay)
@@ -534,6 +595,7 @@ class _LayoutSearch:
             "micro_batch": d["mb"][uu],
             "t_compute": t["t_compute"],
             "t_tensor_parallel": t["t_tensor_parallel"],
+            "t_context_parallel": t["t_context_parallel"],
             "t_pipeline_bubble": t["bubble1"] / virtual,
             "t_pipeline_p2p": t["p2p1"] * virtual,
             "virtual_stages": virtual,
@@ -665,7 +727,7 @@ def _bottleneck(df: dict[str, Any], nodes: np.ndarray) -> np.ndarray:
     multi = nodes > 1
     a2a, p2p = df["t_embedding_all_to_all"], df["t_pipeline_p2p"]
     fabric = dp_exp * inter_share + (a2a + p2p) * multi
-    intra = df["t_tensor_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
+    intra = df["t_tensor_parallel"] + df["t_context_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
     code = np.zeros(len(nodes), dtype=np.int8)
     top = np.asarray(df["t_compute"], dtype=float)
     for k, part in enumerate((fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]), start=1):
@@ -692,20 +754,32 @@ def _virtual_options(lay: Layout, layers: float) -> list[int]:
     return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers] or [1]
 
 
-def _layout_key(lay: Layout) -> tuple[int, int, int, bool, int]:
-    return (lay.tensor_parallel, lay.pipeline_parallel, lay.zero_stage, lay.recompute, lay.accumulation)
+LayoutKey = tuple[int, int, int, str, int, bool, int]
+RECOMPUTE_ORDER = ("none", "selective", "full")  # each recomputes (costs) at least as much as the one before
 
 
-def _dominating_keys(lay: Layout) -> list[tuple[int, int, int, bool, int]]:
+def _layout_key(lay: Layout) -> LayoutKey:
+    return (
+        lay.tensor_parallel,
+        lay.pipeline_parallel,
+        lay.zero_stage,
+        lay.recompute,
+        lay.accumulation,
+        lay.sequence_parallel,
+        lay.context_parallel,
+    )
+
+
+def _dominating_keys(lay: Layout) -> list[LayoutKey]:
     """Layouts at least as fast as ``lay`` wherever they fit (same tensor and pipeline degrees)."""
-    tp, pp, z, rec, acc = _layout_key(lay)
-    keys = []
-    if rec:
-        keys.append((tp, pp, z, False, acc))
+    tp, pp, z, rec, acc, sp, cp = _layout_key(lay)
+    keys: list[LayoutKey] = []
+    for less in RECOMPUTE_ORDER[: RECOMPUTE_ORDER.index(rec)]:
+        keys.append((tp, pp, z, less, acc, sp, cp))
     if z == 3:
-        keys += [(tp, pp, lower, rec, acc) for lower in (1, 2)]  # same sharded optimizer step, 2/3 the traffic
+        keys += [(tp, pp, lower, rec, acc, sp, cp) for lower in (1, 2)]  # same sharded optimizer step, 2/3 the traffic
     if pp == 1:
-        keys += [(tp, pp, z, rec, a) for a in (1, 2, 4, 8, 16, 32) if a < acc]
+        keys += [(tp, pp, z, rec, a, sp, cp) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys
 
 
@@ -793,7 +867,7 @@ def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
         wl,
         site=config.site,
         purchase=config.purchase,
-        work=Work(config.samples, config.global_batch, config.precision),
+        work=Work(config.samples, config.global_batch, config.precision, config.failures),
         layout=config.layout,
         life_years=config.life_years,
         space=space,
@@ -824,6 +898,7 @@ def estimate_from_row(r: pd.Series) -> Estimate:
         step_time_s=f("step_time_s"),
         step_time_breakdown_s={k: f(f"t_{k}") for k in BREAKDOWN},
         time_to_train_h=f("time_to_train_h"),
+        goodput=f("goodput"),
         memory_per_gpu_gb=f("memory_per_gpu_gb"),
         gpu_memory_gb=f("gpu_memory_gb"),
         fits_memory=bool(r["fits_memory"]),

@@ -2,7 +2,9 @@
 
 * Power-cap curve (catalog/power_caps.yaml): at cap fraction c of TDP, throughput factor f(c) and board
   power p(c) x TDP under a typical training load, linear between levels. A cap binds only below the load's
-  uncapped demand (planner/calibration.py fits the curves on that relative axis).
+  uncapped demand (planner/calibration.py fits the curves on that relative axis), so the curve is moved to
+  the demand of the GPU under dense training compute (Gpu.training_power_fraction: GEMM-bound kernels draw
+  close to TDP, e.g. 8xH100 nodes at 76% of their 10.2 kW maximum: Newkirk et al. 2025) by load_curve_at.
 * GPU average power: idle + (p(c) TDP - idle) x (busy + COMM_ACTIVITY x (1 - busy)), busy = compute share
   of the step (GPUs draw less while waiting on communication or data).
 * CPU power: CPU_IDLE_FRACTION of the package power at idle plus the rest in proportion to the busy
@@ -30,6 +32,23 @@ def cap_curve_at(curve: PowerCapCurve, cap_fraction: ArrayLike) -> tuple[NDArray
     pf = np.array([p.power_fraction for p in curve.points])
     c = np.asarray(cap_fraction, dtype=float)
     return np.interp(c, caps, tf), np.minimum(np.interp(c, caps, pf), c)
+
+
+def load_curve_at(
+    curve: PowerCapCurve, cap_fraction: ArrayLike, demand_fraction: float | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(throughput factor relative to TDP, power / TDP) at the caps for a load whose uncapped demand is
+    ``demand_fraction`` of TDP. The catalog curve was measured at the median demand d0 of its loads (its power
+    at the top level) and a cap binds on the relative axis x = cap / demand (planner/calibration.py), so a load
+    of demand d sees the catalog curve at cap x d0: throughput f0(c d0 / d) / f0(d0 / d) (relative to TDP, where
+    the MFU is calibrated) and power d / d0 x p0(c d0 / d), never above the cap. None = the curve's own load."""
+    if demand_fraction is None:
+        return cap_curve_at(curve, cap_fraction)
+    d0 = curve.points[-1].power_fraction
+    c = np.asarray(cap_fraction, dtype=float)
+    tf, pf = cap_curve_at(curve, np.minimum(c * d0 / demand_fraction, 1.0))
+    tf_tdp, _ = cap_curve_at(curve, np.asarray([min(d0 / demand_fraction, 1.0)]))
+    return np.asarray(np.minimum(tf / tf_tdp[0], 1.0)), np.asarray(np.minimum(pf * demand_fraction / d0, c))
 
 
 def gpu_power_w(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -86,6 +86,12 @@ class Gpu(Strict):
     """GPU-to-GPU bandwidth inside a node, GB/s per direction per GPU."""
     matmul_efficiency: Fraction
     """Measured best-shape matmul throughput / spec (reference/hardware.md)."""
+    nvlink_sharp: bool = False
+    """NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data in the switch (Hopper and later with NVSwitch;
+    NCCL >= 2.18)."""
+    training_power_fraction: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Uncapped board power under dense training compute, as a fraction of TDP (the demand the power-cap curve is
+    moved to); null = the demand of the curve's own measured loads."""
     power_curve: str
     """Id of the power-cap curve (power_caps.yaml) that applies to this GPU."""
     price_usd: NonNegative | None = None
@@ -131,6 +137,9 @@ class Fabric(Strict):
     """Power of one switch, W."""
     cable_price_usd: NonNegative
     """Price of one cable (node-leaf or leaf-spine link), USD."""
+    in_network_reduction: bool = False
+    """Switches reduce all-reduce data in the network (InfiniBand SHARP, NCCL CollNet): each node sends its
+    data once instead of 2(n-1)/n times."""
     source: str
     """Source of the figures."""
 
@@ -230,6 +239,18 @@ class FrameworkProfile(Strict):
     """Supports pipeline parallelism."""
     max_zero_stage: Annotated[int, Field(ge=0, le=3)]
     """Highest ZeRO/FSDP sharding stage it supports (0 = plain data parallel)."""
+    bucket_mb: Annotated[float, Field(gt=0)] = 25.0
+    """Gradient bucket (fusion buffer) size, MB: gradients are all-reduced bucket by bucket as the backward
+    pass produces them; each bucket pays the collective's latency once."""
+    sequence_parallel: bool = False
+    """Supports Megatron sequence parallelism (activations divided by TP across the whole layer)."""
+    selective_recompute: bool = False
+    """Supports selective (attention-only) activation recomputation."""
+    tp_overlap_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Share of tensor- and context-parallel communication hidden under GEMMs (Megatron-Core
+    --tp-comm-overlap, ring attention overlapping the KV exchange)."""
+    context_parallel: bool = False
+    """Supports context parallelism (the sequence split over GPUs, KV exchanged in a ring)."""
     source: str
     """Source."""
 
@@ -301,6 +322,17 @@ class Workload(Strict):
     """Bytes read from storage per sample."""
     cpu_core_ms_per_sample: NonNegative = 0.0
     """CPU core-milliseconds of preprocessing per sample."""
+    attention_heads: Annotated[int, Field(ge=1)] | None = None
+    """Attention heads (transformers): activation memory per layer as Megatron computes it (Korthikanti et al.
+    2022) instead of activation_bytes_per_sample."""
+    kv_heads: Annotated[int, Field(ge=1)] | None = None
+    """Key/value heads (grouped-query attention); null = attention_heads. Sets the context-parallel KV volume."""
+    flash_attention: bool = True
+    """The attention kernel recomputes softmax scores in the backward pass (FlashAttention), so the s^2 score
+    matrices are never stored and selective recomputation adds nothing."""
+    max_global_batch_tokens: Positive | None = None
+    """Largest global batch (tokens per step) the recipe trains at without extra tokens to the same loss; plans
+    never exceed it (beyond the critical batch, tokens to the same loss grow: McCandlish et al. 2018)."""
     source: str
     """Where the figures come from."""
     notes: str = ""
@@ -328,13 +360,26 @@ class Layout(Strict):
     """Pipeline stages."""
     zero_stage: Annotated[int, Field(ge=0, le=3)] = 0
     """ZeRO/FSDP sharding stage over the data-parallel group."""
-    recompute: bool = False
-    """Activation recomputation."""
+    recompute: Literal["none", "selective", "full"] = "none"
+    """Activation recomputation: none, selective (attention only; Korthikanti et al. 2022) or full (every
+    layer's activations from its input; one extra forward pass). true/false read as full/none."""
+    sequence_parallel: bool = False
+    """Megatron sequence parallelism: activations outside the tensor-parallel GEMMs are split over TP too."""
+    context_parallel: Annotated[int, Field(ge=1)] = 1
+    """Context-parallel degree: each sequence split over this many GPUs (GPUs = TP x CP x PP x DP)."""
+    micro_batch: Annotated[int, Field(ge=1)] | None = None
+    """Micro-batch per GPU, samples; null = the workload's (or, where it fixes none, the local batch split by
+    the accumulation steps the search chooses)."""
     accumulation: Annotated[int, Field(ge=1)] = 1
     """Gradient-accumulation steps (data-parallel workloads without a fixed micro-batch)."""
     virtual_stages: Annotated[int, Field(ge=1)] | None = None
     """Interleaved pipeline: model chunks per GPU (Megatron's virtual pipeline stages); None = the fastest of
     1, 2, 4, 8 for each configuration."""
+
+    @field_validator("recompute", mode="before")
+    @classmethod
+    def _recompute_bool(cls, v: object) -> object:
+        return {True: "full", False: "none"}.get(v, v) if isinstance(v, bool) else v
 
     @model_validator(mode="after")
     def _virtual_needs_a_pipeline(self) -> Layout:
@@ -352,10 +397,18 @@ class Layout(Strict):
                 parts.append(f"VP{self.virtual_stages}")
         if self.zero_stage:
             parts.append(f"ZeRO-{self.zero_stage}")
-        if self.recompute:
+        if self.context_parallel > 1:
+            parts.append(f"CP{self.context_parallel}")
+        if self.sequence_parallel and self.tensor_parallel > 1:
+            parts.append("SP")
+        if self.recompute == "full":
             parts.append("recompute")
+        elif self.recompute == "selective":
+            parts.append("sel-recompute")
         if self.accumulation > 1:
             parts.append(f"accum{self.accumulation}")
+        if self.micro_batch is not None:
+            parts.append(f"mb{self.micro_batch}")
         return " ".join(parts)
 
 
@@ -386,6 +439,9 @@ class Configuration(Strict):
     """Parallel layout; null = the fastest that fits."""
     life_years: Annotated[float, Field(gt=0, le=15)] = 4.0
     """Amortization life for bought hardware, years."""
+    failures: bool = True
+    """Account for failures, restarts and checkpoints (goodput, planner/reliability.py); false = a run that
+    never fails."""
 
 
 class Estimate(Strict):
@@ -409,6 +465,8 @@ class Estimate(Strict):
     step_time_s: float
     step_time_breakdown_s: dict[str, float]
     time_to_train_h: float
+    goodput: float = 1.0
+    """Share of wall-clock time making progress (failures, restarts, checkpoints)."""
     memory_per_gpu_gb: float
     gpu_memory_gb: float
     fits_memory: bool

@@ -6,6 +6,7 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
   step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
   t_gpu = t_compute                       compute.compute_time_s            FLOPs / (peak x efficiency) x x
         + t_tensor_parallel               communication.tensor_parallel_time_s
+        + t_context_parallel              communication.context_parallel_bytes / link bandwidth
         + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
         + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
@@ -56,6 +57,10 @@ class Rows:
     half_batch: float  # micro-batch at half kernel efficiency
     overlap: float  # share of the backward pass that can hide gradient communication
     grad_bytes_per_param: float
+    nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
+    tp_overlap: float  # share of tensor/context-parallel communication hidden under GEMMs
+    gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
+    gemm_width_half: float = 0.0
 
     @property
     def embedding_gb(self) -> np.ndarray:
@@ -78,6 +83,7 @@ class FabricRows:
     node_bytes_s: np.ndarray  # achieved aggregate NIC bandwidth of a node
     latency_s: np.ndarray  # per-hop latency between nodes (wire + NCCL software)
     peer_bytes_s: np.ndarray  # per-GPU bandwidth to the GPUs of other nodes (or to peers in a node)
+    in_network: np.ndarray  # the fabric's switches reduce all-reduce data (SHARP)
 
 
 def layout_rows(rows: Rows, lay: Layout) -> Arrays:
@@ -85,62 +91,117 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     layout on the (server, nodes) rows."""
     wl = rows.wl
     gU, GU, NU = rows.g, rows.G, rows.N
-    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
-    valid = (gU % tp == 0) & (GU % (tp * pp) == 0)
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    valid = (gU % tp == 0) & (GU % (tp * cp * pp) == 0)
     if not rows.fixed_layout:
         valid &= ~((pp > 1) & (pp > NU))  # candidate pipelines span nodes (one stage group per node)
-    dp = np.maximum(GU // (tp * pp), 1)
+    dp = np.maximum(GU // (tp * cp * pp), 1)
     # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
     # may only split a replica's batch evenly), so every layout of a row trains the same batch
-    unit = dp * (wl.micro_batch or 1)
-    per_replica_min = max(wl.min_samples_per_gpu, pp * (wl.micro_batch or 1))
+    fixed_mb = lay.micro_batch or wl.micro_batch
+    unit = dp * (fixed_mb or 1)
+    per_replica_min = max(wl.min_samples_per_gpu, pp * (fixed_mb or 1))
     b0 = (
         rows.global_batch
         if rows.global_batch is not None
         else np.maximum(wl.default_global_batch, dp * per_replica_min)
     )
     B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
-    if wl.micro_batch:
-        mb = np.full(len(dp), float(wl.micro_batch))
+    if fixed_mb:
+        mb = np.full(len(dp), float(fixed_mb))
     else:
         mb = B / dp / lay.accumulation
         valid &= (B // dp) % lay.accumulation == 0
     valid &= mb >= 1.0 - 1e-9
-    kept = wl.recompute_activation_fraction if lay.recompute else 1.0
+    if rows.global_batch is not None:
+        # a fixed global batch: more replicas than it has micro-batches would train a larger one
+        valid &= dp * (fixed_mb or 1) <= rows.global_batch
+    if rows.global_batch is None and wl.max_global_batch_tokens and wl.sequence_length:
+        # the recipe's largest batch: data parallelism that would need a larger one is not offered
+        valid &= B * wl.sequence_length <= wl.max_global_batch_tokens * (1.0 + 1e-9)
     mem = (
-        memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp, lay.zero_stage)
-        + memory.activation_gb(wl.activation_bytes_per_sample, mb, tp, kept)
+        # weights are split by TP x PP; context-parallel ranks hold replicas and share the (distributed)
+        # optimizer state with the data-parallel ones (Megatron shards it over DP x CP)
+        memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp * cp, lay.zero_stage)
+        + activation_memory_gb(wl, lay, mb) / cp
         + rows.embedding_gb
         + memory.WORKSPACE_GB
     )
     return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem, "sf_per_B": compute.samples_factor(wl, B) / B}
 
 
+def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> np.ndarray:
+    """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads,
+    else the workload's bytes per sample x micro-batch / TP (x the kept share under recomputation)."""
+    if wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers:
+        return memory.transformer_activation_gb(
+            wl.sequence_length,
+            wl.hidden_size,
+            wl.attention_heads,
+            wl.layers,
+            micro_batch,
+            lay.tensor_parallel,
+            lay.sequence_parallel,
+            lay.recompute,
+            wl.flash_attention,
+        )
+    kept = wl.recompute_activation_fraction if lay.recompute == "full" else 1.0
+    return memory.activation_gb(wl.activation_bytes_per_sample, micro_batch, lay.tensor_parallel, kept)
+
+
+def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
+    """Achieved share of peak of the layout's kernels: the achievable MFU times, for LLMs, the efficiency of
+    their GEMMs at the per-GPU shape (tokens of a micro-batch on the GPU x hidden / TP), else the small
+    micro-batch penalty mb / (mb + half)."""
+    wl = rows.wl
+    if wl.family == "llm" and wl.hidden_size and wl.sequence_length:
+        shape = compute.gemm_shape_efficiency(
+            mb * wl.sequence_length / lay.context_parallel,
+            wl.hidden_size / lay.tensor_parallel,
+            rows.gemm_tokens_half,
+            rows.gemm_width_half,
+        )
+        return np.asarray(rows.mfu * shape)
+    return compute.kernel_efficiency(rows.mfu, mb, rows.half_batch)
+
+
 def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     """The cap- and fabric-independent step terms of a layout on the (server, nodes) rows."""
     wl = rows.wl
-    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
     dp, B, mb = d["dp"], d["B"], d["mb"]
     m = B / dp / mb  # micro-batches per step per replica
-    flops_gpu = B * wl.train_flops_per_sample / rows.G * (compute.RECOMPUTE_FLOPS_FACTOR if lay.recompute else 1.0)
-    t_comp1 = compute.compute_time_s(
-        flops_gpu, rows.peak_tflops, compute.kernel_efficiency(rows.mfu, mb, rows.half_batch), 1.0
+    extra = compute.recompute_flops_factor(
+        lay.recompute, float(wl.sequence_length or 1), float(wl.hidden_size or 0), wl.flash_attention
     )
-    act_msg = mb * float(wl.sequence_length or 1) * float(wl.hidden_size or 0) * 2.0
+    flops_gpu = B * wl.train_flops_per_sample / rows.G * extra
+    t_comp1 = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, mb), 1.0)
+    seq = float(wl.sequence_length or 1)
+    act_msg = mb * seq / cp * float(wl.hidden_size or 0) * 2.0  # a GPU's activations of one micro-batch
     t_tp = (
-        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute, rows.intra_bytes_s)
+        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute == "full", rows.intra_bytes_s)
+        * (1.0 - rows.tp_overlap)
         if tp > 1
         else np.zeros(len(dp))
     )
     grad_bytes = wl.trainable * rows.grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
-    owned = wl.trainable / (tp * pp) / (dp if lay.zero_stage >= 1 else 1)
+    owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
+    kv_bytes = (
+        comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp)
+        * (rows.layers / pp)
+        * m
+        * (1.0 - rows.tp_overlap)
+    )
     return {
         "m": m,
         "t_comp1": t_comp1,
         "act": act_msg,
         "t_tp": t_tp,
         "grad_bytes": np.full(len(dp), grad_bytes),
-        "dp_local": np.maximum(np.minimum(dp, rows.g // tp), 1),
+        "sync_ranks": dp * cp,  # gradients are reduced over data- and context-parallel ranks
+        "kv_bytes": np.asarray(kv_bytes) * np.ones(len(dp)),
+        "buckets": comm.bucket_count(grad_bytes, rows.fw.bucket_mb * 1e6) * np.ones(len(dp)),
+        "dp_local": np.maximum(np.minimum(dp * cp, rows.g // tp), 1),
         "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, rows.memory_bandwidth_tbps),
         "a2a_bytes": B / rows.G * wl.embedding_exchange_bytes_per_sample,
         "t_data": compute.data_pipeline_time_s(
@@ -180,12 +241,15 @@ def step_terms(
     t_tp = at(su["t_tp"][uu])
     t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
         su["grad_bytes"][uu],
-        d["dp"][uu],
+        su["sync_ranks"][uu],
         su["dp_local"][uu],
         rows.g[uu],
         rows.intra_bytes_s[uu],
         fab.node_bytes_s[r],
         fab.latency_s[r],
+        bucket_bytes=rows.fw.bucket_mb * 1e6,
+        in_network=fab.in_network[r],
+        nvls=rows.nvls[uu],
     )
     if pp > 1:
         bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
@@ -194,17 +258,25 @@ def step_terms(
     else:
         bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
         virtual = np.ones(t_comp.shape, dtype=np.int64)
-    exposed = comm.exposed_gradient_sync_s(at(t_dp), t_comp, m, rows.overlap)
+    exposed = comm.exposed_gradient_sync_s(at(t_dp), t_comp, m, rows.overlap, at(su["buckets"][uu]))
     t_opt = at(su["t_opt"][uu])
     t_a2a = (
         at(comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r]))
         if rows.wl.embedding_exchange_bytes_per_sample
         else np.zeros_like(t_comp)
     )
-    t_gpu = t_comp + t_tp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
+    if lay.context_parallel > 1:  # the KV ring runs over NVLink while TP x CP fits a node, else over the NICs
+        cp_bw = np.where(
+            lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
+        )
+        t_cp = at(su["kv_bytes"][uu] / cp_bw)
+    else:
+        t_cp = np.zeros_like(t_comp)
+    t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
     return {
         "t_compute": t_comp,
         "t_tensor_parallel": t_tp,
+        "t_context_parallel": t_cp,
         "bubble1": bubble1,
         "p2p1": p2p1,
         "virtual_stages": virtual,

@@ -1,0 +1,199 @@
+"""The physics that carries the model to 1,000-16,000 GPUs, each term against a hand-derived number.
+
+Collectives as NCCL runs them (ring vs tree, in-network reduction, NVLS), bucketed overlap with the backward
+pass, Megatron's activation memory and recompute, context parallelism, goodput (Young/Daly), the LLM batch
+limit and GPU power under load. Numbers are worked out in the comments from the formulas' sources."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planner import communication as comm
+from planner import compute, memory, power, reliability
+from planner.data import load_catalog
+from planner.errors import PlannerInputError
+from planner.model import evaluate, evaluate_space
+from planner.schemas import Configuration, Layout
+
+CAT = load_catalog()
+
+# An 8-GPU node on 8 x NDR 400 Gb/s at 85% (340 GB/s aggregate) with NVLink at 360 GB/s achieved; per-hop
+# latency across nodes 0.6 us wire + 5 us NCCL software.
+NODE = 8 * 400e9 / 8 * 0.85
+INTRA = 450e9 * 0.8
+ALPHA = 0.6e-6 + comm.SOFTWARE_LATENCY_S
+
+
+def _allreduce(size: float, nodes: int, sharp: bool = False, nvls: bool = False) -> float:
+    t, _ = comm.data_parallel_allreduce_time_s(
+        np.asarray([size]), np.asarray([8 * nodes]), np.asarray([8]), np.asarray([8]), np.asarray([INTRA]),
+        np.asarray([NODE]), np.asarray([ALPHA]), in_network=np.asarray([sharp]), nvls=np.asarray([nvls]),
+    )
+    return float(t[0])
+
+
+def test_ring_wins_for_a_large_message_on_two_nodes() -> None:
+    # 1 GB over 16 GPUs: ring 2 x 15/16 x 1e9 / 340e9 = 5.515 ms + 2 x 15 x 5.6 us = 0.168 ms -> 5.683 ms;
+    # tree moves the same at 80% of the bandwidth (6.893 ms) + 2 log2(2) x 5.6 us + 2 x 7 x 3 us -> 6.947 ms.
+    ring = 2 * 15 / 16 * 1e9 / NODE + 2 * 15 * ALPHA
+    tree = 2 * 15 / 16 * 1e9 / (NODE * 0.8) + 2 * 1 * ALPHA + 2 * 7 * comm.INTRA_LATENCY_S
+    assert ring == pytest.approx(5.683e-3, rel=1e-3) and tree == pytest.approx(6.947e-3, rel=1e-3)
+    assert _allreduce(1e9, 2) == pytest.approx(ring, rel=1e-9)
+
+
+def test_tree_wins_at_scale_where_the_ring_pays_2n_latency_steps() -> None:
+    # 100 MB over 128 nodes (1,024 GPUs): ring 2 x 1023/1024 x 1e8 / 340e9 = 0.588 ms + 2 x 1023 x 5.6 us
+    # = 11.46 ms -> 12.05 ms; tree 0.735 ms + 2 x log2(128) x 5.6 us + 2 x 7 x 3 us = 0.120 ms -> 0.855 ms.
+    ring = 2 * 1023 / 1024 * 1e8 / NODE + 2 * 1023 * ALPHA
+    tree = 2 * 1023 / 1024 * 1e8 / (NODE * 0.8) + 2 * 7 * ALPHA + 2 * 7 * comm.INTRA_LATENCY_S
+    assert ring == pytest.approx(12.05e-3, rel=1e-3) and tree == pytest.approx(0.855e-3, rel=1e-3)
+    assert _allreduce(1e8, 128) == pytest.approx(tree, rel=1e-9)
+
+
+def test_in_network_reduction_sends_the_data_once_and_nvls_speeds_the_node_phase() -> None:
+    # 1 GB over 16 nodes with SHARP: NVLink reduce-scatter + all-gather 2 x 7/8 x 1e9 / 360e9 = 4.861 ms and
+    # the NICs carry 1e9 / 340e9 = 2.941 ms, pipelined -> 4.861 ms + 2 switch hops x 2 x 5.6 us + 14 x 3 us.
+    lat = 4 * ALPHA + 14 * comm.INTRA_LATENCY_S
+    sharp = 2 * 7 / 8 * 1e9 / INTRA + lat
+    assert sharp == pytest.approx(4.925e-3, rel=1e-3)
+    assert _allreduce(1e9, 16, sharp=True) == pytest.approx(sharp, rel=1e-9)
+    # ring without SHARP: 2 x 127/128 x 1e9 / 340e9 + 2 x 127 x 5.6 us = 7.26 ms
+    assert _allreduce(1e9, 16) == pytest.approx(2 * 127 / 128 * 1e9 / NODE + 2 * 127 * ALPHA, rel=1e-9)
+    # with NVLS on the NVSwitch the node phase runs at 480/370 of the ring bus bandwidth: 3.747 ms > 2.941 ms
+    nvls = 2 * 7 / 8 * 1e9 / (INTRA * 480 / 370) + lat
+    assert _allreduce(1e9, 16, sharp=True, nvls=True) == pytest.approx(nvls, rel=1e-9)
+    # inside one node NVLS alone: 2 x 7/8 x 1e9 / (360e9 x 1.297) + 14 x 3 us
+    one = 2 * 7 / 8 * 1e9 / (INTRA * 480 / 370) + 14 * comm.INTRA_LATENCY_S
+    assert _allreduce(1e9, 1, nvls=True) == pytest.approx(one, rel=1e-9)
+
+
+def test_buckets_pay_latency_each_and_the_last_one_is_never_hidden() -> None:
+    assert comm.bucket_count(np.asarray([672e6]), 25e6)[0] == 27  # BERT-Large fp16 gradients, DDP 25 MB buckets
+    # 10 ms of all-reduce, 30 ms of compute in one micro-batch: the backward (20 ms) at 50% overlap hides 10 ms,
+    # but the last of 4 buckets (2.5 ms) starts only when the backward ends.
+    assert comm.exposed_gradient_sync_s(10e-3, 30e-3, 1, 0.5, 4)[()] == pytest.approx(2.5e-3)
+    assert comm.exposed_gradient_sync_s(10e-3, 30e-3, 1, 0.0, 4)[()] == pytest.approx(10e-3)
+    assert comm.exposed_gradient_sync_s(10e-3, 30e-3, 1, 0.25, 4)[()] == pytest.approx(5e-3)
+    # ring latency paid per bucket: 4 calls of 2 (n-1) steps
+    t4 = comm.ring_time_s(1e8, 16, NODE, ALPHA, 4)
+    assert t4 - comm.ring_time_s(1e8, 16, NODE, ALPHA, 1) == pytest.approx(3 * 2 * 15 * ALPHA)
+
+
+def test_megatron_activation_memory_per_layer() -> None:
+    # GPT-3 175B shape, s = 2048, b = 1, h = 12288, a = 96, t = 8 (Korthikanti et al. 2022, Table 2), one layer:
+    sbh = 2048 * 12288
+    scores = 5 * 96 * 2048 / 12288  # = 80
+    cases = {  # (sequence parallel, recompute) -> bytes
+        (False, "none"): sbh * (10 + 24 / 8 + scores / 8),  # 578.8 MB
+        (True, "none"): sbh * (34 / 8 + scores / 8),  # 358.6 MB
+        (True, "selective"): 34 * sbh / 8,  # 107.0 MB
+        (False, "full"): 2 * sbh,  # 50.3 MB
+    }
+    assert cases[(False, "none")] == pytest.approx(578.8e6, rel=1e-3)
+    for (sp, rec), expected in cases.items():
+        got = memory.transformer_activation_gb(2048, 12288, 96, 1, 1, 8, sp, rec, flash_attention=False)
+        assert got == pytest.approx(expected / 1e9, rel=1e-12)
+    # a FlashAttention kernel never stores the scores: no recompute equals selective
+    flash = memory.transformer_activation_gb(2048, 12288, 96, 1, 1, 8, True, "none", flash_attention=True)
+    assert flash == pytest.approx(cases[(True, "selective")] / 1e9)
+
+
+def test_recompute_flops() -> None:
+    # selective: the scores' forward again, s / (6h) = 2048 / 73,728 = 2.78% for GPT-3 175B; full: 4/3
+    assert compute.recompute_flops_factor("selective", 2048, 12288, False) == pytest.approx(1.027778, rel=1e-6)
+    assert compute.recompute_flops_factor("full", 2048, 12288, False) == pytest.approx(4 / 3)
+    assert compute.recompute_flops_factor("none", 2048, 12288, False) == 1.0
+    assert compute.recompute_flops_factor("selective", 2048, 12288, True) == 1.0
+    assert Layout(recompute=True).recompute == "full" and Layout(recompute=False).recompute == "none"
+
+
+def test_context_parallel_halves_activations_and_exchanges_kv() -> None:
+    # Llama 3 405B, 8,192 tokens, 8 KV heads of 128: d_kv = 16384 x 8 / 128 = 1024; CP2 receives per layer
+    # 3 x 1/2 x (K and V of the sequence: 2 x 8192 x 1024 x 2 bytes = 33.6 MB) = 50.3 MB
+    assert comm.context_parallel_bytes(1.0, 8192, 16384, 128, 8, 2)[()] == pytest.approx(3 * 0.5 * 2 * 8192 * 1024 * 2)
+    base = dict(model="llama3-405b", server="dgx-h100", nodes=64, global_batch=1024)
+    cp1 = evaluate(CAT, Configuration(**base, layout=Layout(tensor_parallel=8, pipeline_parallel=8,
+                                                              zero_stage=1, sequence_parallel=True)))
+    cp2 = evaluate(CAT, Configuration(**base, layout=Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1,
+                                                              sequence_parallel=True, context_parallel=2)))
+    assert cp2.step_time_breakdown_s["context_parallel"] > 0 == cp1.step_time_breakdown_s["context_parallel"]
+    assert cp2.memory_per_gpu_gb < cp1.memory_per_gpu_gb
+    assert "CP2" in cp2.layout
+
+
+def test_young_daly_interval_and_goodput() -> None:
+    # scale_facts.md 1.3 worked example: delta = 60 s, M = 3.1 h = 11,160 s -> Young sqrt(2 x 60 x 11160) = 1157 s
+    # (19 min); Daly adds x (1 + sqrt(r)/3 + r/9) - delta with r = delta / 2M = 0.002688 -> 1117.6 s
+    young = math.sqrt(2 * 60 * 11160)
+    assert young == pytest.approx(1157.2, abs=0.1)
+    r = 60 / (2 * 11160)
+    daly = young * (1 + math.sqrt(r) / 3 + r / 9) - 60
+    assert daly == pytest.approx(1117.6, abs=0.2)
+    assert reliability.daly_interval_s(60.0, 11160.0)[()] == pytest.approx(daly, rel=1e-12)
+    # Llama 3: 419 failures in 54 days on 16,384 GPUs -> M = 3.09 h; a 5.67 TB checkpoint at 2 TB/s = 2.84 s;
+    # waste = 2.84 / tau + (tau/2 + 2.84 + 900) / M with tau ~ 251 s -> goodput 0.906 (published "> 90%")
+    m = reliability.mtbf_s(16384)[()]
+    assert m / 3600 == pytest.approx(54 * 24 / 419, rel=1e-12)
+    d = reliability.checkpoint_write_s(reliability.checkpoint_bytes(405e9, 405e9), 2048, 25e9)[()]
+    assert d == pytest.approx(405e9 * 14 / 2e12)
+    tau = reliability.daly_interval_s(d, m)[()]
+    expected = 1 / (1 + d / tau + (tau / 2 + d + reliability.RESTART_S) / m)
+    assert reliability.goodput(16384, d)[()] == pytest.approx(expected, rel=1e-12)
+    assert 0.90 < expected < 0.91
+    # a stated failure rate: 1e-4 per GPU-hour on 1,000 GPUs -> M = 36 s x 1000 / 1000... = 36,000 / 1000 h
+    assert reliability.mtbf_s(1000, 1e-4)[()] == pytest.approx(36_000.0)
+
+
+def test_goodput_enters_time_and_energy_and_can_be_turned_off() -> None:
+    cfg = Configuration(model="llama3-70b", server="dgx-h100", nodes=512)
+    on, off = evaluate(CAT, cfg), evaluate(CAT, cfg.model_copy(update={"failures": False}))
+    assert off.goodput == 1.0 and 0.8 < on.goodput < 1.0
+    assert on.time_to_train_h == pytest.approx(off.time_to_train_h / on.goodput, rel=1e-12)
+    assert on.energy_kwh == pytest.approx(off.energy_kwh / on.goodput, rel=1e-12)
+
+
+def test_no_plan_exceeds_the_workload_batch_limit() -> None:
+    for model in ("llama3-405b", "llama3-70b", "gpt3-175b"):
+        wl = CAT.workload(model)
+        assert wl.max_global_batch_tokens and wl.sequence_length
+        df = evaluate_space(CAT, model, servers=["dgx-h100"], caps=[1.0], nodes=[64, 512, 1024, 2048, 4096])
+        ok = df[df["valid_layout"]]
+        assert (ok["global_batch"] * wl.sequence_length <= wl.max_global_batch_tokens * (1 + 1e-9)).all()
+        # beyond the limit no layout is offered (16M tokens = 2,048 sequences of 8,192 on at most 2,048 x TP8 ...)
+        assert len(ok) >= 1
+    with pytest.raises(PlannerInputError, match="largest of 16,800,000 tokens"):  # 100k GPUs: > 16M tokens a step
+        evaluate_space(CAT, "llama3-405b", servers=["dgx-h100"], caps=[1.0], nodes=[100_000 // 8])
+
+
+def test_power_curve_moves_to_the_load_demand() -> None:
+    curve = CAT.power_curves["datacenter-v100"]
+    caps = np.asarray([0.4, 0.6, 0.8, 1.0])
+    d0 = curve.points[-1].power_fraction
+    tf0, pf0 = power.cap_curve_at(curve, caps)
+    tf, pf = power.load_curve_at(curve, caps, d0)  # the curve's own demand: unchanged
+    np.testing.assert_allclose(tf, tf0 / power.cap_curve_at(curve, np.asarray([1.0]))[0][0])
+    np.testing.assert_allclose(pf, pf0)
+    tf9, pf9 = power.load_curve_at(curve, caps, 0.9)  # a GEMM-dense load that would draw 90% of TDP uncapped
+    # at TDP it sits at x = 1 / 0.9 on the relative axis: the catalog curve at cap d0 / 0.9, scaled by 0.9 / d0
+    at_tdp = power.cap_curve_at(curve, np.asarray([d0 / 0.9]))[1][0] * 0.9 / d0
+    assert pf9[-1] == pytest.approx(at_tdp) and tf9[-1] == pytest.approx(1.0) and 0.75 < at_tdp <= 0.9
+    assert (pf9 >= pf0 - 1e-12).all() and tf9[1] < tf0[1]  # draws more, and a mid cap binds harder
+
+
+def test_llm_gpu_power_is_near_tdp_on_hopper() -> None:
+    e = evaluate(CAT, Configuration(model="llama3-70b", server="dgx-h100", nodes=16))
+    assert 0.7 * 700 < e.gpu_power_w <= 0.9 * 700 + 1e-9
+
+
+def test_a_105_layer_model_fills_35_nodes_with_a_pipeline_that_divides_its_layers() -> None:
+    from planner.validation import megatron_workload
+
+    wl = megatron_workload(529.6, 280).model_copy(update={"id": "mt-nlg-530b", "framework": "megatron"})
+    cat = CAT.replace(workloads={**CAT.workloads, wl.id: wl})
+    est = evaluate(cat, Configuration(model=wl.id, server="dgx-a100-80gb", nodes=35, global_batch=280))
+    assert est.fits_memory, est.layout
+    pp = int(est.layout.split("PP")[1].split()[0])
+    assert 105 % pp == 0 and 280 % pp == 0  # 5, 7 or 35 stages
