@@ -407,10 +407,26 @@ def evaluate_space(
     res.update(gpu_power_w=gpu_w, node_power_w=node_w, switches=switches, power_kw=it_kw, energy_kwh=it_kw * hours)
     res["bottleneck"] = _bottleneck(res, N)
     res["layout"] = _layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], layouts)
+    if not valid_any.all():  # rows no layout is valid for (e.g. beyond the workload's largest batch)
+        res["layout"] = pd.Categorical(np.where(valid_any, np.asarray(res["layout"], dtype=object), "no valid layout"))
     res["model"] = _categorical(np.zeros(n, dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
     res.update(_price_columns(catalog, res, site_.id, purchase, life_years, (r_of, first_r)))
     return pd.DataFrame(res, copy=False)
+
+
+def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
+    """Why no parallel layout is valid for a configuration, and what to change."""
+    limit = (
+        f", and data parallelism must keep the global batch within '{wl.id}''s largest of "
+        f"{wl.max_global_batch_tokens:,.0f} tokens per step (use fewer nodes)"
+        if wl.max_global_batch_tokens and global_batch is None
+        else ""
+    )
+    return (
+        "no parallel layout is valid for these node counts (tensor/pipeline degrees must divide the GPUs per "
+        f"node and the total GPUs{limit})"
+    )
 
 
 class _LayoutSearch:
@@ -496,18 +512,8 @@ class _LayoutSearch:
         prepared = self._prepare()
         won = self._grid(prepared)
         self._finish(won)
-        if (self.cols["layout_index"] < 0).all():  # no layout is even valid (e.g. a fixed layout that does not
-            wl = self.rows.wl
-            limit = (
-                f", and data parallelism must keep the global batch within '{wl.id}''s largest of "
-                f"{wl.max_global_batch_tokens:,.0f} tokens per step (fewer nodes)"
-                if wl.max_global_batch_tokens and self.rows.global_batch is None
-                else ""
-            )
-            raise PlannerInputError(  # divide the GPUs)
-                "no parallel layout is valid for these node counts (tensor/pipeline degrees "
-                f"must divide the GPUs per node and the total GPUs{limit})"
-            )
+        if self.rows.fixed_layout and (self.cols["layout_index"] < 0).all():
+            raise PlannerInputError(invalid_layout_message(self.rows.wl, self.rows.global_batch))
         return self.cols
 
     def _virtual(self, lay: Layout) -> list[int]:
@@ -518,7 +524,15 @@ class _LayoutSearch:
         fits_by_key: dict[LayoutKey, np.ndarray] = {}
         phase_a = []
         for li, lay in enumerate(self.layouts):
-            d = self.per_u[li] = step.layout_rows(self.rows, lay)
+            self.per_u[li] = step.layout_rows(self.rows, lay)
+        # A fixed global batch: on a row where some layout trains exactly it (no more replicas than micro-batches),
+        # layouts that would round it up are not offered -- they would win by training a larger batch than asked.
+        exact = np.zeros(len(self.rows.N), dtype=bool)
+        for d in self.per_u.values():
+            exact |= d["valid"] & d["exact_batch"]
+        for li, lay in enumerate(self.layouts):
+            d = self.per_u[li]
+            d["valid"] = d["valid"] & (d["exact_batch"] | ~exact)
             if not d["valid"].any():
                 continue
             smaller = d["valid"] & (d["mem"] < self.min_mem)
@@ -872,6 +886,8 @@ def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
         life_years=config.life_years,
         space=space,
     )
+    if not bool(df["valid_layout"].iloc[0]):
+        raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
     return estimate_from_row(df.iloc[0])
 
 

@@ -113,9 +113,6 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         mb = B / dp / lay.accumulation
         valid &= (B // dp) % lay.accumulation == 0
     valid &= mb >= 1.0 - 1e-9
-    if rows.global_batch is not None:
-        # a fixed global batch: more replicas than it has micro-batches would train a larger one
-        valid &= dp * (fixed_mb or 1) <= rows.global_batch
     if rows.global_batch is None and wl.max_global_batch_tokens and wl.sequence_length:
         # the recipe's largest batch: data parallelism that would need a larger one is not offered
         valid &= B * wl.sequence_length <= wl.max_global_batch_tokens * (1.0 + 1e-9)
@@ -127,7 +124,16 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         + rows.embedding_gb
         + memory.WORKSPACE_GB
     )
-    return {"valid": valid, "dp": dp, "B": B, "mb": mb, "mem": mem, "sf_per_B": compute.samples_factor(wl, B) / B}
+    return {
+        "valid": valid,
+        # trains the batch asked for (a fixed global batch is only rounded up when no layout of the row can keep it)
+        "exact_batch": b0 == B if rows.global_batch is not None else np.ones(len(dp), dtype=bool),
+        "dp": dp,
+        "B": B,
+        "mb": mb,
+        "mem": mem,
+        "sf_per_B": compute.samples_factor(wl, B) / B,
+    }
 
 
 def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> np.ndarray:

@@ -53,7 +53,7 @@ def test_positive_finite_and_time_times_throughput_is_work(
     df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], caps=[cap], purchase=purchase)
     if df.empty:  # the cap is outside this GPU's configurable range
         return
-    df = df[df["available"]]
+    df = df[df["available"] & df["valid_layout"]]  # beyond an LLM's largest batch no layout is offered
     for col in (
         "energy_kwh",
         "facility_energy_kwh",
@@ -68,8 +68,10 @@ def test_positive_finite_and_time_times_throughput_is_work(
         v = df[col].to_numpy(dtype=float)
         assert np.all(np.isfinite(v)) and np.all(v > 0), col
     assert np.all(np.isfinite(df["cost_usd"])) and np.all(df["cost_usd"] > 0)
-    work = df["time_to_train_h"] * 3600 * df["throughput_samples_per_s"]
+    # wall-clock time = work / throughput / goodput (the share of time not lost to failures and checkpoints)
+    work = df["time_to_train_h"] * 3600 * df["throughput_samples_per_s"] * df["goodput"]
     assert np.allclose(work, df["samples_to_train"], rtol=1e-9)
+    assert ((df["goodput"] > 0) & (df["goodput"] <= 1)).all()
     # facility power is IT power times PUE
     assert np.allclose(df["facility_power_kw"], df["power_kw"] * CAT.site("us-colo").pue)
 

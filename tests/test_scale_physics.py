@@ -29,8 +29,15 @@ ALPHA = 0.6e-6 + comm.SOFTWARE_LATENCY_S
 
 def _allreduce(size: float, nodes: int, sharp: bool = False, nvls: bool = False) -> float:
     t, _ = comm.data_parallel_allreduce_time_s(
-        np.asarray([size]), np.asarray([8 * nodes]), np.asarray([8]), np.asarray([8]), np.asarray([INTRA]),
-        np.asarray([NODE]), np.asarray([ALPHA]), in_network=np.asarray([sharp]), nvls=np.asarray([nvls]),
+        np.asarray([size]),
+        np.asarray([8 * nodes]),
+        np.asarray([8]),
+        np.asarray([8]),
+        np.asarray([INTRA]),
+        np.asarray([NODE]),
+        np.asarray([ALPHA]),
+        in_network=np.asarray([sharp]),
+        nvls=np.asarray([nvls]),
     )
     return float(t[0])
 
@@ -115,10 +122,21 @@ def test_context_parallel_halves_activations_and_exchanges_kv() -> None:
     # 3 x 1/2 x (K and V of the sequence: 2 x 8192 x 1024 x 2 bytes = 33.6 MB) = 50.3 MB
     assert comm.context_parallel_bytes(1.0, 8192, 16384, 128, 8, 2)[()] == pytest.approx(3 * 0.5 * 2 * 8192 * 1024 * 2)
     base = dict(model="llama3-405b", server="dgx-h100", nodes=64, global_batch=1024)
-    cp1 = evaluate(CAT, Configuration(**base, layout=Layout(tensor_parallel=8, pipeline_parallel=8,
-                                                              zero_stage=1, sequence_parallel=True)))
-    cp2 = evaluate(CAT, Configuration(**base, layout=Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1,
-                                                              sequence_parallel=True, context_parallel=2)))
+    cp1 = evaluate(
+        CAT,
+        Configuration(
+            **base, layout=Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1, sequence_parallel=True)
+        ),
+    )
+    cp2 = evaluate(
+        CAT,
+        Configuration(
+            **base,
+            layout=Layout(
+                tensor_parallel=8, pipeline_parallel=8, zero_stage=1, sequence_parallel=True, context_parallel=2
+            ),
+        ),
+    )
     assert cp2.step_time_breakdown_s["context_parallel"] > 0 == cp1.step_time_breakdown_s["context_parallel"]
     assert cp2.memory_per_gpu_gb < cp1.memory_per_gpu_gb
     assert "CP2" in cp2.layout
@@ -164,8 +182,10 @@ def test_no_plan_exceeds_the_workload_batch_limit() -> None:
         assert (ok["global_batch"] * wl.sequence_length <= wl.max_global_batch_tokens * (1 + 1e-9)).all()
         # beyond the limit no layout is offered (16M tokens = 2,048 sequences of 8,192 on at most 2,048 x TP8 ...)
         assert len(ok) >= 1
-    with pytest.raises(PlannerInputError, match="largest of 16,800,000 tokens"):  # 100k GPUs: > 16M tokens a step
-        evaluate_space(CAT, "llama3-405b", servers=["dgx-h100"], caps=[1.0], nodes=[100_000 // 8])
+    big = evaluate_space(CAT, "llama3-405b", servers=["dgx-h100"], caps=[1.0], nodes=[100_000 // 8])
+    assert not big["valid_layout"].any() and not big["feasible"].any()  # 100k GPUs: > 16M tokens a step
+    with pytest.raises(PlannerInputError, match="largest of 16,800,000 tokens"):
+        evaluate(CAT, Configuration(model="llama3-405b", server="dgx-h100", nodes=100_000 // 8))
 
 
 def test_power_curve_moves_to_the_load_demand() -> None:
