@@ -111,6 +111,7 @@ from planner.solver import SolverOptions, SolverReport, solve_model
 
 DEFAULT_MAX_NODES = 2048
 SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
+ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
 
 class Job(BaseModel):
@@ -340,32 +341,45 @@ def slots_needed(hours: np.ndarray, slot_hours: float) -> np.ndarray:
     return np.maximum(np.ceil(np.asarray(hours, dtype=float) / slot_hours * (1 - SLOT_EPS)), 1.0)
 
 
-def pareto_mask(X: np.ndarray) -> np.ndarray:
+def pareto_mask(X: np.ndarray, chunk: int = 256) -> np.ndarray:
     """Rows of X (all columns minimised) not dominated by another row (<= everywhere); of equal rows the
     first is kept. Exact: in lexicographic order a dominating row always comes first, so a row is dropped iff
-    an earlier row is <= everywhere. A cheap prefilter (each row against the rows holding the running
-    minimum of every column before it) removes most dominated rows before the pairwise check."""
+    an earlier row is <= everywhere -- and then also a kept earlier row is (dominance is transitive). Rows are
+    compared in chunks against the rows kept so far and the earlier rows of their chunk."""
     n = len(X)
     if n <= 1:
         return np.ones(n, dtype=bool)
     order = np.lexsort(X.T[::-1])
     Y = X[order]
-    keep = np.ones(n, dtype=bool)
+    # prefilter (sufficient, so exact): for each value v of column 1, among the rows with column 1 <= v, the rows
+    # holding the running minimum of each later column (in lexicographic order) are tried as dominators of the
+    # rows with column 1 == v that follow them
+    pre = np.ones(n, dtype=bool)
     rows = np.arange(n)
-    for c in range(Y.shape[1]):
-        col = Y[:, c]
-        holder = np.maximum.accumulate(np.where(col <= np.minimum.accumulate(col), rows, 0))
-        prev = np.concatenate([[0], holder[:-1]])
-        dom = (Y[prev] <= Y).all(axis=1)
-        dom[0] = False
-        keep &= ~dom
-    cand = np.flatnonzero(keep)
-    Z = Y[cand]
-    dominated = np.zeros(len(Z), dtype=bool)
-    for i in range(1, len(Z)):
-        dominated[i] = bool((Z[:i] <= Z[i]).all(axis=1).any())
+    for v in np.unique(Y[:, 1]):
+        sub = np.flatnonzero(Y[:, 1] <= v)
+        target = Y[sub, 1] == v
+        for c in range(2, Y.shape[1]):
+            col = Y[sub, c]
+            holder = np.maximum.accumulate(np.where(col <= np.minimum.accumulate(col), rows[: len(sub)], 0))
+            prev = np.concatenate([[0], holder[:-1]])
+            dom = (Y[sub[prev]] <= Y[sub]).all(axis=1) & target
+            dom[0] = False
+            pre[sub[dom]] = False
+    cand = np.flatnonzero(pre)
+    Y = Y[cand]
+    m = len(Y)
+    kept = np.zeros((0, Y.shape[1]))
+    keep = np.zeros(m, dtype=bool)
+    for a in range(0, m, chunk):
+        B = Y[a : a + chunk]
+        dom = (kept[:, None, :] <= B[None, :, :]).all(axis=2).any(axis=0) if len(kept) else np.zeros(len(B), bool)
+        inner = (B[:, None, :] <= B[None, :, :]).all(axis=2) & np.triu(np.ones((len(B), len(B)), dtype=bool), k=1)
+        dom |= inner.any(axis=0)
+        keep[a : a + len(B)] = ~dom
+        kept = np.vstack([kept, B[~dom]])
     out = np.zeros(n, dtype=bool)
-    out[order[cand[~dominated]]] = True
+    out[order[cand[keep]]] = True
     return out
 
 
@@ -373,30 +387,42 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
     """Exact-model modes of every job in every pool it fits, within its window; dominated modes pruned."""
     pools = pools or pools_of(cat, req)
     cat.site(req.site)
-    # (server, fabric) -> node limit, and which caps; site clusters and rental offers
-    limits: dict[tuple[str, str], int] = {}
-    for p, fabs in pools.buy.items():
-        for f in fabs:
-            limits[(p, f)] = req.max_nodes + pools.owned_on(p, f)
-    for e in pools.owned:
-        limits.setdefault((e.server, e.fabric), pools.owned_on(e.server, e.fabric))
-    for p, f in pools.rent.items():
-        limits[(p, f)] = max(limits.get((p, f), 0), req.max_nodes)
+    # every (server, fabric) pair that is a site cluster (bought and/or owned) or a rental offer
+    pairs = sorted(
+        {(p, f) for p, fabs in pools.buy.items() for f in fabs}
+        | {(e.server, e.fabric) for e in pools.owned}
+        | set(pools.rent.items())
+    )
+    site_lim = np.asarray(
+        [(req.max_nodes if f in pools.buy.get(p, []) else 0) + pools.owned_on(p, f) for p, f in pairs], dtype=np.int64
+    )
+    rent_ok = np.asarray([pools.rent.get(p) == f for p, f in pairs])
+    settable = np.asarray([cap_settable(cat.server(p)) for p, _ in pairs])
+    idle_pair = np.asarray([pools.idle_kw[p] for p, _ in pairs])
+    site_group = [pools.site_group(p, f) for p, f in pairs]
+    type_ids = sorted({p for p, _ in pairs})
+    type_of = np.asarray([type_ids.index(p) for p, _ in pairs], dtype=np.int64)
     rows = []
-    for (p, f), lim in limits.items():
+    for i, (p, f) in enumerate(pairs):
         s = cat.server(p)
         gpu = cat.gpu(s.gpu or "")
         lo, hi = gpu.min_power_limit_w / gpu.tdp_w - 1e-9, gpu.max_power_limit_w / gpu.tdp_w + 1e-9
         caps = {c for c in req.power_caps if lo <= c <= hi}
-        if p in pools.rent and pools.rent[p] == f and not cap_settable(s):
+        if rent_ok[i] and not settable[i]:
             caps.add(1.0)
-        counts = range(1, lim + 1) if req.node_counts is None else sorted(n for n in set(req.node_counts) if n <= lim)
+        lim = max(int(site_lim[i]), req.max_nodes if rent_ok[i] else 0)
+        counts = (
+            np.arange(1, lim + 1)
+            if req.node_counts is None
+            else np.asarray(sorted(n for n in set(req.node_counts) if n <= lim))
+        )
         for c in sorted(caps):
-            rows.append(pd.DataFrame({"server": p, "fabric": f, "power_cap": c, "nodes": np.asarray(counts)}))
+            rows.append(pd.DataFrame({"server": p, "fabric": f, "power_cap": c, "nodes": counts, "pair": i}))
     if not rows:
         return pd.DataFrame()
     space = pd.concat(rows, ignore_index=True)
-    idle = space["server"].map(pools.idle_kw).to_numpy(float)
+    pair_of = space["pair"].to_numpy(np.int64)
+    caps_ok = np.isin(space["power_cap"].to_numpy(float), req.power_caps)
     by_work: dict[tuple[str, float | None], list[Job]] = {}
     for j in req.jobs:
         wl = cat.workload(j.model)
@@ -407,80 +433,76 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
         df = evaluate_space(
             cat, model, space=space, site=req.site, purchase="buy", work=Work(samples), life_years=req.life_years
         )
-        ok = df["fits_memory"].to_numpy(bool) & df["valid_layout"].to_numpy(bool)
+        nodes = df["nodes"].to_numpy(np.int64)
         hours = df["time_to_train_h"].to_numpy(float)
         d = slots_needed(hours, req.slot_hours)
+        ok = df["fits_memory"].to_numpy(bool) & df["valid_layout"].to_numpy(bool)
         ok &= d <= max(len(job_window(req, j)) for j in jobs)
-        base = pd.DataFrame(
-            {
-                "server": df["server"].astype(str).to_numpy(),
-                "fabric": df["fabric"].astype(str).to_numpy(),
-                "gpu": df["gpu"].astype(str).to_numpy(),
-                "power_cap": df["power_cap"].to_numpy(float),
-                "nodes": df["nodes"].to_numpy(np.int64),
-                "layout": df["layout"].astype(str).to_numpy(),
-                "time_to_train_h": hours,
-                "slots_needed": d.astype(np.int64),
-                "facility_power_kw": df["facility_power_kw"].to_numpy(float),
-                "facility_energy_kwh": df["facility_energy_kwh"].to_numpy(float),
-                "idle_kw": idle,
-            }
-        )[ok]
+        kinds = []
+        # site clusters: allowed caps, up to the cluster's limit; rentals: the offer's caps, up to max_nodes
+        kinds.append(("site", ok & caps_ok & (nodes <= site_lim[pair_of])))
+        kinds.append(
+            (
+                "rent",
+                ok
+                & rent_ok[pair_of]
+                & np.where(settable[pair_of], caps_ok, space["power_cap"].to_numpy() == 1.0)
+                & (nodes <= req.max_nodes),
+            )
+        )
+        power = df["facility_power_kw"].to_numpy(float)
+        energy = df["facility_energy_kwh"].to_numpy(float)
         parts = []
-        site_rows = base[
-            [
-                (p, f) in limits and ((p in pools.buy and f in pools.buy[p]) or pools.owned_on(p, f) > 0)
-                for p, f in zip(base["server"], base["fabric"], strict=True)
-            ]
-        ].copy()
-        if len(site_rows):
-            above = np.maximum(
-                site_rows["facility_energy_kwh"]
-                - site_rows["nodes"] * site_rows["idle_kw"] * site_rows["time_to_train_h"],
-                0.0,
+        for kind, sel in kinds:
+            idx = np.flatnonzero(sel)
+            if not len(idx):
+                continue
+            pr = pair_of[idx]
+            if kind == "site":
+                e_coef = np.maximum(energy[idx] - nodes[idx] * idle_pair[pr] * hours[idx], 0.0)
+                p_coef = np.maximum(power[idx] - nodes[idx] * idle_pair[pr], 0.0)
+            else:
+                e_coef, p_coef = energy[idx], np.zeros(len(idx))
+            X = np.column_stack([nodes[idx], d[idx], e_coef, p_coef])
+            keep = np.ones(len(idx), dtype=bool)
+            fitting += sum(int((d[idx] <= len(job_window(req, j))).sum()) for j in jobs)
+            # a one-node mode of a type bought on any fabric needs no network: its time, power and energy are
+            # the same on every fabric (no NICs, switches or inter-node traffic), so it is one mode on "any"
+            anyfab = (nodes[idx] == 1) & np.asarray([site_group[q].endswith("|*") for q in pr]) & (kind == "site")
+            key = np.where(anyfab, len(pairs) + type_of[pr], pr)
+            if prune:
+                keep[:] = False
+                order = np.argsort(key, kind="stable")
+                bounds = np.flatnonzero(np.diff(key[order])) + 1
+                for grp in np.split(order, bounds):
+                    keep[grp[pareto_mask(X[grp])]] = True
+            idx, pr, X, anyfab = idx[keep], pr[keep], X[keep], anyfab[keep]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "server": [pairs[q][0] for q in pr],
+                        "fabric": [ANY_FABRIC if a else pairs[q][1] for q, a in zip(pr, anyfab, strict=True)],
+                        "gpu": df["gpu"].to_numpy()[idx].astype(str),
+                        "power_cap": df["power_cap"].to_numpy(float)[idx],
+                        "nodes": nodes[idx],
+                        "layout": df["layout"].to_numpy()[idx].astype(str),
+                        "time_to_train_h": hours[idx],
+                        "slots_needed": d[idx].astype(np.int64),
+                        "facility_power_kw": power[idx],
+                        "facility_energy_kwh": energy[idx],
+                        "idle_kw": idle_pair[pr],
+                        "kind": kind,
+                        "group": [site_group[q] if kind == "site" else f"{pairs[q][0]}|rent" for q in pr],
+                        "energy_coef_kwh": X[:, 2],
+                        "power_coef_kw": X[:, 3],
+                    }
+                )
             )
-            site_rows["kind"] = "site"
-            site_rows["group"] = [
-                pools.site_group(p, f) for p, f in zip(site_rows["server"], site_rows["fabric"], strict=True)
-            ]
-            site_rows["energy_coef_kwh"] = above
-            site_rows["power_coef_kw"] = np.maximum(
-                site_rows["facility_power_kw"] - site_rows["nodes"] * site_rows["idle_kw"], 0.0
-            )
-            # site nodes run at any allowed cap; the node limit of a cluster applies
-            lim_arr = np.asarray(
-                [
-                    limits[(p, f)] if (p in pools.buy and f in pools.buy[p]) else pools.owned_on(p, f)
-                    for p, f in zip(site_rows["server"], site_rows["fabric"], strict=True)
-                ]
-            )
-            site_rows = site_rows[
-                (site_rows["nodes"].to_numpy() <= lim_arr) & np.isin(site_rows["power_cap"], req.power_caps)
-            ]
-            parts.append(site_rows)
-        rent_rows = base[[pools.rent.get(p) == f for p, f in zip(base["server"], base["fabric"], strict=True)]].copy()
-        if len(rent_rows):
-            settable = rent_rows["server"].map(lambda p: cap_settable(cat.server(p))).to_numpy(bool)
-            cap_ok = np.where(settable, np.isin(rent_rows["power_cap"], req.power_caps), rent_rows["power_cap"] == 1.0)
-            rent_rows = rent_rows[cap_ok & (rent_rows["nodes"].to_numpy() <= req.max_nodes)]
-            rent_rows["kind"] = "rent"
-            rent_rows["group"] = rent_rows["server"] + "|rent"
-            rent_rows["energy_coef_kwh"] = rent_rows["facility_energy_kwh"]
-            rent_rows["power_coef_kw"] = 0.0
-            parts.append(rent_rows)
         if not parts:
             continue
         modes = pd.concat(parts, ignore_index=True)
-        fitting += sum(int((modes["slots_needed"] <= len(job_window(req, j))).sum()) for j in jobs)
-        if prune and len(modes):
-            keep = np.zeros(len(modes), dtype=bool)
-            key = modes["group"] + "|" + modes["fabric"]
-            for _, idx in modes.groupby(key, sort=False).indices.items():
-                X = modes.iloc[idx][["nodes", "slots_needed", "energy_coef_kwh", "power_coef_kw"]].to_numpy(float)
-                keep[idx[pareto_mask(X)]] = True
-            modes = modes[keep]
         for j in jobs:
-            mj = modes[modes["slots_needed"] <= len(job_window(req, j))].copy()
+            mj = modes[modes["slots_needed"].to_numpy() <= len(job_window(req, j))].copy()
             mj["job"] = j.id
             frames.append(mj)
     if not frames:
@@ -697,7 +719,7 @@ def add_fabric_choice(m: pyo.ConcreteModel, ix: Index, req: FleetRequest) -> Non
     for k, (j, kind, p, f) in enumerate(
         zip(modes["job"], modes["kind"], modes["server"], modes["fabric"], strict=True)
     ):
-        if kind == "site" and f not in ix.pools.owned_fabrics.get(p, set()):
+        if kind == "site" and f != ANY_FABRIC and f not in ix.pools.owned_fabrics.get(p, set()):
             links.setdefault((j, p, f), []).append(k)
     m.uses_fabric = pyo.Constraint(
         sorted(links), rule=lambda m, j, p, f: pyo.quicksum(m.z[k] for k in links[(j, p, f)]) <= m.y[p, f]
@@ -985,7 +1007,12 @@ def evaluate_fleet(
             fab_of[p] = f
     for row in chosen.values():  # a job on a fabric without owned nodes needs it bought
         p, f = str(row["server"]), str(row["fabric"])
-        if row["kind"] == "site" and f not in pools.owned_fabrics.get(p, set()) and fab_of.get(p) != f:
+        if (
+            row["kind"] == "site"
+            and f != ANY_FABRIC
+            and f not in pools.owned_fabrics.get(p, set())
+            and fab_of.get(p) != f
+        ):
             return None
     for g, arr in usage.items():
         p, tag = g.split("|")
@@ -1062,7 +1089,10 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
     for j in ix.by_job:
         row = chosen[j]
         job = next(x for x in req.jobs if x.id == j)
-        pool = f"{row['server']}|{row['fabric']}" + (" (rent)" if row["kind"] == "rent" else "")
+        fab = str(row["fabric"])
+        if fab == ANY_FABRIC:  # a one-node mode: on the fabric its type was bought on
+            fab = next(f for (q, f), n in bought.items() if q == row["server"] and n > 0)
+        pool = f"{row['server']}|{fab}" + (" (rent)" if row["kind"] == "rent" else "")
         assignments.append(
             {
                 "job": j,
@@ -1072,7 +1102,7 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
                 "pool": pool,
                 "kind": "rent" if row["kind"] == "rent" else "site",
                 "nodes": int(row["nodes"]),
-                "fabric": str(row["fabric"]),
+                "fabric": fab,
                 "power_cap": float(row["power_cap"]),
                 "layout": str(row["layout"]),
                 "time_to_train_h": float(row["time_to_train_h"]),

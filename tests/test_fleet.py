@@ -16,7 +16,18 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from planner.data import Catalog
-from planner.fleet import FleetRequest, Owned, billing_blocks, evaluate_fleet, fleet, job_modes, job_window, pools_of
+from planner.fleet import (
+    ANY_FABRIC,
+    FleetRequest,
+    Owned,
+    billing_blocks,
+    evaluate_fleet,
+    fleet,
+    job_modes,
+    job_window,
+    pareto_mask,
+    pools_of,
+)
 from planner.schemas import Fabric
 
 from .conftest import toy_catalog, toy_gpu, toy_server, toy_workload
@@ -247,27 +258,44 @@ def _enumerate(cat: Catalog, req: FleetRequest) -> float:
     for combo in itertools.product(*per_job):
         chosen = {j.id: row for j, (row, _) in zip(req.jobs, combo, strict=True)}
         slots = {j.id: sl for j, (_, sl) in zip(req.jobs, combo, strict=True)}
-        usage: dict[tuple[str, str], np.ndarray] = {}
-        for row, sl in combo:
-            if row["kind"] == "site":
-                arr = usage.setdefault((str(row["server"]), str(row["fabric"])), np.zeros(req.slots))
-                arr[sl] += int(row["nodes"])
         for fabs in fabric_choices:
             choice = dict(zip(sorted(pools.buy), fabs, strict=True))
+            usage: dict[tuple[str, str | None], np.ndarray] = {}
+            for row, sl in combo:
+                if row["kind"] == "site":
+                    f = str(row["fabric"])
+                    key = (str(row["server"]), choice.get(str(row["server"])) if f == ANY_FABRIC else f)
+                    arr = usage.setdefault(key, np.zeros(req.slots))
+                    arr[sl] += int(row["nodes"])
             for kept in kept_choices:
                 bought: dict[tuple[str, str], int] = {}
-                for (p, f), arr in usage.items():
+                for (p, fab), arr in usage.items():
                     own = np.zeros(req.slots)
                     for i, e in enumerate(pools.owned):
-                        if e.server == p and e.fabric == f:
+                        if e.server == p and e.fabric == fab:
                             own += np.asarray(e.avail) * kept[i]
                     need = int(max(0.0, float((arr - own).max())))
-                    if need and choice.get(p) == f:
-                        bought[(p, f)] = need
+                    if need and fab is not None and choice.get(p) == fab:
+                        bought[(p, fab)] = need
                 ev = evaluate_fleet(cat, req, pools, chosen, slots, bought, list(kept))
                 if ev is not None:
                     best = min(best, ev["value"])
     return best
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(1, 6), st.integers(1, 4), st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=60
+    )
+)
+def test_pareto_mask_keeps_exactly_the_undominated_rows(rows: list[tuple[int, int, int, int]]) -> None:
+    X = np.asarray(rows, dtype=float)
+    got = pareto_mask(X, chunk=7)
+    for i in range(len(X)):
+        earlier_equal = any((X[j] == X[i]).all() for j in range(i))
+        dominated = any((X[j] <= X[i]).all() and (X[j] < X[i]).any() for j in range(len(X)))
+        assert got[i] == (not dominated and not earlier_equal), (i, X[i])
 
 
 def _fabric(**kw: Any) -> Fabric:
