@@ -249,7 +249,7 @@ class Pools:
     owned_fabrics: dict[str, set[str]] = field(default_factory=dict)
 
     def site_group(self, server: str, fabric: str) -> str:
-        return f"{server}|{fabric}" if fabric in self.owned_fabrics.get(server, set()) else f"{server}|*"
+        return f"{server}|{fabric}" if server in self.owned_fabrics else f"{server}|*"
 
     def owned_on(self, server: str, fabric: str) -> int:
         return sum(e.count for e in self.owned if e.server == server and e.fabric == fabric)
