@@ -110,7 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="activation recomputation (default: none)",
     )
     lay.add_argument("--sequence-parallel", action="store_true", help="Megatron sequence parallelism (with --tp > 1)")
-    lay.add_argument("--micro-batch", type=positive_int, help="micro-batch per GPU, samples")
+    lay.add_argument(
+        "--cp",
+        type=bounded_int(1, 1024),
+        help="context-parallel degree: each sequence split over this many GPUs (default 1)",
+    )
+    lay.add_argument(
+        "--micro-batch", type=positive_int, help="micro-batch per GPU, samples (default: the workload's or searched)"
+    )
     lay.add_argument(
         "--accumulation", type=positive_int, help="gradient-accumulation steps per optimizer step (default 1)"
     )
@@ -238,9 +245,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def layout_from_args(args: argparse.Namespace) -> Any:
-    """A planner.schemas.Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--micro-batch/
+    """A planner.schemas.Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--cp/--micro-batch/
     --accumulation, or None when none is given (the model then picks the fastest layout that fits)."""
-    from planner.errors import PlannerInputError
     from planner.schemas import Layout
 
     given: dict[str, Any] = {
@@ -250,31 +256,13 @@ def layout_from_args(args: argparse.Namespace) -> Any:
         "zero_stage": args.zero,
         "recompute": args.recompute,
         "sequence_parallel": True if args.sequence_parallel else None,
+        "context_parallel": args.cp,
         "micro_batch": args.micro_batch,
         "accumulation": args.accumulation,
     }
     fields = {k: v for k, v in given.items() if v is not None}
     if not fields:
         return None
-    flag = {
-        "tensor_parallel": "--tp",
-        "pipeline_parallel": "--pp",
-        "virtual_stages": "--vp",
-        "zero_stage": "--zero",
-        "recompute": "--recompute",
-        "sequence_parallel": "--sequence-parallel",
-        "micro_batch": "--micro-batch",
-        "accumulation": "--accumulation",
-    }
-    missing = [flag[k] for k in fields if k not in Layout.model_fields]
-    if missing:
-        raise PlannerInputError(
-            f"this version's model has no {', '.join(missing)} (layout fields: {', '.join(Layout.model_fields)})"
-        )
-    if "recompute" in fields and isinstance(Layout.model_fields["recompute"].default, bool):
-        if fields["recompute"] == "selective":
-            raise PlannerInputError("this version's model has only full recomputation: use --recompute full or none")
-        fields["recompute"] = fields["recompute"] == "full"
     return validated(Layout, fields, "layout")
 
 
@@ -289,6 +277,12 @@ def check_layout_framework(layout: Any, fw: Any) -> None:
         problems.append(f"pipeline parallelism (--pp {layout.pipeline_parallel})")
     if layout.zero_stage > fw.max_zero_stage:
         problems.append(f"ZeRO stage {layout.zero_stage} (it goes up to {fw.max_zero_stage})")
+    if layout.sequence_parallel and not fw.sequence_parallel:
+        problems.append("sequence parallelism (--sequence-parallel)")
+    if layout.recompute == "selective" and not fw.selective_recompute:
+        problems.append("selective recomputation (--recompute selective)")
+    if layout.context_parallel > 1 and not fw.context_parallel:
+        problems.append(f"context parallelism (--cp {layout.context_parallel})")
     if problems:
         raise PlannerInputError(
             f"framework '{fw.id}' does not support {' or '.join(problems)}: choose another layout or --framework "

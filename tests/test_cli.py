@@ -272,6 +272,10 @@ BASE_EVAL = ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nod
         ([*BASE_EVAL, "--tp", "3", "--framework", "megatron"], "no parallel layout is valid"),
         ([*BASE_EVAL, "--tp", "2", "--framework", "pytorch-ddp"], "does not support tensor parallelism"),
         ([*BASE_EVAL, "--zero", "3", "--framework", "horovod"], "does not support ZeRO stage 3"),
+        (
+            [*BASE_EVAL, "--tp", "2", "--sequence-parallel", "--framework", "pytorch-fsdp"],
+            "does not support sequence parallelism",
+        ),
         ([*BASE_EVAL, "--zero", "4"], "from 0 to 3"),
         (["fleet", "/bin/sh"], "not a text file"),
         (["fleet", "/"], "is a directory"),
@@ -400,16 +404,25 @@ def test_layout_flags_round_trip_into_the_json_layout(capsys: pytest.CaptureFixt
     from planner.schemas import Layout
 
     args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--json"]
-    code, out, _ = run(capsys, *args, "--tp", "2", "--pp", "2", "--vp", "2", "--zero", "1", "--recompute", "full")
+    flags = ["--tp", "2", "--pp", "2", "--vp", "2", "--zero", "1", "--recompute", "selective"]
+    flags += ["--sequence-parallel", "--micro-batch", "1"]
+    code, out, err = run(capsys, *args, *flags)
     d = json.loads(out)
-    assert code == 0
+    assert code == 0, err
     spec = Layout.model_validate(d["layout_spec"])
-    assert (spec.tensor_parallel, spec.pipeline_parallel, spec.virtual_stages, spec.zero_stage) == (2, 2, 2, 1)
-    assert spec.recompute in (True, "full")
-    assert d["layout"] == spec.label(d["gpus"] // 4)
-    code, out, _ = run(capsys, *args, "--tp", "8")
+    assert spec == Layout(
+        tensor_parallel=2,
+        pipeline_parallel=2,
+        virtual_stages=2,
+        zero_stage=1,
+        recompute="selective",
+        sequence_parallel=True,
+        micro_batch=1,
+    )
+    assert d["layout"] == spec.label(d["gpus"] // 4) == "DP8 TP2 PP2 VP2 ZeRO-1 SP sel-recompute mb1"
+    code, out, _ = run(capsys, *args, "--tp", "8", "--recompute", "full")
     d8 = json.loads(out)
-    assert code == 0 and d8["layout"] == Layout(tensor_parallel=8).label(4)
+    assert code == 0 and d8["layout"] == Layout(tensor_parallel=8, recompute="full").label(4)
 
 
 def test_framework_flag_changes_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
@@ -497,30 +510,16 @@ def test_fuzz_solve_pareto_and_evaluate_arguments(capsys: pytest.CaptureFixture[
     check()
 
 
-def test_megatron_layout_flags_reach_the_layout_or_say_the_model_lacks_them(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """--sequence-parallel / --micro-batch / --recompute selective build those Layout fields where the model has
-    them (and round-trip into layout_spec); where it does not, a clear error names the flag."""
-    from planner.schemas import Layout
-
+def test_context_parallel_and_unsupported_megatron_features(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--tp", "2", "--json"]
-    cases = [
-        ("sequence_parallel", ["--sequence-parallel"], True),
-        ("micro_batch", ["--micro-batch", "1"], 1),
-    ]
-    for field, flags, value in cases:
-        code, out, err = run(capsys, *args, *flags)
-        if field in Layout.model_fields:
-            assert code == 0, err
-            assert json.loads(out)["layout_spec"][field] == value
-        else:
-            assert code == 2 and f"has no {flags[0]}" in err
-    code, out, err = run(capsys, *args, "--recompute", "selective")
-    if isinstance(Layout.model_fields["recompute"].default, bool):
-        assert code == 2 and "only full recomputation" in err
-    else:
-        assert code == 0 and json.loads(out)["layout_spec"]["recompute"] == "selective"
+    code, out, err = run(capsys, *args, "--cp", "2")
+    d = json.loads(out)
+    assert code == 0, err
+    assert d["layout_spec"]["context_parallel"] == 2 and "CP2" in d["layout"]
+    code, _, err = run(capsys, *args, "--recompute", "selective", "--framework", "pytorch-fsdp")
+    assert code == 2 and "does not support selective recomputation" in err
+    code, _, err = run(capsys, *args, "--cp", "2", "--framework", "pytorch-fsdp")
+    assert code == 2 and "does not support context parallelism (--cp 2)" in err
 
 
 def test_power_caps_help_states_the_model_default() -> None:
