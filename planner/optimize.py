@@ -1099,9 +1099,25 @@ def _pairs(
                     )
                 )
             out.append(
-                RelaxationPair(relaxations=rel, message=f"{_phrase(a, rel[0].needed)} and {_phrase(b, rel[1].needed)}")
+                RelaxationPair(
+                    relaxations=rel,
+                    message=f"{_delta(rel[0])} and {_delta(rel[1])} ({_phrase(a, rel[0].needed)} and "
+                    f"{_phrase(b, rel[1].needed)})",
+                )
             )
     return out
+
+
+def _delta(r: Relaxation) -> str:
+    """How much more than given, rounded up: '+9.25 days', '+$2,100,000 budget', '+310 kW', '+12 nodes'."""
+    d = r.needed - r.given
+    if r.requirement == "deadline":
+        return f"+{ceil_sig(d, 3):,.3g} days"
+    if r.requirement == "budget":
+        return f"+{usd(d, up=True)} budget"
+    if r.requirement == "power":
+        return f"+{ceil_sig(d, 3):,.3g} kW"
+    return f"+{math.ceil(d):,} {r.unit}"
 
 
 def _no_plan(
