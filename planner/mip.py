@@ -167,7 +167,7 @@ def add_choice_links(m: pyo.ConcreteModel) -> None:
 
 
 def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
-    """(3) nodes of each server type = the ladder count of the chosen candidate."""
+    """(3) nodes of each server type = the node count of the chosen candidate."""
     n = cand["nodes"].to_numpy()
     by_s = _group(m.s_of, len(m.server_ids))
     m.node_count = pyo.Constraint(
