@@ -897,6 +897,120 @@ def add_objective(
     )
 
 
+# ------------------------------------------------------------------------------------------------ start
+def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> None:
+    """A starting solution for HiGHS (../shared/SOLVER-NOTES.md): jobs in release order, each in the mode and
+    earliest slots that add the least cost (or energy) to the fleet built so far -- nodes beyond the capacity
+    already bought at their capex share, rent by node-slots, energy at its price -- keeping every owned node
+    and one fabric per bought type. Every variable gets its value; HiGHS keeps the start only if it is feasible
+    (power and budget are not checked here)."""
+    ix: Index = m.ix
+    pools = ix.pools
+    modes = ix.modes
+    site = cat.site(req.site)
+    H = req.slot_hours
+    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    energy_w = site.electricity_usd_per_kwh if req.objective == "cost" else 1.0
+    money_w = 1.0 if req.objective == "cost" else 0.0
+    usage: dict[str, np.ndarray] = {}
+    bought: dict[tuple[str, str], np.ndarray] = {}  # group capacity bought so far, per (type, fabric)
+    fab: dict[str, str] = {}
+    owned_cap: dict[str, np.ndarray] = {}
+    for e in pools.owned:
+        arr = owned_cap.setdefault(pools.site_group(e.server, e.fabric), np.zeros(req.slots))
+        arr += np.asarray(e.avail) * e.count
+    nodes = modes["nodes"].to_numpy(np.int64)
+    d = modes["slots_needed"].to_numpy(np.int64)
+    ecoef = modes["energy_coef_kwh"].to_numpy(float)
+    kind = modes["kind"].to_numpy()
+    server = modes["server"].to_numpy()
+    fabric = modes["fabric"].to_numpy()
+    group = modes["group"].to_numpy()
+    price = {p: (cat.server(p).price_usd or 0.0) for p in pools.buy}
+    hourly = {p: (cat.server(p).rent_usd_per_month or 0.0) / cost_mod.HOURS_PER_MONTH for p in pools.rent}
+    chosen: dict[str, tuple[int, list[int]]] = {}
+    for job in sorted(req.jobs, key=lambda j: (j.release_slot, j.id)):
+        best: tuple[float, int, list[int]] | None = None
+        for k in ix.by_job[job.id]:
+            p, f, g = str(server[k]), str(fabric[k]), str(group[k])
+            slots = ix.window[job.id][: int(d[k])]
+            if kind[k] == "rent":
+                extra = money_w * hourly[p] * H * int(nodes[k]) * len(slots)
+            else:
+                needs_y = f != ANY_FABRIC and f not in pools.owned_fabrics.get(p, set())
+                if needs_y and fab.get(p, f) != f:
+                    continue
+                f_buy = f if f != ANY_FABRIC else fab.get(p, pools.buy.get(p, [""])[0])
+                cap = owned_cap.get(g, np.zeros(req.slots)) + bought.get((p, f_buy), 0)
+                need = usage.get(g, np.zeros(req.slots))[slots] + int(nodes[k]) - cap[slots]
+                short = max(0.0, float(need.max()))
+                if short > 0 and (f_buy not in pools.buy.get(p, []) or fab.get(p, f_buy) != f_buy):
+                    continue
+                extra = money_w * short * price.get(p, 0.0) * share
+            value = extra + energy_w * float(ecoef[k])
+            if best is None or value < best[0]:
+                best = (value, k, slots)
+        if best is None:
+            return  # no compatible mode: no start
+        _, k, slots = best
+        p, f, g = str(server[k]), str(fabric[k]), str(group[k])
+        chosen[job.id] = (k, slots)
+        arr = usage.setdefault(g, np.zeros(req.slots))
+        arr[slots] += int(nodes[k])
+        if kind[k] == "site":
+            f_buy = f if f != ANY_FABRIC else fab.get(p, pools.buy.get(p, [""])[0])
+            short = max(0.0, float((arr - owned_cap.get(g, np.zeros(req.slots))).max()))
+            if short > 0:
+                fab[p] = f_buy
+                bought[(p, f_buy)] = np.full(req.slots, short)
+    # variable values
+    for v in m.component_data_objects(pyo.Var, descend_into=True):
+        v.set_value(0, skip_validation=True)
+    for i, e in enumerate(pools.owned):
+        m.K[i].set_value(e.count)
+    for (p, f), arr in bought.items():
+        m.N[p, f].set_value(int(arr.max()))
+        m.y[p, f].set_value(1)
+    for j, (k, slots) in chosen.items():
+        m.z[k].set_value(1)
+        g = str(group[k])
+        m.a[j, g].set_value(int(nodes[k]))
+        job = next(x for x in req.jobs if x.id == j)
+        for t in slots:
+            m.r[j, t].set_value(1)
+            m.u[j, g, t].set_value(int(nodes[k]))
+            if kind[k] == "site":
+                m.q[j, t].set_value(float(modes.at[k, "power_coef_kw"]))
+        if job.penalty_usd_per_slot is not None:
+            m.late[j].set_value(max(0, max(slots) - job.due_slot))
+    for p in m.RP:
+        arr = usage.get(f"{p}|rent", np.zeros(req.slots))
+        for t in range(req.slots):
+            m.R[p, t].set_value(int(arr[t]))
+        for b, (ts, _count) in enumerate(ix.blocks[p]):
+            m.V[p, b].set_value(int(max(arr[t] for t in ts)))
+    for p, f in m.BUY:
+        s, fb = cat.server(p), cat.fabric(f)
+        n = pools.owned_on(p, f) + int(m.N[p, f].value or 0)
+        ports, k_radix = s.nic_ports * n, fb.switch_radix
+        t2, t3 = int(ports > k_radix), int(2 * ports > k_radix**2)
+        leaves = -(-2 * ports // k_radix) if t2 else 0
+        for var, val in (
+            (m.multi, int(n >= 2)),
+            (m.tier2, t2),
+            (m.tier3, t3),
+            (m.L, leaves),
+            (m.S, -(-leaves // 2)),
+            (m.A, leaves if t3 else 0),
+            (m.W, int(cost_mod.switch_count(n, s.nic_ports, k_radix))),
+            (m.X1, n if n >= 2 else 0),
+            (m.X2, n if t2 else 0),
+            (m.X3, n if t3 else 0),
+        ):
+            var[p, f].set_value(val)
+    m.warm_start = True
+
+
 # ------------------------------------------------------------------------------------------------ driver
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible."""
@@ -921,6 +1035,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     t1 = time.perf_counter()
     m = build_fleet_model(cat, req, modes, pools)
     t_build = time.perf_counter() - t1
+    set_greedy_start(m, cat, req)
     solved = solve_model(m, req.solver, build_time_s=t_build)
     if solved.report.status.value == "infeasible" and req.solver.presolve:
         # an infeasibility claim is confirmed without presolve before it is reported

@@ -128,6 +128,12 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
     lp.offset_ = offset
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
     h.passModel(lp)
+    if getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
+        # a starting solution (e.g. a greedy plan) from the variables' values: HiGHS keeps it if it is feasible
+        start = highspy.HighsSolution()
+        start.col_value = [float(v.value) for v in cols]
+        start.value_valid = True
+        h.setSolution(start)
     handoff = time.perf_counter() - t0
     t1 = time.perf_counter()
     h.run()
