@@ -1,9 +1,10 @@
 """Fault injection with real processes: every fault is followed by a resume that must end with every scenario
 exactly once and equal to an uninterrupted run, and no process of the batch may be left behind.
 
-Faults: SIGKILL of a worker; SIGKILL and SIGTERM of the main process; a store left mid-transaction by a
-killed writer; a second run with another catalog into the same directory; a full disk and a read-only
-directory (tmpfs mounts, skipped where mounting is not allowed); a killed Ray actor.
+Faults: SIGKILL of a worker; SIGKILL and SIGTERM of the main process and SIGINT to its process group (Ctrl-C);
+a store left mid-transaction by a killed writer; a second run with another catalog into the same directory; a
+full disk and a read-only directory (tmpfs mounts, skipped where mounting is not allowed); a killed Ray actor
+followed by a killed main process.
 """
 
 from __future__ import annotations
@@ -186,7 +187,9 @@ def test_a_scenario_whose_worker_always_dies_becomes_an_error_row_and_the_batch_
 
 
 # ------------------------------------------------------------------------------------------- main process
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["SIGKILL", "SIGTERM", "SIGINT-to-group"]
+)
 def test_killed_main_process_leaves_no_worker_and_resumes(
     sig: signal.Signals, spec_file: Path, clean: pd.DataFrame, tmp_path: Path
 ) -> None:
@@ -195,11 +198,14 @@ def test_killed_main_process_leaves_no_worker_and_resumes(
     wait_rows(out, 3, proc)
     kids = children(proc.pid)
     assert kids, "no worker processes found"
-    os.kill(proc.pid, sig)
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # Ctrl-C in a terminal: the whole process group, workers included
+    else:
+        os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
     assert wait_gone(kids) == [], "orphaned workers"
-    if sig == signal.SIGTERM:
-        assert proc.returncode == 128 + signal.SIGTERM and "interrupted by SIGTERM" in err and "Traceback" not in err
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 128 + sig and f"interrupted by {sig.name}" in err and "Traceback" not in err
     partial = len(rows_in(out))
     assert 3 <= partial < TOTAL, f"the signal came too late to test resuming ({partial}/{TOTAL})"
     res = run_batch(str(spec_file), out, workers=2, progress=False)
