@@ -98,10 +98,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-root", action="store_true", help="skip the root-bound history")
     ap.add_argument("--time-limit", type=float, default=600.0, help="HiGHS time limit, seconds")
+    ap.add_argument("--no-presolve", action="store_true", help="HiGHS MIP presolve off")
     args = ap.parse_args()
     cat = catalog_with(args.types)
     req = request(args.jobs, args.slots, args.max_nodes)
-    req = req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": args.time_limit})})
+    opts = {"time_limit_s": args.time_limit, "presolve": not args.no_presolve}
+    req = req.model_copy(update={"solver": req.solver.model_copy(update=opts)})
     pools = pools_of(cat, req)
     t = time.perf_counter()
     modes = job_modes(cat, req, pools=pools)

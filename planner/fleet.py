@@ -38,7 +38,11 @@ What is modelled, stated honestly
   Any schedule of the dominated mode is feasible for the dominating one and no worse in any term (capacity,
   power per slot, energy, rent), so the optimum is unchanged. Pruning is done once per distinct
   (workload, work) and a job then keeps the survivors that fit its window (a dominating mode needs no more
-  slots, so it fits whenever the dominated one does).
+  slots, so it fits whenever the dominated one does). A one-node mode of a type without owned nodes is one
+  mode on "any" fabric: one node has no NICs, switches or inter-node traffic in the exact model, so its time,
+  power and energy are the same on every fabric, and it runs on whatever fabric its type is bought on.
+* Solving: coefficients below 1e-7 are written as 0 (they change no plan but can mislead presolve), an
+  infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
 
 Sets
 ----
@@ -899,8 +903,9 @@ def add_objective(
 
 # ------------------------------------------------------------------------------------------------ start
 def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> None:
-    """A starting solution for HiGHS (../shared/SOLVER-NOTES.md): jobs in release order, each in the mode and
-    earliest slots that add the least cost (or energy) to the fleet built so far -- nodes beyond the capacity
+    """A starting solution for HiGHS (../shared/SOLVER-NOTES.md): jobs from the largest (fewest node-slots it
+    can take) down, each in the mode and least-busy slots that add the least cost (or energy) to the fleet
+    built so far -- nodes beyond the capacity
     already bought at their capex share, rent by node-slots, energy at its price -- keeping every owned node
     and one fabric per bought type. Every variable gets its value; HiGHS keeps the start only if it is feasible
     (power and budget are not checked here)."""
@@ -929,11 +934,13 @@ def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> N
     price = {p: (cat.server(p).price_usd or 0.0) for p in pools.buy}
     hourly = {p: (cat.server(p).rent_usd_per_month or 0.0) / cost_mod.HOURS_PER_MONTH for p in pools.rent}
     chosen: dict[str, tuple[int, list[int]]] = {}
-    for job in sorted(req.jobs, key=lambda j: (j.release_slot, j.id)):
+    size = {j: min(int(nodes[k] * d[k]) for k in ks) for j, ks in ix.by_job.items()}
+    for job in sorted(req.jobs, key=lambda j: (-size[j.id], j.release_slot, j.id)):
         best: tuple[float, int, list[int]] | None = None
         for k in ix.by_job[job.id]:
             p, f, g = str(server[k]), str(fabric[k]), str(group[k])
-            slots = ix.window[job.id][: int(d[k])]
+            busy = usage.get(g, np.zeros(req.slots))
+            slots = sorted(sorted(ix.window[job.id], key=lambda t: (busy[t], t))[: int(d[k])])
             if kind[k] == "rent":
                 extra = money_w * hourly[p] * H * int(nodes[k]) * len(slots)
             else:
