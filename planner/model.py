@@ -127,6 +127,9 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
             context_parallel=c,
         )
         for t, p, z, r, a, c in itertools.product(tps, pps, zeros, recs, accs, cps)
+        # context parallelism only once tensor parallelism spans at least half a node (Megatron practice: CP after
+        # TP has used the NVLink domain; it keeps the layout space, and the search time, in proportion)
+        if c == 1 or t >= min(4, tps[-1])
     ]
 
 
@@ -352,7 +355,12 @@ def evaluate_space(
         "sequence_parallel",
         "context_parallel",
     ):
-        res[attr] = np.asarray([getattr(lay, attr) for lay in layouts])[li_arr]
+        values = [getattr(lay, attr) for lay in layouts]
+        if isinstance(values[0], str):  # a categorical, not per-row Python strings (pandas would copy them)
+            cats = sorted(set(values))
+            res[attr] = _categorical(np.asarray([cats.index(v) for v in values], dtype=np.int8)[li_arr], cats)
+        else:
+            res[attr] = np.asarray(values)[li_arr]
     fits_mem = cols["fits_memory"].astype(bool)
     res["fits_memory"] = fits_mem
     step_s = cols["step_time_s"].astype(float)
@@ -519,7 +527,7 @@ class _LayoutSearch:
     def _virtual(self, lay: Layout) -> list[int]:
         return _virtual_options(lay, self.layers)
 
-    def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, step.Arrays, np.ndarray]]:
+    def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]:
         """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds."""
         fits_by_key: dict[LayoutKey, np.ndarray] = {}
         phase_a = []
@@ -549,19 +557,25 @@ class _LayoutSearch:
                     fit = fit & ~fits_by_key[key]
             if not fit.any():
                 continue
-            su = self.terms_u[li] = step.layout_terms(self.rows, lay, d)
-            lb_step = step.step_lower_bound(self.rows, lay, su, max(self._virtual(lay)))
-            lb = np.where(fit, lb_step * d["sf_per_B"], np.inf)
-            prepared.append((float(np.min(lb)), li, lay, d, su, lb))
+            # the cheap bound (compute only) orders the layouts; the communication terms are computed only for a
+            # layout some row of which that bound cannot rule out (in _grid)
+            lb_cheap = step.compute_lower_bound(self.rows, lay, d, max(self._virtual(lay)))
+            lb = np.where(fit, lb_cheap * d["sf_per_B"], np.inf)
+            prepared.append((float(np.min(lb)), li, lay, d, fit, lb))
         prepared.sort(key=lambda x: (x[0], x[1]))
         return prepared
+
+    def _terms(self, li: int, lay: Layout, d: step.Arrays) -> step.Arrays:
+        if li not in self.terms_u:
+            self.terms_u[li] = step.layout_terms(self.rows, lay, d)
+        return self.terms_u[li]
 
     def _score(self, lay: Layout, d: step.Arrays, su: step.Arrays, r: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Time to train per reference sample (the search's score) on the R rows at cap slowdown x."""
         t = step.step_terms(self.rows, self.fab, lay, d, su, r, x, lambda a: a, self._virtual(lay))
         return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][self.fab.u[r]])
 
-    def _grid(self, prepared: list[tuple[float, int, Layout, step.Arrays, step.Arrays, np.ndarray]]) -> np.ndarray:
+    def _grid(self, prepared: list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]) -> np.ndarray:
         """Phase B on a dense grid: columns = R rows, rows = distinct cap levels (reductions over caps are
         vectorized); only the winning layout's index and score are kept. Returns each configuration's winner."""
         best = np.full(self.inv_tf.shape, -np.inf)  # absent cells stay -inf: never block pruning
@@ -569,8 +583,15 @@ class _LayoutSearch:
         won = np.full(best.shape, -1, dtype=np.int64)
         worst = np.max(best, axis=0)
         x_min = self.inv_tf.min(axis=0)  # the fastest cap level of each row's GPU (a lower bound where absent)
-        for _, li, lay, d, su, lb in prepared:
+        for _, li, lay, d, fit, lb in prepared:
             r = np.flatnonzero(lb[self.fab.u] < worst)
+            if len(r) == 0:
+                continue
+            su = self._terms(li, lay, d)
+            lb_full = np.where(
+                fit, step.step_lower_bound(self.rows, lay, su, max(self._virtual(lay))) * d["sf_per_B"], np.inf
+            )
+            r = r[lb_full[self.fab.u[r]] < worst[r]]
             if len(r) == 0:
                 continue
             # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
@@ -592,7 +613,7 @@ class _LayoutSearch:
     def _breakdown(self, li: int, idx: np.ndarray) -> step.Arrays:
         """The full step breakdown of the configurations idx under layout li."""
         lay, d = self.layouts[li], self.per_u[li]
-        su = self.terms_u[li] if li in self.terms_u else step.layout_terms(self.rows, lay, d)
+        su = self._terms(li, lay, d)
         mask = np.zeros(self.n_r, dtype=bool)  # their R rows, each once
         mask[self.r_of[idx]] = True
         r = np.flatnonzero(mask)

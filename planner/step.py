@@ -171,17 +171,37 @@ def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
     return compute.kernel_efficiency(rows.mfu, mb, rows.half_batch)
 
 
+def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
+    """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
+    kernel efficiency). Kept in ``d`` (the layout's rows) once computed."""
+    if "t_comp1" in d:
+        return d["t_comp1"]
+    wl = rows.wl
+    extra = compute.recompute_flops_factor(
+        lay.recompute, float(wl.sequence_length or 1), float(wl.hidden_size or 0), wl.flash_attention
+    )
+    flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra
+    d["t_comp1"] = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
+    return d["t_comp1"]
+
+
+def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) -> np.ndarray:
+    """A cheaper lower bound of the step than ``step_lower_bound``, before any communication term is computed:
+    compute at full clock, its share of the least pipeline bubble and the fixed overhead."""
+    t = compute_full_clock_s(rows, lay, d)
+    pp = lay.pipeline_parallel
+    m = d["B"] / d["dp"] / d["mb"]
+    bubble = t / m * (pp - 1) / virtual_max if pp > 1 else 0.0
+    return np.asarray(t + bubble + rows.t_overhead_s)
+
+
 def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     """The cap- and fabric-independent step terms of a layout on the (server, nodes) rows."""
     wl = rows.wl
     tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
     dp, B, mb = d["dp"], d["B"], d["mb"]
     m = B / dp / mb  # micro-batches per step per replica
-    extra = compute.recompute_flops_factor(
-        lay.recompute, float(wl.sequence_length or 1), float(wl.hidden_size or 0), wl.flash_attention
-    )
-    flops_gpu = B * wl.train_flops_per_sample / rows.G * extra
-    t_comp1 = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, mb), 1.0)
+    t_comp1 = compute_full_clock_s(rows, lay, d)
     seq = float(wl.sequence_length or 1)
     act_msg = mb * seq / cp * float(wl.hidden_size or 0) * 2.0  # a GPU's activations of one micro-batch
     t_tp = (

@@ -217,3 +217,15 @@ def test_a_105_layer_model_fills_35_nodes_with_a_pipeline_that_divides_its_layer
     assert est.fits_memory, est.layout
     pp = int(est.layout.split("PP")[1].split()[0])
     assert 105 % pp == 0 and 280 % pp == 0  # 5, 7 or 35 stages
+
+
+@pytest.mark.parametrize("mb", [1, 2, 4, 8, 16, 32])
+def test_the_searched_micro_batch_is_never_slower_than_a_fixed_one(mb: int) -> None:
+    # BERT-Large fixes no micro-batch: on 16 GPUs its batch is 512 (32 per GPU, its minimum) and the search
+    # splits each replica's 32 by accumulation steps. A layout with a fixed micro-batch that divides it (the same
+    # batch) is never faster than what the search picks.
+    cfg = Configuration(model="bert-large", server="dgx-a100-80gb", nodes=2)
+    auto = evaluate(CAT, cfg)
+    fixed = evaluate(CAT, cfg.model_copy(update={"layout": Layout(zero_stage=1, micro_batch=mb)}))
+    assert fixed.fits_memory and fixed.global_batch == auto.global_batch == 512
+    assert auto.time_to_train_h <= fixed.time_to_train_h * (1 + 1e-12)
