@@ -203,7 +203,7 @@ def test_killed_main_process_leaves_no_worker_and_resumes(
     else:
         os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
-    assert wait_gone(kids) == [], "orphaned workers"
+    assert wait_gone(kids, timeout=30) == [], "orphaned workers"
     if sig != signal.SIGKILL:
         assert proc.returncode == 128 + sig and f"interrupted by {sig.name}" in err and "Traceback" not in err
     partial = len(rows_in(out))
@@ -366,7 +366,8 @@ def test_killed_ray_actor_is_replaced_and_a_killed_main_leaves_no_ray_process(
     assert proc.poll() is None, "the run ended before the main process could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
-    assert wait_gone(ray_procs, timeout=20) == [], "processes started by Ray outlived the batch"
+    # the watchdog polls and Ray shuts down slowly on a loaded machine: a minute, not the moment
+    assert wait_gone(ray_procs, timeout=60) == [], "processes started by Ray outlived the batch"
     with Store(out, readonly=True) as st:
         ev = st.events()
     assert (ev["kind"] == "worker_replaced").sum() >= 1 and (ev["kind"] == "worker_died").sum() >= 1
