@@ -210,8 +210,8 @@ def why_this_plan(res: PlanResult) -> list[str]:
         lines.append("**Binding constraints:** " + "; ".join(what.get(b, b).format(obj=obj) for b in res.binding) + ".")
     else:
         lines.append(
-            "**No constraint binds:** this is the lowest-" + obj + " plan even without the deadline, budget and "
-            "power limits; they are met with room to spare."
+            "**No constraint binds:** relaxing the deadline, budget, power or node limit by 1% (or one node) would "
+            "not give a lower-" + obj + " plan; the limits are met or sit just past what a better plan would need."
         )
     seen = {p.gpu}
     for a in res.alternatives:
