@@ -10,7 +10,8 @@ Scenario file (YAML)::
 have either or both). CSV files are an explicit list: one scenario per row, list cells ``a;b``.
 Any PlanRequest field may vary, plus catalog overrides: ``price_multiplier`` (server prices and rents),
 ``electricity_price_multiplier``, ``electricity_usd_per_kwh``, ``carbon_kg_per_kwh``, ``pue`` (applied to
-the scenario's sites). Every scenario gets a stable id: a hash of its content.
+the scenario's sites) and ``framework`` (a framework profile id of catalog/frameworks.yaml the workload runs
+under, as ``--framework`` on the CLI). Every scenario gets a stable id: a hash of its content.
 
 Numbers: YAML 1.1 (PyYAML) reads ``1e12`` and ``1.0e12`` as *strings* (its float pattern wants a dot and a
 signed exponent); the scenario loader here resolves every decimal/exponent literal as a float, so
@@ -154,8 +155,13 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     from planner.errors import describe_validation_error
     from planner.optimize import PlanRequest
 
-    fields = {k: v for k, v in s.items() if k != "id" and k not in OVERRIDES}
+    fields = {k: v for k, v in s.items() if k not in ("id", "framework") and k not in OVERRIDES}
     over = {k: _number(s[k]) for k in OVERRIDES if k in s}
+    framework = s.get("framework")
+    if framework is not None and (not isinstance(framework, str) or not framework.strip()):
+        raise PlannerInputError(
+            f"scenario {s.get('id')}: framework: must be a framework id (planner catalog frameworks)"
+        )
     for k, v in over.items():
         if (
             isinstance(v, bool)
@@ -168,6 +174,8 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     for key in ("gpus", "sites", "servers", "fabrics"):
         if isinstance(fields.get(key), str):
             fields[key] = [x.strip() for x in fields[key].split(",")]
+    if framework is not None:
+        over["framework"] = framework.strip()
     try:
         return PlanRequest.model_validate({**DEFAULTS, **fields}), over
     except ValidationError as exc:
@@ -177,6 +185,9 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
 def apply_overrides(cat: Catalog, req: PlanRequest, over: dict[str, Any]) -> Catalog:
     if not over:
         return cat
+    if "framework" in over:  # every workload runs under that profile (a scenario plans one of them)
+        fw = cat.framework(str(over["framework"])).id  # an unknown id is a clear error listing the valid ones
+        cat = cat.replace(workloads={k: w.model_copy(update={"framework": fw}) for k, w in cat.workloads.items()})
     servers = cat.servers
     if "price_multiplier" in over:
         f = float(over["price_multiplier"])

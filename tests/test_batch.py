@@ -243,3 +243,17 @@ def test_cli_json_output_and_exit_codes(tmp_path: Path) -> None:
     doc = json.loads(r.stdout)
     assert doc["summary"]["complete"] and len(doc["results"]) == 8
     shutil.rmtree(tmp_path / "o")
+
+
+def test_a_scenario_can_run_the_workload_under_another_framework() -> None:
+    # issue 11 item 5: `framework` in a scenario is --framework of the CLI; an unknown id is bad input
+    from planner.batch_scenarios import run_scenario, scenario_id
+
+    base = {"model": "resnet50", "samples": 1.28e8, "deadline_days": 2, "gpus": ["A100"], "objective": "time"}
+    rows = {}
+    for fw in ("horovod", "tensorflow", "no-such-framework"):
+        s = {**base, "framework": fw}
+        rows[fw] = run_scenario({**s, "id": scenario_id(s)})
+    assert rows["horovod"]["status"] == rows["tensorflow"]["status"] == "optimal"
+    assert rows["horovod"]["time_to_train_days"] != rows["tensorflow"]["time_to_train_days"]
+    assert rows["no-such-framework"]["status"] == "bad_input" and "framework" in rows["no-such-framework"]["message"]
