@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_life_arg(e)
     add_framework_arg(e)
+    e.add_argument(
+        "--no-failures",
+        action="store_true",
+        help="leave out failures, restarts and checkpoints (goodput 1; default: the expected loss of a run of "
+        "this size, planner/reliability.py)",
+    )
     lay = e.add_argument_group("parallel layout (default: the fastest layout that fits)")
     lay.add_argument("--tp", type=bounded_int(1, 72), help="tensor-parallel degree (inside a node; default 1)")
     lay.add_argument("--pp", type=bounded_int(1, 4096), help="pipeline-parallel stages (default 1)")
@@ -335,6 +341,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             "purchase": "rent" if args.rent else "buy",
             "life_years": args.life_years,
             "layout": layout,
+            "failures": not args.no_failures,
         },
         "configuration",
     )

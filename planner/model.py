@@ -1,26 +1,27 @@
 """The exact performance / power / cost model, vectorized over configurations.
 
 One configuration = (server type, node count, fabric, GPU power cap, parallel layout). For every
-configuration the model predicts (formulas in planner/compute.py, communication.py, memory.py,
-power.py, cost.py):
+configuration the model predicts:
 
-  step time = compute + tensor-parallel comm + pipeline bubble + pipeline p2p
-              + exposed data-parallel all-reduce + optimizer update + embedding all-to-all
-              + framework overhead,
-  bounded below by the data pipeline (CPU preprocessing / storage reads per node);
-  throughput = global batch / step time;
-  time-to-train = samples to converge at that batch / throughput;
-  memory per GPU, power (GPU at its cap and utilisation, host, NICs, PSU, switches, PUE), energy,
-  cost (amortized capex or rent, plus energy), carbon, achieved TFLOP/s, MFU and the bottleneck.
+  step time            planner/step.py states and composes it: compute + tensor- and context-parallel
+                       communication + pipeline bubble and p2p + the exposed gradient all-reduce (NCCL's fastest
+                       algorithm, in buckets, hidden under the backward pass as the framework does it) + optimizer
+                       update + embedding all-to-all + framework overhead, bounded below by the data pipeline;
+  throughput           global batch / step time;
+  time-to-train        samples to converge at that batch / throughput / goodput (planner/reliability.py);
+  memory per GPU, power (GPU at its cap and what the step does, host, NICs, PSU, switches, PUE), energy,
+  cost (amortized capex or rent in whole billing periods, plus energy), carbon, achieved TFLOP/s, MFU and the
+  bottleneck.
 
-The parallel layout is searched: every candidate layout (tensor parallel within a node, pipeline
-stages with the fastest number of interleaved virtual stages, ZeRO stage, recomputation, gradient
-accumulation) is evaluated for all configurations at once and the fastest that fits memory is kept --
-"fastest" meaning least time to train (layouts may differ in global batch, hence in samples to
-converge). The search is exact: it prunes only with lower bounds and dominance relations that are proved
-in the comments where they are used. ``evaluate_space`` is the single implementation; the scalar
-``evaluate`` calls it with one configuration, so the optimizer, the CLI and the brute-force checks all
-see the same numbers.
+The parallel layout is searched (``_LayoutSearch``): every candidate layout (tensor parallel within a node,
+context parallel for long sequences, pipeline stages -- powers of two and divisors of the layers -- with the
+fastest number of interleaved virtual stages, sequence parallelism, ZeRO stage, none/selective/full
+recomputation, gradient accumulation) is evaluated for all configurations at once and the fastest that fits
+memory and the workload's batch limit is kept -- "fastest" meaning least time to train (layouts may differ in
+global batch, hence in samples to converge). The search is exact: it prunes only with lower bounds and
+dominance relations that are proved in the comments where they are used. ``evaluate_space`` is the single
+implementation; the scalar ``evaluate`` calls it with one configuration, so the optimizer, the CLI and the
+brute-force checks all see the same numbers.
 """
 
 from __future__ import annotations

@@ -229,3 +229,22 @@ def test_the_searched_micro_batch_is_never_slower_than_a_fixed_one(mb: int) -> N
     fixed = evaluate(CAT, cfg.model_copy(update={"layout": Layout(zero_stage=1, micro_batch=mb)}))
     assert fixed.fits_memory and fixed.global_batch == auto.global_batch == 512
     assert auto.time_to_train_h <= fixed.time_to_train_h * (1 + 1e-12)
+
+
+def test_evaluate_cli_turns_goodput_off() -> None:
+    import json
+
+    from planner.cli import main
+
+    args = ["evaluate", "--model", "llama3-70b", "--server", "dgx-h100", "--nodes", "256", "--json"]
+    import contextlib
+    import io
+
+    outs = []
+    for extra in ([], ["--no-failures"]):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main([*args, *extra]) == 0
+        outs.append(json.loads(buf.getvalue()))
+    assert outs[1]["goodput"] == 1.0 > outs[0]["goodput"] > 0.9
+    assert outs[1]["time_to_train_h"] < outs[0]["time_to_train_h"]
