@@ -101,6 +101,11 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     )
     p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")
     p.add_argument(
+        "--max-rack-units",
+        type=bounded_int(1, 10_000_000),
+        help="most rack units (U) the plan's servers may fill (default: no limit)",
+    )
+    p.add_argument(
         "--owned",
         type=owned_list,
         help="servers already owned, SERVER:COUNT[,SERVER:COUNT], e.g. dgx-a100-80gb:64: a bought plan uses them at "
@@ -225,6 +230,7 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
         "global_batch": args.global_batch,
         "precision": args.precision,
         "max_nodes": args.max_nodes,
+        "max_rack_units": args.max_rack_units,
         "owned": getattr(args, "owned", None),
         "life_years": args.life_years,
         "alternatives": alternatives,

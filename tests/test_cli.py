@@ -535,3 +535,18 @@ def test_power_caps_help_states_the_model_default() -> None:
     assert len(steps) == 1, "DEFAULT_CAPS is no longer evenly spaced: update the --power-caps help"
     stated = f"default: {min(DEFAULT_CAPS):.1f} to {max(DEFAULT_CAPS):.1f} in steps of {steps.pop():g}"
     assert stated in " ".join(caps_help.split()), caps_help
+
+
+def test_max_rack_units_limits_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["solve", "--model", "llama3-8b", "--tokens", "2e11", "--deadline-days", "20", "--alternatives", "0"]
+    code, out, _ = run(capsys, *args, "--json")
+    free = json.loads(out)
+    assert code == 0
+    limit = max(1, free["rack_units"] - 1)  # one U less than the free plan fills
+    code, out, err = run(capsys, *args, "--max-rack-units", str(limit), "--json")
+    if code == 0:
+        d = json.loads(out)
+        assert d["rack_units"] <= limit
+    else:
+        assert code == 1 and "rack" in (out + err)
+    assert run(capsys, *args, "--max-rack-units", "0")[0] == 2
