@@ -413,12 +413,19 @@ def page_fleet() -> None:
 
     st.title("Fleet: one procurement for a portfolio of jobs")
     upload = st.file_uploader("Fleet request (YAML, see examples/fleet.yaml)", type=["yaml", "yml"], key="fleet_up")
-    example = Path(__file__).resolve().parent / "examples" / "fleet.yaml"
+    shipped = Path(__file__).resolve().parent / "examples"
+    examples = {
+        "fleet.yaml: a small portfolio bought from scratch": shipped / "fleet.yaml",
+        "portfolio.yaml: pre-training, fine-tunes and evaluations on owned + bought + rented servers": shipped
+        / "portfolio.yaml",
+    }
+    examples = {k: v for k, v in examples.items() if v.exists()}
     if upload is not None:
         name, data = upload.name, upload.getvalue()
-    elif example.exists():
-        name, data = example.name, example.read_bytes()
-        st.caption("Showing examples/fleet.yaml; upload your own portfolio to plan it.")
+    elif examples:
+        pick = st.selectbox("Shipped example", list(examples), key="fleet_example", help="or upload your own above")
+        name, data = examples[pick].name, examples[pick].read_bytes()
+        st.caption(f"Showing examples/{name}; upload your own portfolio to plan it.")
     else:
         return
     req = views.read_fleet_upload(name, data)

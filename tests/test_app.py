@@ -128,6 +128,10 @@ def test_fleet_page_plans_the_example_portfolio() -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert any("fleet" in h.value.lower() for h in at.subheader)
 
+    at.selectbox(key="fleet_example").set_value(at.selectbox(key="fleet_example").options[1]).run()
+    at.button(key="fleet_run").click().run()  # the owned + bought + rented portfolio plans too
+    assert not at.exception, [e.value for e in at.exception]
+
 
 def test_switching_workload_or_unit_shows_its_default_amount_and_plan() -> None:
     at = app()
