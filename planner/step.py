@@ -210,7 +210,12 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         if tp > 1
         else np.zeros(len(dp))
     )
-    grad_bytes = wl.trainable * rows.grad_bytes_per_param / (tp * pp) * (1.5 if lay.zero_stage >= 3 else 1.0)
+    # bytes of the gradient synchronisation in all-reduce equivalents (an all-reduce = reduce-scatter + all-gather):
+    # plain / ZeRO-1/2: an all-reduce of the trainable gradients; ZeRO-3 / FSDP: a reduce-scatter of them (1/2)
+    # and an all-gather of every weight in the forward and again in the backward pass (2 x 1/2), frozen weights
+    # included (LoRA on FSDP gathers the whole base model) -- 1.5 x the all-reduce when everything trains
+    per_param = rows.grad_bytes_per_param / (tp * pp)
+    grad_bytes = (0.5 * wl.trainable + 1.0 * wl.params) * per_param if lay.zero_stage >= 3 else wl.trainable * per_param
     owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
     kv_bytes = (
         comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp)

@@ -245,6 +245,10 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     c2 = cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())})
     wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
     wl = c2.workload(wl_id)
+    if "deepspeed" in f"{row['system']} {row['framework']}".lower():  # the software the run used, as a user would
+        wl = wl.model_copy(update={"framework": "deepspeed"})  # DeepSpeed on NGC PyTorch: bf16, no FP8 engine
+        c2 = c2.replace(workloads={**c2.workloads, wl.id: wl})
+        precision = None
     batch = int(row["global_batch"])
     config = Configuration(
         model=wl.id,
