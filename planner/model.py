@@ -342,7 +342,7 @@ def evaluate_space(
         peer_bytes_s=ig_bw[first_r],
         in_network=per_fabric("in_network_reduction").astype(bool)[first_r],
     )
-    search = _LayoutSearch(rows, fab, layouts, layers, n, u_of, r_of, cap, cap_tf, si, gpus_, catalog)
+    search = _LayoutSearch(rows, fab, layouts, layers, n, u_of, r_of, first_r, cap, cap_tf, si, gpus_, catalog)
     cols = search.run()
     samples_factor = cols.pop("samples_factor")
     res.update(cols)
@@ -466,6 +466,7 @@ class _LayoutSearch:
         n: int,
         u_of: np.ndarray,
         r_of: np.ndarray,
+        first_r: np.ndarray,
         cap: np.ndarray,
         cap_tf: np.ndarray,
         si: np.ndarray,
@@ -477,8 +478,6 @@ class _LayoutSearch:
         self.n_r = len(fab.u)
         cap_levels = np.sort(pd.unique(cap))
         self.c_of = np.searchsorted(cap_levels, cap)
-        first_r = np.zeros(self.n_r, dtype=np.int64)
-        first_r[r_of[::-1]] = np.arange(n)[::-1]
         tf_by_server = np.asarray(
             [
                 power.load_curve_at(catalog.power_curves[gp.power_curve], cap_levels, gp.training_power_fraction)[0]

@@ -25,6 +25,7 @@ step time, so the search, the reported breakdown and every check see the same nu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,8 @@ class Rows:
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
     gemm_width_half: float = 0.0
 
-    @property
-    def embedding_gb(self) -> np.ndarray:
+    @cached_property
+    def embedding_gb(self) -> np.ndarray:  # read by every layout: computed once
         return np.asarray(self.wl.embedding_params * self.wl.embedding_bytes_per_param / self.G / 1e9)
 
     @property

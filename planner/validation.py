@@ -156,20 +156,30 @@ def _case_catalog(cat: Catalog, row: pd.Series) -> tuple[Catalog, str, str]:
     host = cat.server(HOST_TEMPLATE[gpu])
     g = int(row["gpus_per_node"])
     scale = g / host.gpus_per_node
+    host_scaled = {
+        "cpu_cores": max(16, int(host.cpu_cores * max(scale, 0.5))),
+        "cpu_power_w": host.cpu_power_w * max(scale, 0.5),
+        "other_power_w": host.other_power_w * scale,
+    }
+    return _with_case_server(cat, host, gpu, g, fabric, ports, port_gbps, **host_scaled), "case", fabric
+
+
+def _with_case_server(
+    cat: Catalog, host: Server, gpu: str, gpus_per_node: int, fabric: str, ports: int, port_gbps: float, **extra: Any
+) -> Catalog:
+    """The catalog with a server 'case': the host template with the run's GPU, GPUs per node and network."""
     server = host.model_copy(
         update={
             "id": "case",
             "gpu": gpu,
-            "gpus_per_node": g,
+            "gpus_per_node": gpus_per_node,
             "nic_ports": ports,
             "max_nic_port_gbps": port_gbps,
             "fabrics": [fabric],
-            "cpu_cores": max(16, int(host.cpu_cores * max(scale, 0.5))),
-            "cpu_power_w": host.cpu_power_w * max(scale, 0.5),
-            "other_power_w": host.other_power_w * scale,
+            **extra,
         }
     )
-    return cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())}), "case", fabric
+    return cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())})
 
 
 AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the catalog models)
@@ -231,18 +241,7 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
         fabric, ports, port_gbps = parse_network(net)
     else:  # not stated (or Ethernet/RoCE without a rate): the host template's fabric
         fabric, ports, port_gbps = host.fabrics[0], host.nic_ports, host.max_nic_port_gbps
-    g = int(row["gpus_per_node"])
-    server = host.model_copy(
-        update={
-            "id": "case",
-            "gpu": gpu,
-            "gpus_per_node": g,
-            "nic_ports": ports,
-            "max_nic_port_gbps": port_gbps,
-            "fabrics": [fabric],
-        }
-    )
-    c2 = cat.replace(servers={**cat.servers, "case": Server.model_validate(server.model_dump())})
+    c2 = _with_case_server(cat, host, gpu, int(row["gpus_per_node"]), fabric, ports, port_gbps)
     wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
     wl = c2.workload(wl_id)
     if "deepspeed" in f"{row['system']} {row['framework']}".lower():  # the software the run used, as a user would
