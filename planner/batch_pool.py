@@ -118,6 +118,26 @@ class _Slot:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _retry_or_give_up(
+    s: dict[str, Any],
+    n: int,
+    max_attempts: int,
+    what: str,
+    cause: str,
+    queue: deque[dict[str, Any]],
+    stats: dict[str, int],
+    done: Done,
+) -> None:
+    """After the worker solving ``s`` died on its n-th attempt: queue it again, or, after ``max_attempts``, end it
+    as an error row that names the cause (the batch itself goes on)."""
+    if n >= max_attempts:
+        stats["gave_up"] += 1
+        done(error_row(s, f"{what} while solving this scenario ({cause})"), n)
+    else:
+        stats["retries"] += 1
+        queue.appendleft(s)
+
+
 def run_local(
     todo: list[dict[str, Any]],
     workers: int,
@@ -184,12 +204,7 @@ def run_local(
                 s["id"],
                 f"worker pid {slot.proc.pid} {cause} while solving it (attempt {n}/{max_attempts})",
             )
-            if n >= max_attempts:
-                stats["gave_up"] += 1
-                done(error_row(s, f"worker died {n} times while solving this scenario (last: {cause})"), n)
-            else:
-                stats["retries"] += 1
-                queue.appendleft(s)
+            _retry_or_give_up(s, n, max_attempts, f"worker died {n} times", f"last: {cause}", queue, stats, done)
         else:
             event("worker_died", None, f"worker pid {slot.proc.pid} {cause} while idle")
         if not queue:
@@ -416,12 +431,7 @@ def run_ray(
                                 ray.kill(actor, no_restart=True)
                             actors[i] = actor_cls.remote(cdir, mdir)
                             event("worker_replaced", None, f"Ray actor {i} replaced")
-                        if n >= max_attempts:
-                            stats["gave_up"] += 1
-                            done(error_row(s, f"Ray actor died {n} times while solving this scenario ({cause})"), n)
-                        else:
-                            stats["retries"] += 1
-                            queue.appendleft(s)
+                        _retry_or_give_up(s, n, max_attempts, f"Ray actor died {n} times", cause, queue, stats, done)
                         busy = sum(1 for j, _, _ in inflight.values() if j == i)
                         for _ in range(2 - busy):
                             submit(i)
