@@ -427,14 +427,14 @@ def evaluate_space(
 def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
     """Why no parallel layout is valid for a configuration, and what to change."""
     limit = (
-        f", and data parallelism must keep the global batch within '{wl.id}''s largest of "
+        f", and data parallelism must keep the global batch within the largest '{wl.id}' trains at, "
         f"{wl.max_global_batch_tokens:,.0f} tokens per step (use fewer nodes)"
         if wl.max_global_batch_tokens and global_batch is None
         else ""
     )
     return (
-        "no parallel layout is valid for these node counts (tensor/pipeline degrees must divide the GPUs per "
-        f"node and the total GPUs{limit})"
+        "no parallel layout is valid for these node counts (tensor x context x pipeline degrees must divide the GPUs, "
+        f"tensor parallelism the GPUs per node{limit})"
     )
 
 

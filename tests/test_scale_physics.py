@@ -184,7 +184,7 @@ def test_no_plan_exceeds_the_workload_batch_limit() -> None:
         assert len(ok) >= 1
     big = evaluate_space(CAT, "llama3-405b", servers=["dgx-h100"], caps=[1.0], nodes=[100_000 // 8])
     assert not big["valid_layout"].any() and not big["feasible"].any()  # 100k GPUs: > 16M tokens a step
-    with pytest.raises(PlannerInputError, match="largest of 16,800,000 tokens"):
+    with pytest.raises(PlannerInputError, match="16,800,000 tokens per step"):
         evaluate(CAT, Configuration(model="llama3-405b", server="dgx-h100", nodes=100_000 // 8))
 
 
