@@ -41,16 +41,35 @@ BUDGET_HELP = (
 )
 
 
-def owned_list(text: str) -> dict[str, int]:
-    """--owned SERVER:COUNT[,SERVER:COUNT] -> {server: count}."""
-    out: dict[str, int] = {}
+OWNED_FORMAT = "SERVER:COUNT[:FABRIC[:AGE_YEARS]]"
+
+
+def owned_list(text: str) -> list[dict[str, Any]]:
+    """--owned SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...] -> [{server, count[, fabric][, age_years]}]."""
+    out: list[dict[str, Any]] = []
     for part in text.split(","):
-        server, sep, count = part.strip().rpartition(":")
-        if not sep or not server or not count.strip().isdigit() or int(count) < 1:
+        fields = [x.strip() for x in part.strip().split(":")]
+        example = "e.g. dgx-a100-80gb:64 or dgx-a100-80gb:64:hdr200 or dgx-a100-80gb:64:hdr200:2.5"
+        if not 2 <= len(fields) <= 4 or not fields[0] or not fields[1].isdigit() or int(fields[1]) < 1:
             raise argparse.ArgumentTypeError(
-                f"'{part.strip()}' is not SERVER:COUNT with a positive whole count (e.g. dgx-a100-80gb:64)"
+                f"'{part.strip()}' is not {OWNED_FORMAT} with a positive whole count ({example})"
             )
-        out[server] = out.get(server, 0) + int(count)
+        entry: dict[str, Any] = {"server": fields[0], "count": int(fields[1])}
+        if len(fields) >= 3:
+            if not fields[2]:
+                raise argparse.ArgumentTypeError(f"'{part.strip()}': the fabric is empty ({example})")
+            entry["fabric"] = fields[2]
+        if len(fields) == 4:
+            try:
+                age = float(fields[3])
+            except ValueError:
+                age = -1.0
+            if not (age >= 0 and age < float("inf")):
+                raise argparse.ArgumentTypeError(
+                    f"'{part.strip()}': the age must be a number of years >= 0, got {fields[3]!r} ({example})"
+                )
+            entry["age_years"] = age
+        out.append(entry)
     return out
 
 
@@ -108,8 +127,10 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--owned",
         type=owned_list,
-        help="servers already owned, SERVER:COUNT[,SERVER:COUNT], e.g. dgx-a100-80gb:64: a bought plan uses them at "
-        "no capex (on the server's first listed fabric, their network included) and pays only for what it adds",
+        help=f"servers already owned, {OWNED_FORMAT}[,...], e.g. dgx-a100-80gb:64:hdr200:2.5 (fabric default: the "
+        "server's first listed; age in years, default 0): a bought plan of that server on that fabric runs on them "
+        "at no capex and pays only for the nodes and network it adds; they serve until --life-years of age; a plan "
+        "on another fabric or server does not use them (their idle power is reported, not charged)",
     )
     add_life_arg(p)
     add_framework_arg(p)
@@ -232,6 +253,7 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
         "max_nodes": args.max_nodes,
         "max_rack_units": args.max_rack_units,
         "owned": getattr(args, "owned", None),
+        "framework": getattr(args, "framework", None),
         "life_years": args.life_years,
         "alternatives": alternatives,
         "solver": solver,
@@ -243,8 +265,9 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
 
 def _check_request(cat: Any, req: Any) -> None:
     """Input checks the optimizer would otherwise turn into an empty search."""
-    for server in req.owned:
-        cat.server(server)  # an unknown owned server is a clear error (exit 2)
+    from planner.optimize import check_owned
+
+    check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
     if req.power_caps:
         from planner.optimize import _match_gpus
 

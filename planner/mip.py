@@ -10,7 +10,10 @@ K               candidate plans k = (server type s, fabric f, power-cap level c,
 S, F, C, P      server types, fabrics, (GPU type, cap level) pairs and purchase modes present in K.
 T_k  [h]        time to train;         E_k [kWh] facility energy;   CO2_k [kg] carbon
 COST_k [USD]    run cost (amortized capex or rent, plus energy);     UP_k [USD] up-front spend
-                (capex when buying, the whole rent when renting)
+                (capex when buying, the whole rent when renting). Owned servers (PlanRequest.owned) enter
+                here only: a bought candidate on their server type and fabric pays capex(n) - capex(k), k = the
+                owned nodes in service for the whole run, up to n (optimize.owned_credit_usd), and its run cost
+                the amortized share of that. The credit depends on the candidate alone, so everything below holds.
 PFAC_k [kW]     facility power;        n_k nodes;   SW_k switches (integral leaf/spine count for n_k);
 RU_k            rack units (n_k x the server's height).
 

@@ -23,11 +23,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner import cost
+from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
-from planner.schemas import Configuration, Estimate
+from planner.schemas import Configuration, Estimate, Server
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
 Objective = Literal["energy", "cost", "carbon", "time"]
@@ -63,6 +64,21 @@ def node_step(limit: int) -> int:
     return max(1, math.ceil(BINDING_STEP * limit))
 
 
+class OwnedServers(BaseModel):
+    """Servers a team already owns, as in a fleet request (planner/fleet.py ``Owned``): no capex; they serve a run
+    on the fabric they are cabled to while they are in service (until ``retire_at_age_years``, default the
+    request's ``life_years``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    server: str = Field(description="server id (catalog servers)")
+    count: int = Field(ge=1, le=100_000, description="nodes owned")
+    fabric: str | None = Field(None, description="fabric they are cabled to (default: the server's first listed)")
+    age_years: float = Field(0.0, ge=0, description="age at the start of the run, years")
+    retire_at_age_years: float | None = Field(
+        None, gt=0, description="end of service, years of age (default: the request's life_years)"
+    )
+
+
 class PlanRequest(BaseModel):
     """What to train, by when, within what. Frozen; JSON round-trips."""
 
@@ -90,12 +106,24 @@ class PlanRequest(BaseModel):
     max_rack_units: int | None = Field(None, ge=1)
     life_years: float = Field(4.0, gt=0, le=15)
     alternatives: int = Field(3, ge=0, le=20, description="next-best distinct plans to report")
-    owned: dict[str, int] = Field(
-        default_factory=dict,
-        description="servers already owned, id -> nodes, cabled to the server's first listed fabric: a plan uses "
-        "them at no capex and pays only for nodes beyond them and the network those need (owned_credit_usd)",
+    owned: list[OwnedServers] = Field(
+        default_factory=list,
+        description="servers already owned (type, count, fabric, age): a bought plan of that type on that fabric "
+        "runs on them at no capex and pays only for the nodes and network it adds (owned_credit_usd); "
+        "also accepted as {server: count} (on the server's first listed fabric, new)",
+    )
+    framework: str | None = Field(
+        None, description="framework profile the workload runs under (catalog frameworks; default: the workload's)"
     )
     solver: SolverOptions = Field(default_factory=SolverOptions)
+
+    @field_validator("owned", mode="before")
+    @classmethod
+    def _owned_mapping(cls, v: Any) -> Any:
+        """{server: count} (the short form) -> [{server, count}] on the server's first listed fabric."""
+        if isinstance(v, dict):
+            return [{"server": k, "count": n} for k, n in v.items()]
+        return v
 
     @field_validator("power_caps")
     @classmethod
@@ -142,6 +170,11 @@ class Plan(BaseModel):
     mfu: float
     bottleneck: str
     estimate: Estimate
+    owned_nodes: int = Field(0, description="owned nodes the plan runs on (the others of its nodes are bought)")
+    owned_unused_nodes: int = Field(0, description="owned nodes the plan does not run on (retired or left off)")
+    owned_unused_idle_kw: float = Field(
+        0.0, description="facility power those would draw idle if left powered on, kW (not in the plan's energy)"
+    )
 
 
 class Relaxation(BaseModel):
@@ -208,7 +241,22 @@ class PlanResult(BaseModel):
             f"  binding (relaxing by {self.binding_step:.0%} improves the objective): "
             f"{', '.join(self.binding) or 'none'}",
         ]
+        if self.request.owned:
+            lines.append("  " + owned_summary(p))
         return "\n".join(lines)
+
+
+def owned_summary(p: Plan) -> str:
+    """One line on the owned servers: how many the plan runs on, how many it leaves unused and their idle draw."""
+    text = f"owned servers: the plan runs on {p.owned_nodes:,} owned and {p.nodes - p.owned_nodes:,} new nodes"
+    if p.purchase == "rent":
+        text = f"owned servers: the plan rents all {p.nodes:,} nodes and runs on no owned one"
+    if p.owned_unused_nodes:
+        text += (
+            f"; {p.owned_unused_nodes:,} owned nodes unused (retired or off for the run: left on idle they would "
+            f"draw {p.owned_unused_idle_kw:,.4g} kW, not counted in the plan)"
+        )
+    return text
 
 
 def usd(amount: float, up: bool = False) -> str:
@@ -428,7 +476,14 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
         credit = np.zeros(len(cand))
         for (server, fabric), idx in cand[buy].groupby(["server", "fabric"], observed=True).indices.items():
             rows = np.flatnonzero(buy)[idx]
-            credit[rows] = owned_credit_usd(catalog, req, str(server), str(fabric), cand["nodes"].to_numpy()[rows])
+            credit[rows] = owned_credit_usd(
+                catalog,
+                req,
+                str(server),
+                str(fabric),
+                cand["nodes"].to_numpy()[rows],
+                cand["time_to_train_h"].to_numpy(dtype=float)[rows],
+            )
         cand["capex_usd"] = cand["capex_usd"].to_numpy() - credit
         cand["cost_usd"] = cand["cost_usd"].to_numpy() - cost.amortized_usd(
             credit, cand["time_to_train_h"].to_numpy(dtype=float), req.life_years
@@ -437,24 +492,104 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     return cand
 
 
-def owned_credit_usd(catalog: Catalog, req: PlanRequest, server: str, fabric: str, nodes: Any) -> np.ndarray:
-    """What owned servers take off a bought plan's capex (planner/cost.py): with O owned and k = min(n, O) of
-    them used, capex(k) on the owned fabric (servers, NICs, switches, cables already there), so the plan pays
-    capex(n) - capex(k); on another fabric only the k servers' price (their network is bought anew)."""
+def catalog_for(catalog: Catalog, req: PlanRequest) -> Catalog:
+    """The catalog a request is planned over: its workload under the request's framework profile (if given), and
+    its owned servers checked (check_owned). Unknown ids are bad input with the valid ones listed."""
+    catalog.workload(req.model)
+    check_owned(catalog, req)
+    if req.framework is None:
+        return catalog
+    fw = catalog.framework(req.framework).id
+    wl = catalog.workload(req.model)
+    if wl.framework == fw:
+        return catalog
+    return catalog.replace(workloads={**catalog.workloads, wl.id: wl.model_copy(update={"framework": fw})})
+
+
+def owned_fabric(catalog: Catalog, owned: OwnedServers) -> str:
+    """The fabric owned servers are cabled to: the one named, else the server's first listed fabric."""
+    return owned.fabric or catalog.server(owned.server).fabrics[0]
+
+
+def check_owned(catalog: Catalog, req: PlanRequest) -> None:
+    """Owned servers must be GPU servers of the catalog on a fabric they can be built with (else bad input)."""
+    for o in req.owned:
+        s = catalog.server(o.server)  # an unknown server: a clear error listing the valid ones
+        if s.gpu is None:
+            raise PlannerInputError(f"owned server '{o.server}' has no GPU: list GPU servers only")
+        if o.fabric is not None:
+            catalog.fabric(o.fabric)  # an unknown fabric: a clear error listing the valid ones
+            if o.fabric not in s.fabrics:
+                raise PlannerInputError(
+                    f"owned {o.server}: fabric '{o.fabric}' is not one it can be built with "
+                    f"({', '.join(s.fabrics)}); give one of those, e.g. {o.server}:{o.count}:{s.fabrics[0]}"
+                )
+
+
+def owned_in_service(catalog: Catalog, req: PlanRequest, server: str, fabric: str, hours: Any) -> np.ndarray:
+    """Owned nodes of ``server`` on ``fabric`` that serve a run of ``hours`` h: an entry counts when it is still
+    in service at the end of the run (age + T / 8766 <= its retirement age), the fleet planner's rule per slot.
+    A run never changes size, so a node that leaves service mid-run cannot serve it."""
+    t = np.atleast_1d(np.asarray(hours, dtype=float))
+    out = np.zeros(len(t), dtype=np.int64)
+    for o in req.owned:
+        if o.server != server or owned_fabric(catalog, o) != fabric:
+            continue
+        end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
+        out += o.count * (o.age_years + t / cost.HOURS_PER_YEAR <= end + 1e-12)
+    return out
+
+
+def owned_credit_usd(
+    catalog: Catalog, req: PlanRequest, server: str, fabric: str, nodes: Any, hours: Any
+) -> np.ndarray:
+    """What owned servers take off a bought plan's capex (planner/cost.py). A plan of n nodes of ``server`` on
+    the fabric the owned ones are cabled to runs on k = min(n, O) of them (O = owned_in_service): their servers,
+    NICs, switches and cables are there, so the plan pays capex(n) - capex(k) -- the nodes and the network it
+    adds. A plan on any other fabric is another cluster (as in planner/fleet.py): it uses no owned node and
+    gets no credit."""
     n = np.asarray(nodes, dtype=np.int64)
-    owned = req.owned.get(server, 0)
-    if not owned:
+    if not any(o.server == server for o in req.owned):
         return np.zeros(len(n))
+    k = np.minimum(n, owned_in_service(catalog, req, server, fabric, hours))
     s = catalog.server(server)
-    k = np.minimum(n, owned)
-    if fabric != s.fabrics[0]:
-        return np.asarray(k * (s.price_usd or 0.0), dtype=float)
     f = catalog.fabric(fabric)
     sw = cost.switch_count(k, s.nic_ports, f.switch_radix)
     cables = cost.cable_count(k, s.nic_ports, f.switch_radix)
     return cost.capex_usd(
         k, s.price_usd or 0.0, s.nic_ports, f.nic_price_usd, sw, f.switch_price_usd, cables, f.cable_price_usd
     )
+
+
+def idle_node_kw(catalog: Catalog, server: Server, pue: float) -> float:
+    """Facility power of one powered, idle node: GPUs at idle, CPU at its idle share, RAM, storage, board
+    (planner/power.py), through the PSU, times the site's PUE. NICs and switches are left out."""
+    gpu = catalog.gpu(server.gpu or "")
+    host = float(power_mod.cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
+        server.ram_power_w + server.storage_power_w + server.other_power_w
+    )
+    node_w = float(
+        power_mod.node_power_w(
+            server.gpus_per_node, gpu.idle_power_w, host, server.nic_ports, 0.0, server.psu_efficiency, False
+        )
+    )
+    return node_w * pue / 1000.0
+
+
+def owned_use(catalog: Catalog, req: PlanRequest, est: Estimate) -> tuple[int, int, float]:
+    """(owned nodes the plan runs on, owned nodes it leaves unused, facility kW those would draw idle).
+
+    An owned node the plan does not use is not in the plan's energy or cost: for a single run it is retired or
+    powered off (or left to other work) at no cost -- what the fleet planner does with an owned node that has
+    nothing to run. Its idle draw, had it been left on for the run, is reported (owned_unused_idle_kw)."""
+    used = 0
+    if est.purchase == "buy":
+        used = int(min(est.nodes, owned_in_service(catalog, req, est.server, est.fabric, est.time_to_train_h)[0]))
+    total = sum(o.count for o in req.owned)
+    pue = catalog.site(est.site).pue
+    idle = sum(o.count * idle_node_kw(catalog, catalog.server(o.server), pue) for o in req.owned)
+    unused_idle = idle - used * idle_node_kw(catalog, catalog.server(est.server), pue) if used else idle
+    return used, total - used, float(unused_idle)
 
 
 # ------------------------------------------------------------------------------------------------ limits
@@ -711,11 +846,15 @@ def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Pl
     """A plan from the exact model's estimate, with the request's owned servers credited (owned_credit_usd)."""
     capex_usd, cost_usd = est.capex_usd, est.cost_usd
     if est.purchase == "buy" and req.owned:
-        credit = float(owned_credit_usd(catalog, req, est.server, est.fabric, [est.nodes])[0])
+        credit = float(owned_credit_usd(catalog, req, est.server, est.fabric, [est.nodes], [est.time_to_train_h])[0])
         capex_usd -= credit
         cost_usd -= float(cost.amortized_usd(credit, est.time_to_train_h, req.life_years))
     upfront = capex_usd if est.purchase == "buy" else cost_usd
+    used, unused, unused_kw = owned_use(catalog, req, est) if req.owned else (0, 0, 0.0)
     return Plan(
+        owned_nodes=used,
+        owned_unused_nodes=unused,
+        owned_unused_idle_kw=unused_kw,
         server=est.server,
         gpu=est.gpu,
         nodes=est.nodes,
@@ -827,9 +966,7 @@ MAX_CUTS = 50
 def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
     """Find the optimal capacity plan for the request (see module docstring and planner/mip.py)."""
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
-    cat = catalog or load_catalog()
-    for server in req.owned:
-        cat.server(server)  # an unknown owned server is an input error, not silently ignored
+    cat = catalog_for(catalog or load_catalog(), req)
     timings: dict[str, float] = {}
     lim = limits_for(cat, req)
     column = OBJECTIVE_COLUMNS[req.objective]
@@ -1155,7 +1292,7 @@ def pareto(
     if points < 2:
         raise PlannerInputError("pareto needs at least 2 points")
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
-    cat = catalog or load_catalog()
+    cat = catalog_for(catalog or load_catalog(), req)
     lim = limits_for(cat, req)
     xc, yc = OBJECTIVE_COLUMNS[x], OBJECTIVE_COLUMNS[y]
 
