@@ -169,6 +169,25 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         help="Rent is billed in whole billing periods of each offer (cloud GPU servers by the hour, dedicated "
         "servers by the month); rented cloud GPUs run at full power (their power limit is not settable).",
     )
+    precision = sb.selectbox(
+        "Precision",
+        ["default", *views.PRECISIONS],
+        format_func=lambda p: f"the workload's ({wl.precision})" if p == "default" else p,
+        key="precision",
+        help=f"Number format of the training math (default: the workload's own, {wl.precision} for {model}). "
+        "fp8 needs an fp8 GPU (Hopper or newer): on another GPU the plan computes in bf16 and says so; fp16 and "
+        "tf32 run at the bf16 tensor-core rate (TFLOP/s), fp32 at 1/16 of it (no tensor cores).",
+    )
+    frameworks = sorted(cat.frameworks)
+    framework = sb.selectbox(
+        "Framework",
+        ["default", *frameworks],
+        format_func=lambda f: f"the workload's ({wl.framework})" if f == "default" else f,
+        key="framework",
+        help=f"Training software profile (catalog/frameworks.yaml; default: the workload's own, {wl.framework}): "
+        "how much communication hides under compute (overlap, 0-1), gradient bucket size (MB), per-step overhead "
+        "(ms) and which parallelism it supports (tensor/pipeline parallel, ZeRO stage).",
+    )
     gpus = sb.multiselect(
         "Allowed GPUs (empty = all)", sorted(cat.gpus), key="gpus", help="Restrict the GPU types considered."
     )
@@ -216,6 +235,8 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "gpus": gpus or None,
         "fabrics": fabrics or None,
         "max_nodes": int(max_nodes),
+        "precision": None if precision == "default" else precision,
+        "framework": None if framework == "default" else framework,
     }
     try:
         return PlanRequest.model_validate(fields)
@@ -406,41 +427,118 @@ def page_validation() -> None:
             st.warning("docs/VALIDATION.md not found: run `planner validate`.")
 
 
-def page_fleet() -> None:
+FLEET_EXAMPLES = {
+    "portfolio.yaml": "pre-training, fine-tunes and evaluations on 64 owned DGX A100 + bought + rented servers",
+    "fleet.yaml": "a small portfolio bought from scratch",
+}
+
+
+def _fleet_source() -> tuple[str, bytes] | None:
+    """The fleet request to plan: a shipped example (the owned + bought + rented portfolio first) or an upload."""
     from pathlib import Path
+
+    shipped = Path(__file__).resolve().parent / "examples"
+    examples = {f"{k}: {v}": shipped / k for k, v in FLEET_EXAMPLES.items() if (shipped / k).exists()}
+    source = st.radio(
+        "Fleet request",
+        ["shipped example", "upload my own"],
+        horizontal=True,
+        key="fleet_source",
+        help="Plan one of the shipped examples (examples/*.yaml), or upload a request in the same format.",
+    )
+    if source == "upload my own":
+        upload = st.file_uploader(
+            "Fleet request (YAML, see examples/portfolio.yaml)", type=["yaml", "yml"], key="fleet_up"
+        )
+        if upload is None:
+            st.info("Upload a fleet request (YAML): jobs with release and due slots, owned servers, what may be added.")
+            return None
+        return upload.name, upload.getvalue()
+    if not examples:
+        st.warning("No shipped examples found (examples/portfolio.yaml): upload a request instead.")
+        return None
+    pick = st.selectbox("Shipped example", list(examples), key="fleet_example", help="examples/ in the repository")
+    st.caption(f"examples/{examples[pick].name} - the same file `planner fleet examples/{examples[pick].name}` plans.")
+    return examples[pick].name, examples[pick].read_bytes()
+
+
+def _fleet_with_progress(req: Any) -> Any:
+    """fleet(req) in a worker thread while the page shows the time used (the call is one blocking solve)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from planner.fleet import fleet
 
+    limit = req.solver.time_limit_s
+    bar = st.progress(0.0, text="Planning the fleet...")
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(fleet, req, catalog())
+        while not future.done():
+            time.sleep(0.5)
+            used = time.perf_counter() - t0
+            bar.progress(
+                min(used / (limit + 30.0), 0.99),
+                text=f"Planning the fleet: {used:.0f} s so far. Every job is evaluated on every allowed server, "
+                f"fabric and node count, then HiGHS solves the MIP (it stops at {limit:g} s with the best plan "
+                "found); portfolios of many jobs take a minute or more.",
+            )
+        plan = future.result()
+    bar.empty()
+    return plan, time.perf_counter() - t0
+
+
+def page_fleet() -> None:
     st.title("Fleet: one procurement for a portfolio of jobs")
-    upload = st.file_uploader("Fleet request (YAML, see examples/fleet.yaml)", type=["yaml", "yml"], key="fleet_up")
-    shipped = Path(__file__).resolve().parent / "examples"
-    examples = {
-        "fleet.yaml: a small portfolio bought from scratch": shipped / "fleet.yaml",
-        "portfolio.yaml: pre-training, fine-tunes and evaluations on owned + bought + rented servers": shipped
-        / "portfolio.yaml",
-    }
-    examples = {k: v for k, v in examples.items() if v.exists()}
-    if upload is not None:
-        name, data = upload.name, upload.getvalue()
-    elif examples:
-        pick = st.selectbox("Shipped example", list(examples), key="fleet_example", help="or upload your own above")
-        name, data = examples[pick].name, examples[pick].read_bytes()
-        st.caption(f"Showing examples/{name}; upload your own portfolio to plan it.")
-    else:
+    st.markdown(
+        "Plan the servers for several jobs over a horizon of slots (weeks): which **owned** servers to keep or "
+        "retire, what to **buy** (server type and fabric), what to **rent**, and when each job runs - one MIP "
+        "over every job's possible modes (planner/fleet.py, the same as `planner fleet FILE`)."
+    )
+    src = _fleet_source()
+    if src is None:
         return
+    name, data = src
     req = views.read_fleet_upload(name, data)
-    if not st.button("Plan the fleet", key="fleet_run"):
-        st.dataframe(views.readable([j.model_dump() for j in req.jobs]), hide_index=True)
+    st.markdown(
+        f"**{len(req.jobs)} jobs**, {req.slots} slots of {req.slot_hours:g} h at {req.site}; minimise "
+        f"{req.objective}; may add: {req.purchase}"
+        + (f"; power {req.power_kw:g} kW" if req.power_kw else "")
+        + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd is not None else "")
+    )
+    st.dataframe(views.readable([j.model_dump() for j in req.jobs]), hide_index=True)
+    if req.owned:
+        st.markdown("**Owned servers**")
+        st.dataframe(views.readable([o.model_dump() for o in req.owned]), hide_index=True)
+    key = f"fleet_plan::{catalog_version()}::{req.model_dump_json()}"
+    if st.button("Plan the fleet", key="fleet_run", type="primary") and key not in st.session_state:
+        st.session_state[key] = _fleet_with_progress(req)
+    if key not in st.session_state:
+        st.info("Press **Plan the fleet** to solve (this can take a minute or more).")
         return
-    with st.spinner("Solving the fleet MIP..."):
-        plan = fleet(req, catalog())
+    plan, seconds = st.session_state[key]
     if plan.objective_value is None:
         st.error(f"No feasible fleet. {plan.explanation}")
         return
-    status = "Optimal" if plan.status == "optimal" else "Best found (time limit)"
+    status = "Optimal" if plan.status == "optimal" else "Best found within the time limit (not proven optimal)"
     st.subheader(f"{status} fleet: {plan.objective} = {plan.objective_value:,.6g}")
-    st.dataframe(views.readable(plan.purchase_frame()), hide_index=True)
-    st.dataframe(views.readable(plan.assignment_frame()), hide_index=True)
+    gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
+    st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/cost.py.")
+    st.markdown("\n".join(views.fleet_summary(plan)))
+    owned = views.fleet_owned_table(plan)
+    if not owned.empty:
+        st.markdown("**Owned servers: kept and retired**")
+        st.dataframe(views.readable(owned), hide_index=True)
+    bought = views.fleet_bought_table(plan)
+    st.markdown("**Bought**" if not bought.empty else "**Bought**: nothing")
+    if not bought.empty:
+        st.dataframe(views.readable(bought), hide_index=True)
+    rented = views.fleet_rented_table(plan, catalog())
+    st.markdown("**Rented**" if not rented.empty else "**Rented**: nothing")
+    if not rented.empty:
+        st.dataframe(views.readable(rented), hide_index=True)
+    st.markdown("**Jobs**")
+    st.dataframe(views.readable(plan.assignment_frame().drop(columns=["slots"])), hide_index=True)
     chart = views.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")

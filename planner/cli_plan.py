@@ -55,9 +55,7 @@ def owned_list(text: str) -> list[dict[str, Any]]:
                 f"'{part.strip()}' is not {OWNED_FORMAT} with a positive whole count ({example})"
             )
         entry: dict[str, Any] = {"server": fields[0], "count": int(fields[1])}
-        if len(fields) >= 3:
-            if not fields[2]:
-                raise argparse.ArgumentTypeError(f"'{part.strip()}': the fabric is empty ({example})")
+        if len(fields) >= 3 and fields[2]:  # an empty fabric (SERVER:COUNT::AGE) is the server's first listed
             entry["fabric"] = fields[2]
         if len(fields) == 4:
             try:
@@ -127,10 +125,10 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--owned",
         type=owned_list,
-        help=f"servers already owned, {OWNED_FORMAT}[,...], e.g. dgx-a100-80gb:64:hdr200:2.5 (fabric default: the "
-        "server's first listed; age in years, default 0): a bought plan of that server on that fabric runs on them "
-        "at no capex and pays only for the nodes and network it adds; they serve until --life-years of age; a plan "
-        "on another fabric or server does not use them (their idle power is reported, not charged)",
+        help=f"servers already owned, {OWNED_FORMAT}[,...], e.g. dgx-a100-80gb:64:hdr200:2.5 (FABRIC left out or "
+        "empty: the server's first listed; AGE_YEARS default 0): a bought plan of that server on that fabric runs "
+        "on them at no capex and pays only for the nodes and network it adds; they serve until --life-years of "
+        "age; a plan on another fabric or server does not use them (their idle power is reported, not charged)",
     )
     add_life_arg(p)
     add_framework_arg(p)

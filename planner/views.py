@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import typing
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,10 @@ from pydantic import BaseModel, ValidationError
 from planner.data import Catalog, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
-from planner.optimize import PlanRequest, PlanResult, node_ladder
-from planner.schemas import Gpu, Server, Workload
+from planner.optimize import PlanRequest, PlanResult, catalog_for, node_ladder
+from planner.schemas import Gpu, Precision, Server, Workload
 
+PRECISIONS: list[str] = list(typing.get_args(Precision))
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PLAN_COLUMNS = [
     "server",
@@ -274,6 +276,16 @@ def cli_command(req: PlanRequest) -> str:
         parts += ["--fabrics", ",".join(req.fabrics)]
     if req.max_nodes != 1024:
         parts += ["--max-nodes", str(req.max_nodes)]
+    if req.precision is not None:
+        parts += ["--precision", req.precision]
+    if req.framework is not None:
+        parts += ["--framework", req.framework]
+    if req.owned:
+        specs = []
+        for o in req.owned:  # SERVER:COUNT[:FABRIC[:AGE_YEARS]], an empty FABRIC = the server's first listed
+            fields = [o.server, str(o.count)] + ([o.fabric or ""] if o.fabric or o.age_years else [])
+            specs.append(":".join(fields + ([f"{o.age_years:g}"] if o.age_years else [])))
+        parts += ["--owned", ",".join(specs)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -325,6 +337,7 @@ def pareto_note(front: pd.DataFrame, points: int) -> str:
 def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     """Throughput and scaling efficiency vs node count (up to the request's max nodes), best server per GPU type,
     cap 1.0. Efficiency = per-GPU throughput relative to the GPU type's first plotted (smallest fitting) point."""
+    catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     servers = [s.id for s in catalog.gpu_servers()]
@@ -411,6 +424,7 @@ def scaling_chart(
 def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.DataFrame:
     p = res.plan
     assert p is not None
+    catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
     server = catalog.server(p.server)
@@ -619,6 +633,7 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
                 {
                     "job": a["job"],
                     "server": f"{a['nodes']} x {a['server']}",
+                    "pool": f"{a['server']} on {a['fabric']}" + (" (rented)" if a["kind"] == "rent" else ""),
                     "start_slot": t,
                     "end_slot": t + 1,
                     "start_h": t * slot_hours,
@@ -629,22 +644,131 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
         alt.Chart(pd.DataFrame(rows))
         .mark_bar()
         .encode(
-            x=alt.X("start_slot:Q", title="slot"),
+            x=alt.X("start_slot:Q", title=f"slot ({slot_hours:g} h each)"),
             x2="end_slot:Q",
             y=alt.Y("job:N", title=None),
-            color="server:N",
-            tooltip=["job", "server", "start_slot"],
+            color=alt.Color("pool:N", title="cluster"),
+            tooltip=["job", "server", "pool", "start_slot"],
         )
-        .properties(title="Schedule", width=560, height=28 * len(plan.assignments))
+        .properties(title="Schedule (one bar per slot a job runs)", width=560, height=28 * len(plan.assignments))
     )
-    power = pd.DataFrame(plan.schedule).groupby("slot", as_index=False)["facility_power_kw"].sum()
+    power = fleet_power_frame(plan, slot_hours)
     line = (
         alt.Chart(power)
         .mark_bar()
-        .encode(x=alt.X("slot:O", title="slot"), y=alt.Y("facility_power_kw:Q", title="facility power (kW)"))
-        .properties(title="Power per slot", width=560, height=160)
+        .encode(
+            x=alt.X("slot:O", title="slot"),
+            y=alt.Y("facility_power_kw:Q", title="facility power (kW)", stack="zero"),
+            color=alt.Color("where:N", title="drawn"),
+            tooltip=["slot", "where", alt.Tooltip("facility_power_kw:Q", format=",.4g", title="kW")],
+        )
+        .properties(
+            title="Facility power per slot (on site: counts against the envelope; rented: the provider's)",
+            width=560,
+            height=160,
+        )
     )
-    return alt.vconcat(bars, line)
+    return alt.vconcat(bars, line).resolve_scale(color="independent")
+
+
+def fleet_owned_table(plan: Any) -> pd.DataFrame:
+    """Owned servers: how many the plan keeps (in service, drawing idle power when not training) and retires."""
+    rows = [
+        {
+            "server": p["server"],
+            "fabric": p["fabric"],
+            "owned": p["owned"],
+            "kept": p["kept"],
+            "retired": p["retired"],
+            "added_on_this_cluster": p["added"],
+            "peak_busy_nodes": p["peak_busy_nodes"],
+        }
+        for p in plan.purchases
+        if p["kind"] != "rent" and p["owned"] > 0
+    ]
+    return pd.DataFrame(rows)
+
+
+def fleet_bought_table(plan: Any) -> pd.DataFrame:
+    """What the plan buys: server, fabric (a decision per server type), nodes, switches added and capex."""
+    rows = [
+        {
+            "server": p["server"],
+            "gpu": p["gpu"],
+            "fabric": p["fabric"],
+            "nodes_bought": p["added"],
+            "extends": f"the {p['owned']} owned" if p["owned"] else "a new cluster",
+            "switches_added": p["switches_added"],
+            "capex_usd": p["capex_usd"],
+        }
+        for p in plan.purchases
+        if p["kind"] != "rent" and p["added"] > 0
+    ]
+    return pd.DataFrame(rows)
+
+
+def fleet_rented_table(plan: Any, catalog: Catalog) -> pd.DataFrame:
+    """What the plan rents: the offer's server and network, peak nodes, whole billing periods paid and rent."""
+    rows = []
+    for p in plan.purchases:
+        if p["kind"] != "rent":
+            continue
+        period = catalog.server(p["server"]).rent_billing_period
+        rows.append(
+            {
+                "server": p["server"],
+                "gpu": p["gpu"],
+                "fabric": p["fabric"],
+                "peak_nodes": p["nodes"],
+                "billed": f"{p['node_periods']:,} node-{period}s",
+                "rent_usd": p["rent_usd"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fleet_summary(plan: Any) -> list[str]:
+    """Markdown lines: what the plan keeps and retires of the owned servers, what it buys (and on which fabric),
+    what it rents, and the money and energy totals."""
+    lines = []
+    for p in plan.purchases:
+        if p["kind"] == "rent":
+            lines.append(
+                f"- **Rents** {p['nodes']} x {p['server']} at peak ({p['node_periods']:,} node billing periods, "
+                f"${p['rent_usd']:,.0f})."
+            )
+            continue
+        if p["owned"]:
+            lines.append(
+                f"- **Keeps** {p['kept']} of {p['owned']} owned {p['server']} on {p['fabric']}"
+                + (f", **retires** {p['retired']}" if p["retired"] else ", retires none")
+                + "."
+            )
+        if p["added"]:
+            where = f"extending the owned {p['fabric']} cluster" if p["owned"] else f"on {p['fabric']}"
+            lines.append(
+                f"- **Buys** {p['added']} x {p['server']} {where} ({p['switches_added']} switches added, "
+                f"capex ${p['capex_usd']:,.0f})."
+            )
+    t = plan.totals
+    lines.append(
+        f"- **Totals**: capex ${t.get('capex_usd', 0):,.0f}, rent ${t.get('rent_usd', 0):,.0f}, cost over the "
+        f"horizon ${t.get('cost_usd', 0):,.0f} (the bought hardware's share + site energy + rent + late penalties); "
+        f"facility energy {human(t.get('facility_energy_kwh', 0))} kWh; peak site power "
+        f"{human(t.get('peak_site_power_kw', 0))} kW."
+    )
+    return lines
+
+
+def fleet_power_frame(plan: Any, slot_hours: float) -> pd.DataFrame:
+    """Facility power per slot, on site (counts against the envelope) and rented (the provider's)."""
+    df = pd.DataFrame(plan.schedule)
+    if df.empty:
+        return pd.DataFrame(columns=["slot", "where", "facility_power_kw"])
+    df["where"] = np.where(df["on_site"], "on site", "rented")
+    out = df.groupby(["slot", "where"], as_index=False)["facility_power_kw"].sum()
+    out["start_h"] = out["slot"] * slot_hours
+    return out
 
 
 def read_fleet_upload(name: str, data: bytes) -> Any:

@@ -121,134 +121,67 @@ def test_a_malformed_upload_names_the_file() -> None:
         views.add_workload(__import__("planner").load_catalog(), "my.yaml", b"id: x\nfamily: llm\n")
 
 
-def test_fleet_page_plans_the_example_portfolio() -> None:
+def test_fleet_page_opens_on_the_portfolio_and_shows_kept_retired_bought_rented() -> None:
+    import re
+
+    import yaml
+
     at = app()
     at.radio(key="page").set_value("Fleet").run()
+    assert at.selectbox(key="fleet_example").value.startswith("portfolio.yaml")  # the owned + bought + rented one
     at.button(key="fleet_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("fleet" in h.value.lower() for h in at.subheader)
+    owned = yaml.safe_load((Path(APP).parent / "examples" / "portfolio.yaml").read_text())["owned"]
+    text = " ".join(m.value for m in at.markdown)
+    kept = re.search(r"\*\*Keeps\*\* (\d+) of (\d+) owned dgx-a100-80gb on hdr200", text)
+    assert kept is not None and int(kept.group(2)) == owned[0]["count"], text
+    assert "**Owned servers: kept and retired**" in text and "**Bought**" in text and "**Rented**" in text
+    # the tables are the plan's own rows (kept + retired = owned), and the plan stays on screen after a rerun
+    from planner import views
 
-    at.selectbox(key="fleet_example").set_value(at.selectbox(key="fleet_example").options[1]).run()
-    at.button(key="fleet_run").click().run()  # the owned + bought + rented portfolio plans too
+    path = Path(APP).parent / "examples" / "portfolio.yaml"
+    req = views.read_fleet_upload(path.name, path.read_bytes())
+    plan, _ = at.session_state[f"fleet_plan::shipped::{req.model_dump_json()}"]
+    table = next(d.value for d in at.dataframe if "Retired" in d.value.columns)
+    assert (table["Kept"] + table["Retired"] == table["Owned"]).all()
+    assert int(table["Kept"].sum()) == int(kept.group(1))
+    for p in plan.purchases:
+        if p["kind"] != "rent" and p["added"]:
+            assert f"**Buys** {p['added']} x {p['server']}" in text
+        if p["kind"] == "rent":
+            assert f"**Rents** {p['nodes']} x {p['server']}" in text
+    at.run()
+    assert any("fleet" in h.value.lower() for h in at.subheader)
+
+
+def test_fleet_page_plans_the_small_example_too() -> None:
+    at = app()
+    at.radio(key="page").set_value("Fleet").run()
+    options = at.selectbox(key="fleet_example").options
+    at.selectbox(key="fleet_example").set_value(next(o for o in options if o.startswith("fleet.yaml"))).run()
+    at.button(key="fleet_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    assert any("Bought" in m.value for m in at.markdown)
 
 
-def test_switching_workload_or_unit_shows_its_default_amount_and_plan() -> None:
+def _shows(at: AppTest, api: object) -> None:
+    """The page shows the API's answer: its plan on the card, or its explanation."""
+    assert not at.exception, [e.value for e in at.exception]
+    plan = api.plan  # type: ignore[attr-defined]
+    if plan is None:
+        assert any("No feasible plan" in e.value for e in at.error)
+    else:
+        assert metrics(at)["Servers"] == f"{plan.nodes} x {plan.server}" and metrics(at)["Layout"] == plan.layout
+
+
+def test_precision_and_framework_go_through_the_request() -> None:
     at = app()
-    at.number_input(key="amount_llama3-8b_tokens").set_value(1e12).run()
-    at.selectbox(key="model").set_value("resnet50").run()
-    assert not at.exception
-    amount = at.number_input(key="amount_resnet50_samples")
-    from planner import load_catalog
-
-    wl = load_catalog().workload("resnet50")
-    assert amount.value == wl.default_samples
-    api = solve(PlanRequest(model="resnet50", samples=wl.default_samples, deadline_days=30))
-    assert api.plan is not None and metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
-    at.radio(key="unit_resnet50").set_value("epochs").run()
-    assert at.number_input(key="amount_resnet50_epochs").value == wl.default_samples / (wl.dataset_samples or 1)
-
-
-@pytest.mark.parametrize(
-    ("key", "value", "message"),
-    [
-        ("max_nodes", 0, "Max nodes must be"),
-        ("max_nodes", 1_000_000, "Max nodes must be"),
-        ("power", -5.0, "power envelope must be"),
-        ("deadline", -1.0, "deadline must be"),
-    ],
-)
-def test_an_invalid_input_says_so_and_hides_the_plan(key: str, value: float, message: str) -> None:
-    at = app()
-    assert metrics(at)
-    at.number_input(key=key).set_value(value).run()
-    assert not at.exception
-    assert any(message in e.value for e in at.error)
-    assert metrics(at) == {}
-
-
-def test_a_negative_or_empty_budget_says_so_and_hides_the_plan() -> None:
-    at = app()
-    at.checkbox(key="use_budget").check().run()
-    at.number_input(key="budget").set_value(-1.0).run()
-    assert any("budget must be" in e.value for e in at.error) and metrics(at) == {}
-    at.number_input(key="budget").set_value(None).run()
-    assert any("budget must be" in e.value for e in at.error) and metrics(at) == {}
-
-
-def test_why_this_plan_names_the_runner_up_per_gpu_type() -> None:
-    from planner import views
-
-    res = solve(default_request(alternatives=3))
-    lines = views.why_this_plan(res)
-    assert res.plan is not None and lines
-    others = {a.gpu for a in res.alternatives} - {res.plan.gpu}
-    for gpu in others:
-        assert any(f"Runner-up on **{gpu}**" in line and "To win it would need" in line for line in lines)
-    assert any(("Binding constraints" in line) or ("No constraint binds" in line) for line in lines)
-
-
-def test_chart_downloads_are_self_contained(shipped) -> None:  # type: ignore[no-untyped-def]
-    from planner import views
-
-    res = solve(default_request(alternatives=1))
-    chart = views.breakdown_chart(views.breakdown_frame(res))
-    page = views.chart_html(chart)
-    import re
-
-    assert "cdn.jsdelivr" not in page and not re.search(r"<(script|link)[^>]+(src|href)=[\"']https?:", page)
-    assert "vegaEmbed" in page and len(page) > 100_000  # the libraries are inlined
-    assert views.chart_png(chart)[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_scaling_chart_stays_within_max_nodes_and_starts_at_efficiency_one(shipped) -> None:  # type: ignore[no-untyped-def]
-    from planner import views
-
-    req = default_request(max_nodes=64)
-    frame = views.scaling_frame(shipped, req)
-    assert frame["nodes"].max() <= 64
-    first = frame.sort_values("nodes").groupby("gpu").head(1)
-    assert (first["scaling_efficiency"] - 1).abs().max() < 1e-12
-
-
-def test_malformed_batch_csv_is_one_clear_error() -> None:
-    from planner import views
-    from planner.errors import PlannerInputError
-
-    with pytest.raises(PlannerInputError, match=r"bad\.csv: not a valid CSV"):
-        views.read_batch_upload("bad.csv", b'model,deadline_days\n"llama3-8b,3\n')
-
-
-def test_fp8_workload_on_a_gpu_without_fp8_is_noted_on_the_plan_page() -> None:
-    at = app()
-    at.selectbox(key="model").set_value("gpt3-175b").run()
-    at.multiselect(key="gpus").set_value(["a100-sxm-80gb"]).run()
-    at.number_input(key="deadline").set_value(365.0).run()
-    assert not at.exception
-    api = solve(PlanRequest(model="gpt3-175b", deadline_days=365, gpus=["a100-sxm-80gb"]))
-    assert api.plan is not None and metrics(at)["Servers"] == f"{api.plan.nodes} x {api.plan.server}"
-    assert any("a100-sxm-80gb has no fp8: this plan computes in bf16" in w.value for w in at.warning)
-
-
-def test_tables_for_people_have_readable_headers_and_rounded_numbers() -> None:
-    from planner import views
-
-    df = views.readable([{"facility_energy_kwh": 123456.789, "cost_usd": 0.123456, "time_to_train_days": 9.87654}])
-    assert list(df.columns) == ["Facility energy (kWh)", "Cost (USD)", "Time to train (days)"]
-    assert df.iloc[0].tolist() == [123500.0, 0.1235, 9.877]
-    table = views.alternatives_table(solve(default_request(alternatives=1)))
-    assert "Time to train (days)" in table.columns and not any("_" in c for c in table.columns)
-
-
-def test_power_cap_points_are_labelled_once_each_and_the_plan_marked(shipped) -> None:  # type: ignore[no-untyped-def]
-    from planner import views
-
-    req = default_request()
-    res = solve(req, shipped)
-    assert res.plan is not None
-    frame = views.power_cap_frame(shipped, req, res)
-    named = [c for label in frame["label"] if label for c in label.split(", ")]
-    assert sorted(named) == sorted(f"{c:.0%}" for c in frame["power_cap"])
-    assert frame["plan"].sum() == 1 and float(frame.loc[frame["plan"], "power_cap"].iloc[0]) == res.plan.power_cap
-    spec = views.power_cap_chart(frame, req.deadline_days).to_dict()
-    assert any(layer.get("mark", {}).get("type") == "rule" for layer in spec["layer"])  # the deadline
+    at.selectbox(key="precision").set_value("fp8").run()
+    _shows(at, solve(default_request(precision="fp8")))
+    assert any("--precision fp8" in c.value for c in at.code)
+    at.selectbox(key="framework").set_value("pytorch-fsdp").run()
+    _shows(at, solve(default_request(precision="fp8", framework="pytorch-fsdp")))
+    assert any("--precision fp8 --framework pytorch-fsdp" in c.value for c in at.code)
+    help_text = at.selectbox(key="framework").help or ""
+    assert "megatron" in help_text and "overlap" in help_text  # the workload's default and what a profile sets
