@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from planner.data import Catalog, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
-from planner.optimize import PlanRequest, PlanResult, catalog_for, node_ladder
+from planner.optimize import PlanRequest, PlanResult, allowed_servers, catalog_for, node_ladder, owned_fabric
 from planner.schemas import Gpu, Precision, Server, Workload
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
@@ -249,7 +249,26 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
             f"each data-parallel replica of layout {plan.layout})"
         )
+    notes += owned_notes(catalog, req)
     return notes
+
+
+def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
+    """Owned servers no plan of the request can run on, and why (never silently unused)."""
+    allowed = set(allowed_servers(catalog, req))
+    out = []
+    for o in req.owned:
+        fab = owned_fabric(catalog, o)
+        why = []
+        if req.purchase == "rent":
+            why.append("the request only rents")
+        if o.server not in allowed:
+            why.append("the server is outside the allowed GPUs/servers")
+        if req.fabrics is not None and fab not in req.fabrics:
+            why.append(f"{fab} is outside the allowed fabrics")
+        if why:
+            out.append(f"the {o.count} owned {o.server} on {fab} cannot serve this request: {'; '.join(why)}")
+    return out
 
 
 def plan_csv(res: PlanResult) -> str:
@@ -730,26 +749,28 @@ def fleet_rented_table(plan: Any, catalog: Catalog) -> pd.DataFrame:
 def fleet_summary(plan: Any) -> list[str]:
     """Markdown lines: what the plan keeps and retires of the owned servers, what it buys (and on which fabric),
     what it rents, and the money and energy totals."""
-    lines = []
+    keeps, buys, rents = [], [], []
     for p in plan.purchases:
         if p["kind"] == "rent":
-            lines.append(
+            rents.append(
                 f"- **Rents** {p['nodes']} x {p['server']} at peak ({p['node_periods']:,} node billing periods, "
                 f"${p['rent_usd']:,.0f})."
             )
             continue
         if p["owned"]:
-            lines.append(
+            keeps.append(
                 f"- **Keeps** {p['kept']} of {p['owned']} owned {p['server']} on {p['fabric']}"
                 + (f", **retires** {p['retired']}" if p["retired"] else ", retires none")
                 + "."
             )
         if p["added"]:
             where = f"extending the owned {p['fabric']} cluster" if p["owned"] else f"on {p['fabric']}"
-            lines.append(
-                f"- **Buys** {p['added']} x {p['server']} {where} ({p['switches_added']} switches added, "
+            sw = p["switches_added"]
+            buys.append(
+                f"- **Buys** {p['added']} x {p['server']} {where} ({sw} switch{'' if sw == 1 else 'es'} added, "
                 f"capex ${p['capex_usd']:,.0f})."
             )
+    lines = keeps + (buys or ["- **Buys** nothing."]) + (rents or ["- **Rents** nothing."])
     t = plan.totals
     lines.append(
         f"- **Totals**: capex ${t.get('capex_usd', 0):,.0f}, rent ${t.get('rent_usd', 0):,.0f}, cost over the "

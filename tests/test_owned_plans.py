@@ -291,3 +291,12 @@ def test_the_apps_command_line_round_trips_owned_precision_and_framework(owned: 
     args = build_parser().parse_args([*argv, "--objective", "cost"])
     back = request_from_args(args, args.objective, args.alternatives)
     assert back.model_dump(exclude={"solver"}) == r.model_dump(exclude={"solver"})
+
+
+def test_owned_servers_the_request_excludes_are_a_note(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--gpus", "H100", "--max-nodes", "4",
+        "--owned", "dgx-a100-80gb:2:roce100", "--alternatives", "0",
+    )  # fmt: skip
+    assert code == 0 and "the 2 owned dgx-a100-80gb on roce100 cannot serve this request" in err
+    assert "outside the allowed GPUs/servers" in err
