@@ -13,7 +13,7 @@ import streamlit as st
 from planner import views
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.optimize import Objective, PlanRequest, PlanResult, pareto, solve
+from planner.optimize import Objective, PlanRequest, PlanResult, pareto, parse_owned, solve
 
 PARETO_POINTS = 8
 PAGES = ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"]
@@ -169,6 +169,16 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         help="Rent is billed in whole billing periods of each offer (cloud GPU servers by the hour, dedicated "
         "servers by the month); rented cloud GPUs run at full power (their power limit is not settable).",
     )
+    owned_text = sb.text_input(
+        "Servers you own (optional)",
+        key="owned",
+        placeholder="e.g. dgx-a100-80gb:64:hdr200:2.5",
+        help="Servers the team already has: SERVER:COUNT[:FABRIC[:AGE_YEARS]], comma separated (FABRIC: the "
+        "network they are cabled to, default the server's first listed; AGE_YEARS: their age now, default 0). A "
+        "bought plan of that server on that fabric runs on them at no capex and pays only for the nodes and "
+        "network it adds; they serve until 4 years of age (the amortization life). Owned nodes the run does not "
+        "use are not charged: their idle power (kW) is shown.",
+    )
     precision = sb.selectbox(
         "Precision",
         ["default", *views.PRECISIONS],
@@ -217,6 +227,12 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         problems.append("Max nodes must be a whole number from 1 to 100,000.")
     if not sites:
         problems.append("Choose at least one site.")
+    owned: list[dict[str, Any]] = []
+    if owned_text and owned_text.strip():
+        try:
+            owned = parse_owned(owned_text)
+        except PlannerInputError as exc:
+            problems.append(f"Servers you own: {exc}")
     if problems:
         for msg in problems:
             st.error(msg)
@@ -237,6 +253,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "max_nodes": int(max_nodes),
         "precision": None if precision == "default" else precision,
         "framework": None if framework == "default" else framework,
+        "owned": owned,
     }
     try:
         return PlanRequest.model_validate(fields)

@@ -41,34 +41,15 @@ BUDGET_HELP = (
 )
 
 
-OWNED_FORMAT = "SERVER:COUNT[:FABRIC[:AGE_YEARS]]"
-
-
 def owned_list(text: str) -> list[dict[str, Any]]:
-    """--owned SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...] -> [{server, count[, fabric][, age_years]}]."""
-    out: list[dict[str, Any]] = []
-    for part in text.split(","):
-        fields = [x.strip() for x in part.strip().split(":")]
-        example = "e.g. dgx-a100-80gb:64 or dgx-a100-80gb:64:hdr200 or dgx-a100-80gb:64:hdr200:2.5"
-        if not 2 <= len(fields) <= 4 or not fields[0] or not fields[1].isdigit() or int(fields[1]) < 1:
-            raise argparse.ArgumentTypeError(
-                f"'{part.strip()}' is not {OWNED_FORMAT} with a positive whole count ({example})"
-            )
-        entry: dict[str, Any] = {"server": fields[0], "count": int(fields[1])}
-        if len(fields) >= 3 and fields[2]:  # an empty fabric (SERVER:COUNT::AGE) is the server's first listed
-            entry["fabric"] = fields[2]
-        if len(fields) == 4:
-            try:
-                age = float(fields[3])
-            except ValueError:
-                age = -1.0
-            if not (age >= 0 and age < float("inf")):
-                raise argparse.ArgumentTypeError(
-                    f"'{part.strip()}': the age must be a number of years >= 0, got {fields[3]!r} ({example})"
-                )
-            entry["age_years"] = age
-        out.append(entry)
-    return out
+    """--owned SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...] (planner.optimize.parse_owned)."""
+    from planner.errors import PlannerInputError
+    from planner.optimize import parse_owned
+
+    try:
+        return parse_owned(text)
+    except PlannerInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True) -> None:
@@ -125,10 +106,11 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--owned",
         type=owned_list,
-        help=f"servers already owned, {OWNED_FORMAT}[,...], e.g. dgx-a100-80gb:64:hdr200:2.5 (FABRIC left out or "
-        "empty: the server's first listed; AGE_YEARS default 0): a bought plan of that server on that fabric runs "
-        "on them at no capex and pays only for the nodes and network it adds; they serve until --life-years of "
-        "age; a plan on another fabric or server does not use them (their idle power is reported, not charged)",
+        help="servers already owned, SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...], e.g. dgx-a100-80gb:64:hdr200:2.5 "
+        "(FABRIC left out or empty: the server's first listed; AGE_YEARS default 0): a bought plan of that server "
+        "on that fabric runs on them at no capex and pays only for the nodes and network it adds; they serve "
+        "until --life-years of age; a plan on another fabric or server does not use them (their idle power is "
+        "reported, not charged)",
     )
     add_life_arg(p)
     add_framework_arg(p)

@@ -492,6 +492,44 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     return cand
 
 
+OWNED_FORMAT = "SERVER:COUNT[:FABRIC[:AGE_YEARS]]"
+
+
+def parse_owned(text: str) -> list[dict[str, Any]]:
+    """'SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...]' (the CLI's --owned, the app's owned field) -> owned entries.
+    FABRIC left out or empty: the server's first listed; AGE_YEARS: 0. A malformed entry is bad input."""
+    out: list[dict[str, Any]] = []
+    example = "e.g. dgx-a100-80gb:64 or dgx-a100-80gb:64:hdr200 or dgx-a100-80gb:64:hdr200:2.5"
+    for part in text.split(","):
+        fields = [x.strip() for x in part.strip().split(":")]
+        if not 2 <= len(fields) <= 4 or not fields[0] or not fields[1].isdigit() or int(fields[1]) < 1:
+            raise PlannerInputError(f"'{part.strip()}' is not {OWNED_FORMAT} with a positive whole count ({example})")
+        entry: dict[str, Any] = {"server": fields[0], "count": int(fields[1])}
+        if len(fields) >= 3 and fields[2]:
+            entry["fabric"] = fields[2]
+        if len(fields) == 4:
+            try:
+                age = float(fields[3])
+            except ValueError:
+                age = -1.0
+            if not (0 <= age < math.inf):
+                raise PlannerInputError(
+                    f"'{part.strip()}': the age must be a number of years >= 0, got {fields[3]!r} ({example})"
+                )
+            entry["age_years"] = age
+        out.append(entry)
+    return out
+
+
+def format_owned(owned: Sequence[OwnedServers]) -> str:
+    """The inverse of parse_owned (retire_at_age_years has no short form: it is left out)."""
+    specs = []
+    for o in owned:
+        fields = [o.server, str(o.count)] + ([o.fabric or ""] if o.fabric or o.age_years else [])
+        specs.append(":".join(fields + ([f"{o.age_years:g}"] if o.age_years else [])))
+    return ",".join(specs)
+
+
 def catalog_for(catalog: Catalog, req: PlanRequest) -> Catalog:
     """The catalog a request is planned over: its workload under the request's framework profile (if given), and
     its owned servers checked (check_owned). Unknown ids are bad input with the valid ones listed."""

@@ -19,7 +19,15 @@ from pydantic import BaseModel, ValidationError
 from planner.data import Catalog, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
-from planner.optimize import PlanRequest, PlanResult, allowed_servers, catalog_for, node_ladder, owned_fabric
+from planner.optimize import (
+    PlanRequest,
+    PlanResult,
+    allowed_servers,
+    catalog_for,
+    format_owned,
+    node_ladder,
+    owned_fabric,
+)
 from planner.schemas import Gpu, Precision, Server, Workload
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
@@ -112,6 +120,14 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Bottleneck": p.bottleneck,
         "Binding": ", ".join(res.binding) or "none",
         "Purchase": f"{p.purchase} at {p.site}",
+        **(
+            {
+                "Owned servers": f"{p.owned_nodes:,} used, {p.nodes - p.owned_nodes:,} new"
+                + (f"; {p.owned_unused_nodes:,} unused ({human(p.owned_unused_idle_kw)} kW idle if left on)")
+            }
+            if res.request.owned
+            else {}
+        ),
     }
 
 
@@ -300,11 +316,7 @@ def cli_command(req: PlanRequest) -> str:
     if req.framework is not None:
         parts += ["--framework", req.framework]
     if req.owned:
-        specs = []
-        for o in req.owned:  # SERVER:COUNT[:FABRIC[:AGE_YEARS]], an empty FABRIC = the server's first listed
-            fields = [o.server, str(o.count)] + ([o.fabric or ""] if o.fabric or o.age_years else [])
-            specs.append(":".join(fields + ([f"{o.age_years:g}"] if o.age_years else [])))
-        parts += ["--owned", ",".join(specs)]
+        parts += ["--owned", format_owned(req.owned)]
     return " ".join(shlex.quote(p) for p in parts)
 
 

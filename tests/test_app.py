@@ -185,3 +185,22 @@ def test_precision_and_framework_go_through_the_request() -> None:
     assert any("--precision fp8 --framework pytorch-fsdp" in c.value for c in at.code)
     help_text = at.selectbox(key="framework").help or ""
     assert "megatron" in help_text and "overlap" in help_text  # the workload's default and what a profile sets
+
+
+def test_servers_you_own_go_through_the_request() -> None:
+    at = app()
+    at.selectbox(key="objective").set_value("cost").run()
+    at.text_input(key="owned").set_value("dgx-a100-80gb:64:hdr200:1").run()
+    api = solve(
+        default_request(
+            objective="cost", owned=[{"server": "dgx-a100-80gb", "count": 64, "fabric": "hdr200", "age_years": 1}]
+        )
+    )
+    _shows(at, api)
+    assert api.plan is not None
+    assert metrics(at)["Owned servers"].startswith(f"{api.plan.owned_nodes:,} used, ")
+    assert any("--owned dgx-a100-80gb:64:hdr200:1" in c.value for c in at.code)
+    at.text_input(key="owned").set_value("dgx-a100-80gb:64:ndr400").run()
+    assert not at.exception and any("fabric 'ndr400' is not one it can be built with" in e.value for e in at.error)
+    at.text_input(key="owned").set_value("dgx-a100-80gb").run()
+    assert not at.exception and any("is not SERVER:COUNT" in e.value for e in at.error)
