@@ -95,7 +95,10 @@ from the chosen modes and slots with planner/cost.py and reported with the exact
 
 from __future__ import annotations
 
+import itertools
 import math
+import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -115,6 +118,9 @@ from planner.solver import SolverOptions, SolverReport, solve_model
 
 DEFAULT_MAX_NODES = 2048
 SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
+CUT_FAMILIES = ("cover", "energetic", "network", "fabric_cover")  # valid inequalities (12)-(15)
+RESTRICTED_START_MODES = 2000  # from this many modes on, the start comes from a restricted MIP (restricted_start)
+RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much enter the restricted MIP
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
 
@@ -206,6 +212,9 @@ class FleetPlan(BaseModel):
     solver: SolverReport | None
     explanation: str | None = None
     timings_s: dict[str, float] = Field(default_factory=dict)
+    start: dict[str, float] = Field(
+        default_factory=dict, description="figures of the start heuristic (restricted_start), when it ran"
+    )
 
     def purchase_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.purchases)
@@ -589,10 +598,11 @@ def build_fleet_model(
     modes: pd.DataFrame,
     pools: Pools | None = None,
     rounded_work: bool = True,
-    cuts: bool = True,
+    cuts: Collection[str] = CUT_FAMILIES,
 ) -> pyo.ConcreteModel:
     """The MIP of the module docstring. ``rounded_work=False`` writes (2) with hours (sum H r >= sum T z) and
-    ``cuts=False`` leaves out (12): the weaker formulations, kept to measure the root bound (bench/)."""
+    ``cuts`` names the valid-inequality families (12)-(15) to add (default all): the weaker formulations are
+    kept to measure the root bound of each step (bench/)."""
     pools = pools or pools_of(cat, req)
     modes = modes.reset_index(drop=True)
     m = pyo.ConcreteModel(name="fleet")
@@ -644,8 +654,14 @@ def build_fleet_model(
     rent = add_billing(m, ix, cat)
     add_budget(m, req, capex, rent)
     add_lateness(m, ix, req)
-    if cuts:
+    if "cover" in cuts:
         add_cuts(m, ix, req, nodes, d)
+    if "energetic" in cuts:
+        add_energetic_cuts(m, ix, req, nodes, d)
+    if "network" in cuts:
+        add_network_cuts(m, ix, req, cat)
+    if "fabric_cover" in cuts:
+        add_fabric_cover_cuts(m, ix, nodes)
     add_objective(m, ix, req, cat, capex, rent)
     return m
 
@@ -873,6 +889,129 @@ def add_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes: np.ndarr
     )
 
 
+def add_energetic_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes: np.ndarray, d: np.ndarray) -> None:
+    """(13) energetic reasoning over slot intervals. In an interval I = [a, b] a job j whose window W_j overlaps
+    I runs at least d_m - |W_j \\ I| of its d_m slots inside I (it runs d_m slots of W_j, at most |W_j \\ I| of
+    them outside I), each on n_m nodes of its group. So the capacity of group g summed over I is at least
+    sum_j sum_{m in M_jg} n_m max(0, d_m - |W_j \\ I|) z_m -- valid for every schedule, and the node-slots
+    row of (12) is the case I = all slots. Written with e_jgo >= sum_{m in M_jg} n_m max(0, d_m - o) z_m
+    (o = |W_j \\ I|), for a in the first and b in the last slots of the windows; of intervals with the same
+    terms only the shortest is kept (it is the strongest)."""
+    win = {j: (ts[0], ts[-1]) for j, ts in ix.window.items() if ts}
+    starts = sorted({w[0] for w in win.values()})
+    ends = sorted({w[1] for w in win.values()})
+    maxd = {jg: int(max(d[k] for k in ks)) for jg, ks in ix.by_jg.items()}
+    by_g: dict[str, list[str]] = {}
+    for j, g in sorted(ix.by_jg):
+        by_g.setdefault(g, []).append(j)
+    rows: dict[tuple[str, tuple[tuple[str, int], ...]], tuple[int, int]] = {}
+    for g, jobs in by_g.items():
+        for a in starts:
+            for b in ends:
+                if b < a:
+                    continue
+                terms = []
+                for j in jobs:
+                    s, e = win[j]
+                    inside = min(b, e) - max(a, s) + 1
+                    out = (e - s + 1) - inside
+                    if inside > 0 and out < maxd[(j, g)]:
+                        terms.append((j, out))
+                if not terms:
+                    continue
+                key = (g, tuple(terms))
+                if key not in rows or b - a < rows[key][1] - rows[key][0]:
+                    rows[key] = (a, b)
+    used = sorted({(j, g, o) for (g, terms) in rows for j, o in terms})
+    m.ENER = pyo.Set(dimen=3, initialize=used)
+    m.e = pyo.Var(m.ENER, domain=pyo.NonNegativeReals)
+    m.energy_of = pyo.Constraint(
+        m.ENER,
+        rule=lambda m, j, g, o: m.e[j, g, o]
+        >= pyo.quicksum(int(nodes[k] * (d[k] - o)) * m.z[k] for k in ix.by_jg[(j, g)] if d[k] > o),
+    )
+    keys = sorted(rows)
+    m.energetic = pyo.Constraint(
+        range(len(keys)),
+        rule=lambda m, i: pyo.quicksum(m.e[j, keys[i][0], o] for j, o in keys[i][1])
+        <= pyo.quicksum(_capacity(m, ix, keys[i][0], t) for t in range(rows[keys[i]][0], rows[keys[i]][1] + 1)),
+    )
+
+
+def network_envelope(cat: Catalog, server: str, fabric: str, owned: int, most: int) -> list[tuple[float, float]]:
+    """Lines (slope, intercept) of the lower convex envelope of the network capex (NICs, cables, switches, as
+    written in (8)) of a cluster of n = owned..owned + most nodes: every line lies on or below it."""
+    s, fb = cat.server(server), cat.fabric(fabric)
+    k, radix = s.nic_ports, fb.switch_radix
+    n = np.arange(owned, owned + most + 1, dtype=np.int64)
+    x1 = np.where(n >= 2, n, 0)
+    x2 = np.where(k * n > radix, n, 0)
+    x3 = np.where(2 * k * n > radix**2, n, 0)
+    w = cost_mod.switch_count(n, k, radix)
+    g = _c(k * fb.nic_price_usd) * x1 + _c(k * fb.cable_price_usd) * (x1 + x2 + x3) + _c(fb.switch_price_usd) * w
+    hull: list[int] = []  # lower convex hull, monotone chain
+    for i in range(len(n)):
+        while len(hull) >= 2:
+            i0, i1 = hull[-2], hull[-1]
+            if (g[i1] - g[i0]) * (n[i] - n[i0]) >= (g[i] - g[i0]) * (n[i1] - n[i0]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    lines = []
+    for i0, i1 in itertools.pairwise(hull):
+        slope = float(g[i1] - g[i0]) / float(n[i1] - n[i0])
+        lines.append((slope, float(g[i0]) - slope * float(n[i0])))
+    return lines
+
+
+def add_network_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) -> None:
+    """(14) the network capex of each buy option lies above its convex envelope. In every integer solution of (8)
+    X1, X2, X3 and W are at least their exact values for n = O + N nodes (the rows of (8) force them), so the
+    NIC, cable and switch capex is at least g(n) >= each line a n + b of the lower convex envelope of g over
+    n = O..O + max_nodes. Without owned nodes the line is written a N + b y (b <= 0 as the envelope passes
+    through g(0) = 0): at y = 0 no node is bought (N = 0) and the row reads 0 >= 0."""
+    rows = []
+    for p, f in m.BUY:
+        owned = ix.pools.owned_on(p, f)
+        for slope, icpt in network_envelope(cat, p, f, owned, req.max_nodes):
+            if slope > 1e-9 or icpt > 1e-9:
+                rows.append((p, f, slope, icpt, owned))
+    srv = {p: cat.server(p) for p in ix.pools.buy}
+
+    def rule(m: pyo.ConcreteModel, i: int) -> Any:
+        p, f, slope, icpt, owned = rows[i]
+        s, fb = srv[p], cat.fabric(f)
+        net = (
+            _c(s.nic_ports * fb.nic_price_usd) * m.X1[p, f]
+            + _c(s.nic_ports * fb.cable_price_usd) * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
+            + _c(fb.switch_price_usd) * m.W[p, f]
+        )
+        if owned == 0:
+            return net >= slope * m.N[p, f] + icpt * m.y[p, f]
+        return net >= slope * (owned + m.N[p, f]) + icpt
+
+    m.network_envelope = pyo.Constraint(range(len(rows)), rule=rule)
+
+
+def add_fabric_cover_cuts(m: pyo.ConcreteModel, ix: Index, nodes: np.ndarray) -> None:
+    """(15) a multi-node job on fabric f of a type without owned nodes runs on nodes bought on f:
+    sum_{m of job j on (p, f)} n_m z_m <= N_pf. In an integer solution only the chosen fabric (y_pf = 1) has
+    nodes, so the group's capacity is N_pf; the LP relaxation could otherwise hold the job's nodes on another
+    fabric's N."""
+    modes = ix.modes
+    links: dict[tuple[str, str, str], list[int]] = {}
+    for k, (j, kind, p, f) in enumerate(
+        zip(modes["job"], modes["kind"], modes["server"], modes["fabric"], strict=True)
+    ):
+        if kind == "site" and f != ANY_FABRIC and p not in ix.pools.owned_fabrics:
+            links.setdefault((j, p, f), []).append(k)
+    m.fabric_cover = pyo.Constraint(
+        sorted(links),
+        rule=lambda m, j, p, f: pyo.quicksum(int(nodes[k]) * m.z[k] for k in links[(j, p, f)]) <= m.N[p, f],
+    )
+
+
 def add_objective(
     m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog, capex: dict[tuple[str, str], Any], rent: Any
 ) -> None:
@@ -1015,14 +1154,85 @@ def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> N
             (m.X3, n if t3 else 0),
         ):
             var[p, f].set_value(val)
+    if hasattr(m, "e"):  # (13): the node-slots of the chosen modes
+        for j, g, o in m.ENER:
+            m.e[j, g, o].set_value(
+                sum(int(nodes[k]) * max(0, int(d[k]) - o) for k in ix.by_jg[(j, g)] if (m.z[k].value or 0) > 0.5)
+            )
     m.warm_start = True
 
 
 # ------------------------------------------------------------------------------------------------ driver
+def _relaxed_solve(m: pyo.ConcreteModel, options: SolverOptions) -> Any:
+    """Solve the LP relaxation of m (integer variables made continuous within their bounds, restored after)."""
+    saved = []
+    for v in m.component_data_objects(pyo.Var, descend_into=True):
+        if v.is_integer() or v.is_binary():
+            lb, ub = v.lb, v.ub
+            saved.append((v, v.domain))
+            v.domain = pyo.Reals
+            v.setlb(lb)
+            v.setub(ub)
+    warm = getattr(m, "warm_start", False)
+    m.warm_start = False
+    try:
+        return solve_model(m, options)
+    finally:
+        for v, dom in saved:
+            v.domain = dom
+        m.warm_start = warm
+
+
+def _load(m: pyo.ConcreteModel, solved: Any) -> None:
+    """Set the model's variables to a solution returned by solve_model."""
+    for name, arr in solved.values.items():
+        comp = getattr(m, name)
+        for i, val in enumerate(arr):
+            if not comp[i].fixed:
+                comp[i].set_value(float(val), skip_validation=True)
+    for name, vals in solved.keyed.items():
+        comp = getattr(m, name)
+        for idx, val in vals.items():
+            comp[idx].set_value(float(val), skip_validation=True)
+
+
+def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float = 0.25) -> dict[str, float]:
+    """A better starting solution: solve the LP relaxation, then the MIP restricted to the modes the LP uses
+    (z > RESTRICTED_SUPPORT) and the modes of the current start (the greedy plan), with ``share`` of the time
+    limit. Every solution of the restricted MIP is a solution of the full MIP (the other z are fixed at 0, a
+    value they may take), so HiGHS gets it as a start and checks it; the full MIP is then solved from it and its
+    bound, gap and optimality are HiGHS's own on the full model. Returns the seconds spent in each solve
+    (lp_s, restricted_s) and the figures (start_objective: the start it began from, lp_bound, restricted_objective)."""
+    t0 = time.perf_counter()
+    out = {"start_objective": float(pyo.value(m.objective))} if getattr(m, "warm_start", False) else {}
+    lp = _relaxed_solve(m, options.model_copy(update={"presolve": False}))
+    out["lp_s"] = time.perf_counter() - t0
+    if "z" not in lp.values or lp.report.objective is None:
+        return out
+    out["lp_bound"] = lp.report.objective
+    z_lp = lp.values["z"]
+    keep = z_lp > RESTRICTED_SUPPORT
+    if getattr(m, "warm_start", False):
+        keep |= np.asarray([(m.z[k].value or 0.0) > 0.5 for k in m.M])
+    fixed = [k for k in m.M if not keep[k]]
+    for k in fixed:
+        m.z[k].fix(0)
+    t1 = time.perf_counter()
+    try:
+        sub = solve_model(m, options.model_copy(update={"time_limit_s": max(1.0, share * options.time_limit_s)}))
+    finally:
+        for k in fixed:
+            m.z[k].unfix()
+    out["restricted_s"] = time.perf_counter() - t1
+    if sub.report.status.has_solution and sub.report.objective is not None:
+        _load(m, sub)
+        m.warm_start = True
+        out["restricted_objective"] = sub.report.objective
+    return out
+
+
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible."""
-    import time
-
     req = request if isinstance(request, FleetRequest) else FleetRequest.model_validate(request)
     cat = catalog or load_catalog()
     cat.site(req.site)
@@ -1043,12 +1253,24 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     m = build_fleet_model(cat, req, modes, pools)
     t_build = time.perf_counter() - t1
     set_greedy_start(m, cat, req)
-    solved = solve_model(m, req.solver, build_time_s=t_build)
+    heur: dict[str, float] = {}
+    opts = req.solver
+    if len(modes) >= RESTRICTED_START_MODES:
+        heur = restricted_start(m, opts)
+        spent = heur.get("lp_s", 0.0) + heur.get("restricted_s", 0.0)
+        opts = opts.model_copy(update={"time_limit_s": max(1.0, opts.time_limit_s - spent)})
+    solved = solve_model(m, opts, build_time_s=t_build)
     if solved.report.status.value == "infeasible" and req.solver.presolve:
         # an infeasibility claim is confirmed without presolve before it is reported
         solved = solve_model(m, req.solver.model_copy(update={"presolve": False}), build_time_s=t_build)
     rep = solved.report
-    timings = {"modes_s": t_modes, "build_s": t_build, "handoff_s": rep.handoff_time_s, "solve_s": rep.solve_time_s}
+    timings = {
+        "modes_s": t_modes,
+        "build_s": t_build,
+        **{k: v for k, v in heur.items() if k.endswith("_s")},
+        "handoff_s": rep.handoff_time_s,
+        "solve_s": rep.solve_time_s,
+    }
     if rep.status.value == "no_solution":
         msg = (
             f"HiGHS found no fleet within the time limit ({req.solver.time_limit_s:g} s): raise --time-limit or the gap"
@@ -1057,7 +1279,8 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     if not rep.status.has_solution:
         return _infeasible(req, _explain(cat, req) if explain else "infeasible", rep)
     plan = _extract(cat, req, m, solved, rep)
-    return plan.model_copy(update={"timings_s": timings})
+    figures = {k: v for k, v in heur.items() if not k.endswith("_s")}
+    return plan.model_copy(update={"timings_s": timings, "start": figures})
 
 
 def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None, status: str = "infeasible") -> FleetPlan:
