@@ -43,6 +43,10 @@ What is modelled, stated honestly
   power and energy are the same on every fabric, and it runs on whatever fabric its type is bought on.
 * Solving: coefficients below 1e-7 are written as 0 (they change no plan but can mislead presolve), an
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
+  From RESTRICTED_START_MODES modes on, the start is improved first (``restricted_start``): the LP relaxation
+  is solved, then the MIP restricted to the modes it uses (and the greedy plan's), with half of the time
+  limit; its plan is a plan of the full MIP, which HiGHS then solves from it within the rest of the limit. The
+  bound, gap and status reported are HiGHS's own on the full MIP.
 
 Sets
 ----
@@ -83,6 +87,13 @@ Constraints (one function each)
 (11) lateness      late_j >= (t - due_j) r_jt  for t > due_j   (only when a penalty is given)
 (12) valid cuts    a_jg <= sum_{f in g} N_pf + sum_{e in g} K_e  (site);  node-slots: sum_t capacity_gt >=
                    sum_{m in g} n_m d_m z_m; fabric order tier3 <= tier2 <= multi      (tighten the LP bound)
+(13) energetic     for intervals I = [a, b] (a a window start, b a window end) and groups g:
+                   sum_j e_{j,g,|W_j \ I|} <= sum_{t in I} capacity_gt,
+                   e_jgo >= sum_{m in M_jg} n_m max(0, d_m - o) z_m       (a job runs >= d_m - |W_j \ I| slots in I)
+(14) network       NIC + cable + switch capex of (p, f) >= a (O_pf + N_pf) + b for every line of the lower convex
+                   envelope of that capex over the cluster sizes (b y_pf in place of b when O_pf = 0)
+(15) fabric cover  sum_{m of j on (p, f), n_m >= 2} n_m z_m <= N_pf        (types without owned nodes)
+                   (12)-(15) cut off no integer solution; each function's docstring says why.
 
 Objective
 ---------
@@ -1196,7 +1207,7 @@ def _load(m: pyo.ConcreteModel, solved: Any) -> None:
             comp[idx].set_value(float(val), skip_validation=True)
 
 
-def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float = 0.25) -> dict[str, float]:
+def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float = 0.5) -> dict[str, float]:
     """A better starting solution: solve the LP relaxation, then the MIP restricted to the modes the LP uses
     (z > RESTRICTED_SUPPORT) and the modes of the current start (the greedy plan), with ``share`` of the time
     limit. Every solution of the restricted MIP is a solution of the full MIP (the other z are fixed at 0, a

@@ -9,12 +9,15 @@ from __future__ import annotations
 import itertools
 import math
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from planner import fleet as fleet_mod
+from planner.cost import cable_count, capex_usd, switch_count
 from planner.data import Catalog
 from planner.fleet import (
     ANY_FABRIC,
@@ -25,6 +28,7 @@ from planner.fleet import (
     fleet,
     job_modes,
     job_window,
+    network_envelope,
     pareto_mask,
     pools_of,
 )
@@ -427,6 +431,43 @@ def test_more_budget_power_or_owned_servers_never_make_the_fleet_worse(data: Any
         v2 = fleet(req.model_copy(update=change), cat, explain=False).objective_value
         if v is not None:
             assert v2 is not None and v2 <= v * (1 + 1e-6) + 1e-4, change
+
+
+@_settings(12)
+@given(data=st.data())
+def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> None:
+    # the start heuristic (LP relaxation, MIP over the modes it uses) runs here on every instance: the optimum
+    # is still brute force's, and the LP bound it reports lies below it
+    cat, req = _tiny(data)
+    with mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0):
+        plan = fleet(req, cat, explain=False)
+    brute = _enumerate(cat, req)
+    if math.isinf(brute):
+        assert plan.objective_value is None
+        return
+    assert plan.objective_value is not None, plan.explanation
+    assert math.isclose(plan.objective_value, brute, rel_tol=1e-6, abs_tol=1e-4)
+    assert plan.start["lp_bound"] <= brute * (1 + 1e-6) + 1e-3
+
+
+def test_network_envelope_lies_under_the_network_capex_of_every_cluster_size() -> None:
+    # NICs, cables and switches of n nodes, 3 ports each on radix-4 switches (one, two and three tiers), priced
+    # by planner/cost.py with a free server: every line of the envelope (14) lies on or under it, and the lines
+    # meet it at the smallest and the largest cluster (both are vertices of the convex hull)
+    cat = toy_catalog(servers=[toy_server(nic_ports=3)])
+    net = cat.fabric("toy-net").model_copy(
+        update={"switch_radix": 4, "switch_price_usd": 1000.0, "nic_price_usd": 100.0, "cable_price_usd": 10.0}
+    )
+    cat = cat.replace(fabrics={"toy-net": net})
+    for owned in (0, 1, 5):
+        lines = network_envelope(cat, "toy-a", "toy-net", owned, 40)
+        n = np.arange(owned, owned + 41)
+        g = capex_usd(n, 0.0, 3, 100.0, switch_count(n, 3, 4), 1000.0, cable_count(n, 3, 4), 10.0)
+        assert lines
+        for a, b in lines:
+            assert (a * n + b <= g + 1e-6).all()
+        best = np.max([a * n + b for a, b in lines], axis=0)
+        assert best[0] == pytest.approx(g[0]) and best[-1] == pytest.approx(g[-1])
 
 
 # ------------------------------------------------------------------------------------- single-job solve
