@@ -10,6 +10,16 @@ under ZeRO) reads and writes its optimizer state (fp32 master weight and moments
 gradient and writes its weight: 2 x optimizer_bytes_per_param + 4 bytes, at the GPU's memory
 bandwidth x MEMORY_BW_ACHIEVED. It does not shrink with the micro-batch, so it is part of why small
 per-GPU batches scale poorly.
+
+A transformer layer also runs memory-bound kernels between its GEMMs (normalisations, activation functions,
+residual adds, dropout, softmax where no FlashAttention kernel fuses it, precision casts). Their time is not
+in the FLOP count: it is the bytes they move over the GPU's memory bandwidth (``elementwise_time_s``). The bytes
+are those of the activations Megatron's per-layer accounting lists (memory.transformer_activation_gb:
+Korthikanti et al. 2022, Table 2), each written once in the forward pass and read once in the backward
+pass. Per FLOP this share falls as 1 / hidden size (the GEMMs grow as h^2 per token, these as h), which is why
+small transformers reach a lower MFU than large ones on the same GPU (Megatron-LM Table 1: 137 TFLOP/s per
+A100 at 1.7B parameters, 163 at 530B-1T), and it is larger for LoRA fine-tuning, whose frozen weights skip
+a third of the GEMM FLOPs but none of these kernels.
 """
 
 from __future__ import annotations
@@ -36,6 +46,35 @@ def recompute_flops_factor(recompute: str, sequence_length: float, hidden_size: 
 
 
 MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
+ACTIVATION_PASSES = 2.0  # each stored activation byte is written in the forward and read in the backward pass
+
+
+# A transformer layer's forward and backward pass is a chain of some sixty dependent kernels (GEMMs,
+# normalisations, attention, activations, casts, collectives); even replayed from a CUDA graph each costs a few
+# microseconds of launch and drain whatever its size: 60 x 2.5 us. An engineering estimate, not fitted (a fit on
+# the fit split runs to the edge of any grid, absorbing what it cannot identify).
+LAYER_PASS_LATENCY_S = 150e-6
+
+
+def layer_latency_time_s(layer_passes: ArrayLike, per_layer_s: float = LAYER_PASS_LATENCY_S) -> NDArray[np.float64]:
+    """The latency floor of a step's kernels: the layer passes a GPU runs in a step (its layers L / p x its
+    micro-batches) x the latency of one pass. It is what keeps a step from shrinking with the per-GPU batch at
+    thousands of GPUs (BERT at 4 sequences per GPU: 24 x 150 us = 3.6 ms of an 18 ms step)."""
+    return np.asarray(np.asarray(layer_passes, dtype=float) * per_layer_s)
+
+
+def attention_flops_per_sample(sequence_length: float, hidden_size: float, layers: float) -> float:
+    """Training FLOPs of attention's score and context GEMMs per sequence: 2 x 2 s h per token and layer in
+    the forward pass, twice that in the backward (12 s h per token and layer; Narayanan et al. 2021, eq. 3)."""
+    return 12.0 * sequence_length * sequence_length * hidden_size * layers
+
+
+def elementwise_time_s(activation_bytes_per_gpu: ArrayLike, memory_bandwidth_tbps: ArrayLike) -> NDArray[np.float64]:
+    """Time of the memory-bound (non-GEMM) kernels of a step on one GPU: the activation bytes it produces in
+    the step (all its micro-batches, its layers, its tensor/context-parallel share), ACTIVATION_PASSES times
+    over HBM at MEMORY_BW_ACHIEVED of the peak bandwidth."""
+    moved = ACTIVATION_PASSES * np.asarray(activation_bytes_per_gpu, dtype=float)
+    return np.asarray(moved / (np.asarray(memory_bandwidth_tbps, dtype=float) * 1e12 * MEMORY_BW_ACHIEVED))
 
 
 def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, str]:

@@ -328,6 +328,7 @@ def evaluate_space(
         half_batch=half_batch,
         overlap=overlap,
         grad_bytes_per_param=4.0 if precision == "fp32" else 2.0,
+        grad_reduce_bytes_per_param=4.0 if (precision == "fp32" or fw.gradient_reduce_fp32) else 2.0,
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
         tp_overlap=tp_overlap,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),

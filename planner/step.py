@@ -5,8 +5,11 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
 
   step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
   t_gpu = t_compute                       compute.compute_time_s            FLOPs / (peak x efficiency) x x
+                                        + compute.elementwise_time_s      activation bytes x 2 / HBM bandwidth
+                                        + compute.layer_latency_time_s    layer passes x 150 us (estimate)
         + t_tensor_parallel               communication.tensor_parallel_time_s
-        + t_context_parallel              communication.context_parallel_bytes / link bandwidth
+        + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
+                                          the attention compute it overlaps (attention_share x t_compute)
         + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
         + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
@@ -57,7 +60,8 @@ class Rows:
     memory_bandwidth_tbps: np.ndarray
     half_batch: float  # micro-batch at half kernel efficiency
     overlap: float  # share of the backward pass that can hide gradient communication
-    grad_bytes_per_param: float
+    grad_bytes_per_param: float  # bytes of a parameter (and of its gradient) as the GPUs compute it
+    grad_reduce_bytes_per_param: float  # bytes of a gradient as the framework reduces it (fp32 in Megatron)
     nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
     tp_overlap: float  # share of tensor/context-parallel communication hidden under GEMMs
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
@@ -182,8 +186,49 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         lay.recompute, float(wl.sequence_length or 1), float(wl.hidden_size or 0), wl.flash_attention
     )
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra
-    d["t_comp1"] = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
+    t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
+    t_elementwise = compute.elementwise_time_s(
+        activation_bytes_per_step(wl, lay, d) * extra, rows.memory_bandwidth_tbps
+    )
+    layer_passes = (
+        rows.layers / lay.pipeline_parallel * d["B"] / d["dp"] / d["mb"] * extra
+        if wl.hidden_size and wl.sequence_length and wl.layers
+        else np.zeros(len(d["dp"]))
+    )
+    d["t_comp1"] = t_gemm + t_elementwise + compute.layer_latency_time_s(layer_passes)
     return d["t_comp1"]
+
+
+def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarray:
+    """Activation bytes one GPU produces in a step, for the memory-bound kernels' time: Megatron's per-layer
+    bytes (no recompute; replicated outside the tensor-parallel regions without sequence parallelism) of the
+    GPU's layers (L / p), of its share of the sequence (1 / CP), for every micro-batch of the step. Zero for
+    workloads that do not state their transformer shape."""
+    if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
+        return np.zeros(len(d["dp"]))
+    per_micro_batch = memory.transformer_activation_gb(
+        wl.sequence_length,
+        wl.hidden_size,
+        wl.attention_heads,
+        wl.layers / lay.pipeline_parallel,
+        d["mb"],
+        lay.tensor_parallel,
+        lay.sequence_parallel,
+        "none",
+        wl.flash_attention,
+    )
+    micro_batches = d["B"] / d["dp"] / d["mb"]
+    return np.asarray(per_micro_batch * 1e9 / lay.context_parallel * micro_batches)
+
+
+def attention_share(wl: Workload) -> float:
+    """Share of a transformer's training FLOPs in attention's two sequence-length GEMMs (scores and context,
+    12 s h per token and layer: compute.attention_flops_per_sample), which context-parallel KV exchange hides
+    behind."""
+    if not (wl.hidden_size and wl.sequence_length and wl.layers):
+        return 0.0
+    flops = compute.attention_flops_per_sample(wl.sequence_length, wl.hidden_size, wl.layers)
+    return float(min(flops / wl.train_flops_per_sample, 1.0))
 
 
 def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) -> np.ndarray:
@@ -205,24 +250,22 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     t_comp1 = compute_full_clock_s(rows, lay, d)
     seq = float(wl.sequence_length or 1)
     act_msg = mb * seq / cp * float(wl.hidden_size or 0) * 2.0  # a GPU's activations of one micro-batch
+    # inside an NVSwitch node with NVLink SHARP, NCCL reduces the TP group's collectives in the switch (NVLS)
+    tp_bytes_s = rows.intra_bytes_s * np.where(rows.nvls, comm.nvls_gain(np.full(len(dp), tp)), 1.0)
     t_tp = (
-        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute == "full", rows.intra_bytes_s)
+        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute == "full", tp_bytes_s)
         * (1.0 - rows.tp_overlap)
         if tp > 1
         else np.zeros(len(dp))
     )
-    # bytes of the gradient synchronisation in all-reduce equivalents (an all-reduce = reduce-scatter + all-gather):
-    # plain / ZeRO-1/2: an all-reduce of the trainable gradients; ZeRO-3 / FSDP: a reduce-scatter of them (1/2)
-    # and an all-gather of every weight in the forward and again in the backward pass (2 x 1/2), frozen weights
-    # included (LoRA on FSDP gathers the whole base model) -- 1.5 x the all-reduce when everything trains
-    per_param = rows.grad_bytes_per_param / (tp * pp)
-    grad_bytes = (0.5 * wl.trainable + 1.0 * wl.params) * per_param if lay.zero_stage >= 3 else wl.trainable * per_param
+    grad_bytes = gradient_sync_bytes(
+        wl.trainable, wl.params, rows.grad_reduce_bytes_per_param, rows.grad_bytes_per_param, lay.zero_stage, tp * pp
+    )
     owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
     kv_bytes = (
         comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp)
         * (rows.layers / pp)
         * m
-        * (1.0 - rows.tp_overlap)
     )
     return {
         "m": m,
@@ -240,6 +283,29 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
             B / rows.N, wl.cpu_core_ms_per_sample, rows.cpu_cores, wl.data_bytes_per_sample, rows.storage_bytes_s
         ),
     }
+
+
+def gradient_sync_bytes(
+    trainable: float, params: float, reduce_bytes: float, param_bytes: float, zero_stage: int, model_parallel: int
+) -> float:
+    """Bytes one GPU synchronises per step over the data-parallel group, in all-reduce equivalents (an all-reduce
+    = a reduce-scatter + an all-gather), with gradients reduced at ``reduce_bytes`` and parameters gathered at
+    ``param_bytes`` per parameter, for the parameters of its tensor x pipeline shard:
+
+      plain data parallel      an all-reduce of the trainable gradients                 trainable x r
+      ZeRO-1/2 (distributed    a reduce-scatter of them and an all-gather of the        trainable x (r + w) / 2
+      optimizer)               updated parameters
+      ZeRO-3 / FSDP            the reduce-scatter and an all-gather of every weight     trainable x r / 2 + params x w
+                               in the forward and again in the backward pass, frozen
+                               weights included (LoRA on FSDP gathers the whole base model)
+
+    With r = w this is the all-reduce for stages 0-2 and 1.5 x it for stage 3 when everything trains."""
+    r, w = reduce_bytes / model_parallel, param_bytes / model_parallel
+    if zero_stage >= 3:
+        return 0.5 * trainable * r + 1.0 * params * w
+    if zero_stage >= 1:
+        return 0.5 * trainable * (r + w)
+    return trainable * r
 
 
 def step_lower_bound(rows: Rows, lay: Layout, su: Arrays, virtual_max: int) -> np.ndarray:
@@ -301,7 +367,9 @@ def step_terms(
         cp_bw = np.where(
             lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
         )
-        t_cp = at(su["kv_bytes"][uu] / cp_bw)
+        # the ring sends the next KV block while attention runs on this one: only what the attention
+        # compute cannot cover is exposed (Megatron-Core / Transformer Engine ring attention)
+        t_cp = np.maximum(at(su["kv_bytes"][uu] / cp_bw) - t_comp * attention_share(rows.wl), 0.0)
     else:
         t_cp = np.zeros_like(t_comp)
     t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s

@@ -239,7 +239,10 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     net = row["host_networking"]
     if isinstance(net, str) and re.search(r"HDR|NDR|EDR", net):
         fabric, ports, port_gbps = parse_network(net)
-    else:  # not stated (or Ethernet/RoCE without a rate): the host template's fabric
+    elif isinstance(net, str) and re.search(r"RoCE|BF3", net, re.IGNORECASE):  # 400G Ethernet RDMA (no SHARP)
+        m = re.search(r"Compute:\s*(\d+)\s*x", net)
+        fabric, ports, port_gbps = "roce400", int(m.group(1)) if m else host.nic_ports, 400.0
+    else:  # not stated: the host template's fabric
         fabric, ports, port_gbps = host.fabrics[0], host.nic_ports, host.max_nic_port_gbps
     c2 = _with_case_server(cat, host, gpu, int(row["gpus_per_node"]), fabric, ports, port_gbps)
     wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
@@ -864,7 +867,14 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         yaml.safe_dump(
             {
                 k: calibration.get(k)
-                for k in ("mfu", "overlap", "tp_overlap", "half_batch_scale", "gemm_tokens_half", "gemm_width_half")
+                for k in (
+                    "mfu",
+                    "overlap",
+                    "tp_overlap",
+                    "half_batch_scale",
+                    "gemm_tokens_half",
+                    "gemm_width_half",
+                )
             },
             sort_keys=True,
         ).strip(),
@@ -914,7 +924,8 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
         "# model-FLOPs utilisation at large micro-batch per GPU family x workload family, fitted on the split\n"
         "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
         "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
-        "# fp8_efficiency_ratio: MFU against the FP8 peak relative to BF16 (1.4x speed-up, estimate).\n"
+        "# fp8_efficiency_ratio: GEMM MFU against the FP8 peak relative to BF16 (FP8 GEMMs 1.6x BF16, estimate;\n"
+        "# memory-bound kernels and communication are modelled apart, so this is the GEMM ratio, not end-to-end).\n"
         "# overlap / tp_overlap: per framework, the share of the backward pass hiding the gradient all-reduce and\n"
         "# of tensor-parallel communication hidden under GEMMs (frameworks without a value use their profile's);\n"
         "# half_batch_scale multiplies every workload's efficiency_half_batch: fitted on grids on the same split.\n"

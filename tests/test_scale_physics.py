@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from planner import communication as comm
-from planner import compute, memory, power, reliability
+from planner import compute, memory, power, reliability, step
 from planner.data import load_catalog
 from planner.errors import PlannerInputError
 from planner.model import evaluate, evaluate_space
@@ -137,7 +137,12 @@ def test_context_parallel_halves_activations_and_exchanges_kv() -> None:
             ),
         ),
     )
-    assert cp2.step_time_breakdown_s["context_parallel"] > 0 == cp1.step_time_breakdown_s["context_parallel"]
+    # the ring sends the next KV block while attention runs on this one: attention is 12 s h L x s / FLOPs per
+    # sample = 12 x 8192^2 x 16384 x 126 / 2.16e16 = 7.69% of the compute, which covers the exchange here
+    assert step.attention_share(CAT.workload("llama3-405b")) == pytest.approx(
+        12 * 8192**2 * 16384 * 126 / 2.16e16, rel=1e-12
+    )
+    assert cp2.step_time_breakdown_s["context_parallel"] == 0 == cp1.step_time_breakdown_s["context_parallel"]
     assert cp2.memory_per_gpu_gb < cp1.memory_per_gpu_gb
     assert "CP2" in cp2.layout
 
@@ -248,3 +253,48 @@ def test_evaluate_cli_turns_goodput_off() -> None:
         outs.append(json.loads(buf.getvalue()))
     assert outs[1]["goodput"] == 1.0 > outs[0]["goodput"] > 0.9
     assert outs[1]["time_to_train_h"] < outs[0]["time_to_train_h"]
+
+
+def test_memory_bound_kernels_move_the_activations_twice() -> None:
+    # 1 GB of activations, written in the forward and read in the backward pass, at 2 TB/s x 0.8 achieved
+    assert compute.elementwise_time_s(1e9, 2.0)[()] == pytest.approx(2e9 / (2e12 * 0.8), rel=1e-12)
+    # GPT-3 175B (s 2048, h 12288, 96 layers, flash attention) on TP4 PP8 with sequence parallelism, 16 micro-batches
+    # of one sequence: 34 s h / 4 bytes per layer x 96 / 8 layers x 16 = 34 x 2048 x 12288 / 4 x 12 x 16 = 41.1 GB
+    wl = CAT.workload("gpt3-175b")
+    lay = Layout(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True)
+    d = {"dp": np.asarray([4.0]), "B": np.asarray([64.0]), "mb": np.asarray([1.0])}
+    assert step.activation_bytes_per_step(wl, lay, d)[0] == pytest.approx(34 * 2048 * 12288 / 4 * 12 * 16, rel=1e-12)
+    # without sequence parallelism 10 s h of the 34 stay whole on every tensor-parallel rank
+    lay_nosp = lay.model_copy(update={"sequence_parallel": False})
+    assert step.activation_bytes_per_step(wl, lay_nosp, d)[0] == pytest.approx(
+        (10 + 24 / 4) * 2048 * 12288 * 12 * 16, rel=1e-12
+    )
+    # workloads without a stated transformer shape (ResNet-50) have no such term
+    assert step.activation_bytes_per_step(CAT.workload("resnet50"), Layout(), d)[0] == 0.0
+
+
+def test_layer_latency_floor_counts_layer_passes() -> None:
+    # 12 layers x 16 micro-batches x 150 us = 28.8 ms
+    assert compute.layer_latency_time_s(12 * 16, 150e-6)[()] == pytest.approx(0.0288, rel=1e-12)
+
+
+def test_gradient_sync_bytes_per_zero_stage_and_reduce_precision() -> None:
+    # 1e9 trainable of 2e9 parameters on a TP x PP = 8 shard, bf16 gradients reduced in fp32 (Megatron)
+    assert step.gradient_sync_bytes(1e9, 2e9, 4.0, 2.0, 0, 8) == pytest.approx(1e9 * 4 / 8)
+    assert step.gradient_sync_bytes(1e9, 2e9, 4.0, 2.0, 1, 8) == pytest.approx(1e9 * (4 + 2) / 2 / 8)
+    assert step.gradient_sync_bytes(1e9, 2e9, 4.0, 2.0, 3, 8) == pytest.approx(1e9 * 4 / 2 / 8 + 2e9 * 2 / 8)
+    # reduced in the training precision, stages 0-2 are one all-reduce of the gradients
+    for zero in (0, 1, 2):
+        assert step.gradient_sync_bytes(1e9, 2e9, 2.0, 2.0, zero, 1) == pytest.approx(2e9)
+    assert CAT.framework("megatron").gradient_reduce_fp32 and not CAT.framework("pytorch-ddp").gradient_reduce_fp32
+
+
+def test_roce_has_no_in_network_reduction() -> None:
+    # Ethernet switches do not reduce: the same 1 GB all-reduce over 16 nodes is slower on RoCE 400G than on NDR
+    # with SHARP at the same line rate (S once through the NICs instead of 2(n-1)/n x S)
+    assert CAT.fabric("ndr400").in_network_reduction and not CAT.fabric("roce400").in_network_reduction
+    base = dict(model="gpt3-175b", server="dgx-h100", nodes=16, global_batch=256)
+    lay = Layout(tensor_parallel=8, pipeline_parallel=4, zero_stage=1, sequence_parallel=True)
+    ib = evaluate(CAT, Configuration(**base, fabric="ndr400", layout=lay))
+    roce = evaluate(CAT, Configuration(**base, fabric="roce400", layout=lay))
+    assert roce.step_time_breakdown_s["data_parallel_exposed"] > ib.step_time_breakdown_s["data_parallel_exposed"]
