@@ -298,3 +298,15 @@ def test_roce_has_no_in_network_reduction() -> None:
     ib = evaluate(CAT, Configuration(**base, fabric="ndr400", layout=lay))
     roce = evaluate(CAT, Configuration(**base, fabric="roce400", layout=lay))
     assert roce.step_time_breakdown_s["data_parallel_exposed"] > ib.step_time_breakdown_s["data_parallel_exposed"]
+
+
+def test_tensor_parallel_collectives_use_nvls_inside_nvswitch_nodes() -> None:
+    # 8-way TP on an H100 node: NVLS reaches 480 vs the ring's 370 GB/s bus bandwidth (nccl#1455), so the TP
+    # collectives' bandwidth term shrinks by 370/480 (their few microseconds of latency do not)
+    base = dict(model="llama3-70b", server="dgx-h100", nodes=8, global_batch=64)
+    lay = Layout(tensor_parallel=8, pipeline_parallel=4, zero_stage=1, sequence_parallel=True)
+    with_nvls = evaluate(CAT, Configuration(**base, layout=lay)).step_time_breakdown_s["tensor_parallel"]
+    gpu = CAT.gpu("h100-sxm").model_copy(update={"nvlink_sharp": False})
+    no_nvls_cat = CAT.replace(gpus={**CAT.gpus, "h100-sxm": gpu})
+    without = evaluate(no_nvls_cat, Configuration(**base, layout=lay)).step_time_breakdown_s["tensor_parallel"]
+    assert with_nvls / without == pytest.approx(370 / 480, rel=0.02)
