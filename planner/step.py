@@ -178,7 +178,10 @@ def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
 
 def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
-    kernel efficiency). Kept in ``d`` (the layout's rows) once computed."""
+    kernel efficiency), plus the memory-bound kernels between the GEMMs (``activation_bytes_per_step`` over HBM)
+    and the kernel latency floor of its transformer layer passes (L / p x micro-batches). A power cap slows all
+    three alike (a simplification: memory-bound kernels lose less to a cap than GEMMs). Kept in ``d`` (the
+    layout's rows) once computed."""
     if "t_comp1" in d:
         return d["t_comp1"]
     wl = rows.wl
