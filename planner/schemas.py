@@ -173,7 +173,7 @@ class Server(Strict):
     """Board, fans, NVSwitches, BMC, W."""
     psu_efficiency: Annotated[float, Field(gt=0.5, le=1)]
     """Power-supply efficiency at typical load (DC out / AC in)."""
-    nic_ports: Annotated[int, Field(ge=1, le=32)]
+    nic_ports: Annotated[int, Field(ge=1, le=72)]
     """Compute-fabric ports per node."""
     max_nic_port_gbps: Positive
     """Fastest port the node's PCIe slots / NIC cages support, Gb/s."""

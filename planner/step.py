@@ -99,7 +99,9 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
     valid = (gU % tp == 0) & (GU % (tp * cp * pp) == 0)
     if not rows.fixed_layout:
-        valid &= ~((pp > 1) & (pp > NU))  # candidate pipelines span nodes (one stage group per node)
+        # candidate pipelines span nodes, one stage group per node -- or per 8-GPU board of a node whose NVLink
+        # domain is larger (a GB200 NVL72 rack holds up to 9 stage groups)
+        valid &= ~((pp > 1) & (pp > pipeline_stage_groups(gU, NU)))
     dp = np.maximum(GU // (tp * cp * pp), 1)
     # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
     # may only split a replica's batch evenly), so every layout of a row trains the same batch
@@ -139,6 +141,12 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         "mem": mem,
         "sf_per_B": compute.samples_factor(wl, B) / B,
     }
+
+
+def pipeline_stage_groups(gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The most pipeline stages a searched layout places: one per node, or one per 8-GPU board of a node whose
+    NVLink domain is larger (a GB200 NVL72 rack holds 9)."""
+    return np.asarray(nodes * np.maximum(np.asarray(gpus_per_node) // 8, 1))
 
 
 def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> np.ndarray:

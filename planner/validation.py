@@ -187,8 +187,16 @@ AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the cata
     "H100": "h100-sxm",
     "H200": "h200",
     "B200": "b200",
+    "GB200": "gb200",
 }
-AT_SCALE_HOST = {"a100-sxm-80gb": "dgx-a100-80gb", "h100-sxm": "dgx-h100", "h200": "hgx-h200", "b200": "hgx-b200"}
+AT_SCALE_HOST = {
+    "a100-sxm-80gb": "dgx-a100-80gb",
+    "h100-sxm": "dgx-h100",
+    "h200": "hgx-h200",
+    "b200": "hgx-b200",
+    "gb200": "gb200-nvl72",
+}
+NVLINK_DOMAIN_MAX = {"gb200": 72}  # GPUs one NVLink domain joins where it spans several nodes (compute trays)
 AT_SCALE_WORKLOADS = {  # MLPerf benchmark -> (workload, precision of the reference implementation)
     "resnet": ("resnet50", None),
     "bert": ("bert-large", None),
@@ -203,7 +211,9 @@ def at_scale_table(ref: Path) -> pd.DataFrame:
     """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
     types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, duplicates (logs re-published in
     later rounds) removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0,
-    H200 and B200 v5.0; previews never) is fit data, every later round and all previews are test data."""
+    H200 and B200 v5.0; previews never) is fit data, every later round and all previews are test data. GB200
+    (NVL72 racks) is test data only: a system of the already fitted Blackwell family with an NVLink domain of up
+    to 72 GPUs, which the model meets nowhere in its fit."""
     df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
     df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
     df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
@@ -244,7 +254,17 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
         fabric, ports, port_gbps = "roce400", int(m.group(1)) if m else host.nic_ports, 400.0
     else:  # not stated: the host template's fabric
         fabric, ports, port_gbps = host.fabrics[0], host.nic_ports, host.max_nic_port_gbps
-    c2 = _with_case_server(cat, host, gpu, int(row["gpus_per_node"]), fabric, ports, port_gbps)
+    gpus_per_node, nodes = int(row["gpus_per_node"]), int(row["nodes"])
+    extra: dict[str, Any] = {}
+    if gpu in NVLINK_DOMAIN_MAX:  # the model's node is the NVLink domain: the run's trays in one rack
+        gpus_per_node = nvlink_domain(int(row["gpus"]), NVLINK_DOMAIN_MAX[gpu])
+        nodes, ports = int(row["gpus"]) // gpus_per_node, gpus_per_node  # one NIC per GPU
+        share = gpus_per_node / host.gpus_per_node
+        extra = {
+            "cpu_cores": max(1, round(host.cpu_cores * share)),
+            **{k: getattr(host, k) * share for k in ("cpu_power_w", "ram_power_w", "storage_power_w", "other_power_w")},
+        }
+    c2 = _with_case_server(cat, host, gpu, gpus_per_node, fabric, ports, port_gbps, **extra)
     wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
     wl = c2.workload(wl_id)
     if "deepspeed" in f"{row['system']} {row['framework']}".lower():  # the software the run used, as a user would
@@ -255,13 +275,25 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     config = Configuration(
         model=wl.id,
         server="case",
-        nodes=int(row["nodes"]),
+        nodes=nodes,
         fabric=fabric,
         global_batch=batch,
         samples=_at_scale_samples(row) * _reference_factor(wl, batch),
         precision=precision,
     )
     return c2, config
+
+
+def nvlink_domain(gpus: int, domain_max: int) -> int:
+    """GPUs per NVLink domain of a run on rack-scale NVLink systems (GB200 NVL72): the whole run while it fits
+    one rack, else the largest whole share of a rack that divides the run (72, or 64 = 16 of a rack's 18 trays,
+    as 512- to 5,120-GPU runs are laid out), else one compute tray (4)."""
+    if gpus <= domain_max:
+        return gpus
+    for g in (domain_max, 64, 32, 16, 8, 4):
+        if gpus % g == 0:
+            return g
+    return 4
 
 
 def at_scale_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
@@ -285,7 +317,7 @@ def at_scale_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case
                 "min",
                 c2.gpu(server.gpu or "").family,
                 c2.workload(config.model).family,
-                f"{row['benchmark']} {server.gpu} {row['nodes']}x{server.gpus_per_node} "
+                f"{row['benchmark']} {server.gpu} {config.nodes}x{server.gpus_per_node} "
                 f"{config.fabric}x{server.nic_ports} batch {row['global_batch']}",
                 gpus=int(row["gpus"]),
             )
@@ -834,7 +866,10 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "stated here because they were set with these results in view: the kernel latency floor of 150 us per "
         "transformer layer pass (a fit runs to the edge of any grid, so it is not fitted) and the FP8/BF16 GEMM "
         "ratio 0.8 (0.7 before the memory-bound kernels were modelled apart; it moves only BF16 runs on FP8 "
-        "GPUs, here the two Llama 3 405B cases). MLPerf times include evaluation and start-up, which the model "
+        "GPUs, here the two Llama 3 405B cases). GB200 NVL72 results are test data only (the model's node is the "
+        "run's NVLink domain, up to a rack of 72). NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
+        "(NVFP4, as NVIDIA announced for that round; not stated in reference/), a precision the catalog does not "
+        "model: they are predicted in FP8. MLPerf times include evaluation and start-up, which the model "
         "does not add.",
         "",
         "## Summary by scale and workload family",

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner import step
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.model import Work, evaluate, evaluate_space
@@ -166,7 +167,8 @@ def test_work_is_samples_tokens_or_epochs() -> None:
 @pytest.mark.parametrize("model", MODELS)
 def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
     # The search prunes with lower bounds and dominance; it must return exactly the least time to train
-    # over every candidate layout evaluated on its own (pipelines only across nodes, as the search allows).
+    # over every candidate layout evaluated on its own (pipelines only across nodes or 8-GPU boards, as the
+    # search allows).
     from planner.model import candidate_layouts
 
     rng = np.random.default_rng(7)
@@ -192,7 +194,10 @@ def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
             df = evaluate_space(CAT, model, space=space, layout=lay)
         except PlannerInputError:  # a layout valid for none of these configurations
             continue
-        ok = df["fits_memory"].to_numpy() & ((lay.pipeline_parallel == 1) | (lay.pipeline_parallel <= space["nodes"]))
+        groups = step.pipeline_stage_groups(
+            np.asarray([CAT.server(s).gpus_per_node for s in space["server"]]), space["nodes"].to_numpy()
+        )
+        ok = df["fits_memory"].to_numpy() & ((lay.pipeline_parallel == 1) | (lay.pipeline_parallel <= groups))
         best = np.where(ok, np.minimum(best, df["time_to_train_h"].to_numpy()), best)
     fits = auto["fits_memory"].to_numpy()
     assert np.array_equal(fits, np.isfinite(best))

@@ -310,3 +310,18 @@ def test_tensor_parallel_collectives_use_nvls_inside_nvswitch_nodes() -> None:
     no_nvls_cat = CAT.replace(gpus={**CAT.gpus, "h100-sxm": gpu})
     without = evaluate(no_nvls_cat, Configuration(**base, layout=lay)).step_time_breakdown_s["tensor_parallel"]
     assert with_nvls / without == pytest.approx(370 / 480, rel=0.02)
+
+
+def test_nvl72_rack_is_one_nvlink_domain_holding_pipeline_stages() -> None:
+    # a GB200 NVL72 rack is one 72-GPU node: Llama 3 405B (126 layers) fits one rack only with pipeline stages
+    # inside it, one per 8-GPU board at most (9): PP9 divides the layers
+    assert step.pipeline_stage_groups(np.asarray([72, 8, 8]), np.asarray([1, 1, 4])).tolist() == [9, 1, 4]
+    est = evaluate(CAT, Configuration(model="llama3-405b", server="gb200-nvl72", nodes=1))
+    assert est.fits_memory and "PP" in est.layout
+    pp = int(est.layout.split("PP")[1].split()[0])
+    assert 1 < pp <= 9 and 126 % pp == 0
+    # MLPerf runs on NVL72 racks, as the validation lays them out: the whole run while it fits a rack, else
+    # the largest whole share of a rack dividing it (72, or 64 = 16 of 18 trays)
+    from planner.validation import nvlink_domain
+
+    assert [nvlink_domain(g, 72) for g in (8, 36, 72, 144, 512, 576, 2496, 5120)] == [8, 36, 72, 72, 64, 72, 64, 64]
