@@ -938,14 +938,17 @@ def add_energetic_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes
     m.e = pyo.Var(m.ENER, domain=pyo.NonNegativeReals)
     m.energy_of = pyo.Constraint(
         m.ENER,
-        rule=lambda m, j, g, o: m.e[j, g, o]
-        >= pyo.quicksum(int(nodes[k] * (d[k] - o)) * m.z[k] for k in ix.by_jg[(j, g)] if d[k] > o),
+        rule=lambda m, j, g, o: (
+            m.e[j, g, o] >= pyo.quicksum(int(nodes[k] * (d[k] - o)) * m.z[k] for k in ix.by_jg[(j, g)] if d[k] > o)
+        ),
     )
     keys = sorted(rows)
     m.energetic = pyo.Constraint(
         range(len(keys)),
-        rule=lambda m, i: pyo.quicksum(m.e[j, keys[i][0], o] for j, o in keys[i][1])
-        <= pyo.quicksum(_capacity(m, ix, keys[i][0], t) for t in range(rows[keys[i]][0], rows[keys[i]][1] + 1)),
+        rule=lambda m, i: (
+            pyo.quicksum(m.e[j, keys[i][0], o] for j, o in keys[i][1])
+            <= pyo.quicksum(_capacity(m, ix, keys[i][0], t) for t in range(rows[keys[i]][0], rows[keys[i]][1] + 1))
+        ),
     )
 
 
