@@ -6,9 +6,13 @@ Server types are the shipped buyable GPU servers and perturbed copies (price, ho
 fabric it can be built with (the plan picks one per type). Jobs: pre-training runs, fine-tunes and short
 evaluation-sized runs with staggered release/due weeks. The root LP bound is the LP relaxation's optimum
 (integrality dropped, before HiGHS's own presolve and cuts) of: (a) the work row in hours and no valid cuts,
-(b) the work row in whole slots ceil(T/H), (c) plus the valid cuts (12) -- the formulation `fleet` solves.
+(b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet.py one
+at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
+energetic intervals -- (f) is the formulation `fleet` solves. The run line gives the start heuristic's figures
+(greedy plan, LP relaxation, MIP restricted to the LP's modes) and HiGHS's own on the full MIP: incumbent,
+bound, gap, seconds, B&B nodes. `--time-limit` is the whole solve's (LP + restricted MIP + full MIP).
 
-Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --repeats 1]
+Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --time-limit 60 --repeats 1]
 """
 
 from __future__ import annotations
@@ -98,7 +102,7 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=2048)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-root", action="store_true", help="skip the root-bound history")
-    ap.add_argument("--time-limit", type=float, default=600.0, help="HiGHS time limit, seconds")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="time limit of the whole solve, seconds (the goal)")
     ap.add_argument("--no-presolve", action="store_true", help="HiGHS MIP presolve off")
     args = ap.parse_args()
     cat = catalog_with(args.types)
