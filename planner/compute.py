@@ -110,8 +110,8 @@ def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision
 
 
 def overlap_fractions(calibration: dict[str, Any], framework: FrameworkProfile) -> tuple[float, float]:
-    """(share of the backward pass the gradient all-reduce hides under, share of tensor/context-parallel
-    communication hidden under GEMMs) of a framework: the fitted values of calibration.yaml (``overlap``,
+    """(share of the backward pass the gradient all-reduce hides under, share of tensor-parallel communication
+    hidden under GEMMs) of a framework: the fitted values of calibration.yaml (``overlap``,
     ``tp_overlap``, per framework fitted on at-scale runs) where the framework has one, else its profile's."""
     dp = calibration.get("overlap", {}).get(framework.id, framework.overlap_fraction)
     tp = calibration.get("tp_overlap", {}).get(framework.id, framework.tp_overlap_fraction)

@@ -103,8 +103,9 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     transformer = workload.layers is not None and workload.hidden_size is not None
     tps = [t for t in (1, 2, 4, 8) if t <= max_gpus_per_node] if fw.tensor_parallel and transformer else [1]
     pps = pipeline_depths(workload.layers or 1) if fw.pipeline_parallel and transformer else [1]
-    # ZeRO-1/2 shard state at the communication volume of a plain all-reduce, so in this model the
-    # highest of them dominates stage 0 (same time, less memory); stage 3 trades 1.5x volume for memory.
+    # ZeRO-1/2 shard state at no more communication than a plain all-reduce (the same volume, or 3/4 of it where
+    # gradients are reduced in fp32 and parameters gathered in 16 bits), so in this model the highest of them
+    # dominates stage 0 (no more time, less memory); stage 3 trades more volume for memory.
     zeros = sorted({min(fw.max_zero_stage, 2)} | ({3} if fw.max_zero_stage == 3 else set()))
     # Selective recomputation only where the framework has it and the attention kernel stores its scores (a
     # FlashAttention kernel never does, so selective would equal none).
@@ -328,7 +329,9 @@ def evaluate_space(
         half_batch=half_batch,
         overlap=overlap,
         grad_bytes_per_param=4.0 if precision == "fp32" else 2.0,
-        grad_reduce_bytes_per_param=4.0 if (precision == "fp32" or fw.gradient_reduce_fp32) else 2.0,
+        grad_reduce_bytes_per_param=(
+            4.0 if precision == "fp32" or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8")) else 2.0
+        ),
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
         tp_overlap=tp_overlap,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
@@ -813,7 +816,7 @@ def _dominating_keys(lay: Layout) -> list[LayoutKey]:
     for less in RECOMPUTE_ORDER[: RECOMPUTE_ORDER.index(rec)]:
         keys.append((tp, pp, z, less, acc, sp, cp))
     if z == 3:
-        keys += [(tp, pp, lower, rec, acc, sp, cp) for lower in (1, 2)]  # same sharded optimizer step, 2/3 the traffic
+        keys += [(tp, pp, lower, rec, acc, sp, cp) for lower in (1, 2)]  # same sharded optimizer step, less traffic
     if pp == 1:
         keys += [(tp, pp, z, rec, a, sp, cp) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys

@@ -252,9 +252,10 @@ class FrameworkProfile(Strict):
     context_parallel: bool = False
     """Supports context parallelism (the sequence split over GPUs, KV exchanged in a ring)."""
     gradient_reduce_fp32: bool = False
-    """Reduces 16-bit training's gradients in fp32 (4 bytes per parameter; the distributed optimizer then
-    all-gathers 16-bit parameters). Megatron-LM does so for bf16 (arguments.py: 'bfloat16 requires gradient
-    accumulation and all-reduce to be done in fp32'); NeMo's recipes set grad_reduce_in_fp32."""
+    """Keeps and reduces bf16 (and FP8, whose parameters are bf16) training's gradients in fp32: 4 bytes per
+    parameter in memory and on the wire (the distributed optimizer then all-gathers 16-bit parameters).
+    Megatron-LM does so for bf16 (arguments.py: 'bfloat16 requires gradient accumulation and all-reduce to be
+    done in fp32'); NeMo's recipes set grad_reduce_in_fp32."""
     source: str
     """Source."""
 

@@ -1,15 +1,17 @@
 """The step-time equation of one parallel layout, composed from the physics modules.
 
-For a layout (tensor parallel t, pipeline p, data parallel d = G / (t p), ZeRO stage, recomputation) on a row
+For a layout (tensor parallel t, pipeline p, context parallel c, data parallel d = G / (t p c), ZeRO stage,
+recomputation) on a row
 of configurations (server, node count, fabric) at power-cap slowdown x = 1 / throughput factor:
 
   step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
-  t_gpu = t_compute                       compute.compute_time_s            FLOPs / (peak x efficiency) x x
+  t_gpu = t_compute                       (all three parts x x, a simplification for the last two)
+                                          compute.compute_time_s          FLOPs / (peak x efficiency)
                                         + compute.elementwise_time_s      activation bytes x 2 / HBM bandwidth
                                         + compute.layer_latency_time_s    layer passes x 150 us (estimate)
         + t_tensor_parallel               communication.tensor_parallel_time_s
         + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
-                                          the attention compute it overlaps (attention_share x t_compute)
+                                          the attention it overlaps (context_parallel_cover_s)
         + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
         + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
@@ -63,7 +65,7 @@ class Rows:
     grad_bytes_per_param: float  # bytes of a parameter (and of its gradient) as the GPUs compute it
     grad_reduce_bytes_per_param: float  # bytes of a gradient as the framework reduces it (fp32 in Megatron)
     nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
-    tp_overlap: float  # share of tensor/context-parallel communication hidden under GEMMs
+    tp_overlap: float  # share of tensor-parallel communication hidden under GEMMs
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
     gemm_width_half: float = 0.0
 
@@ -101,7 +103,7 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     if not rows.fixed_layout:
         # candidate pipelines span nodes, one stage group per node -- or per 8-GPU board of a node whose NVLink
         # domain is larger (a GB200 NVL72 rack holds up to 9 stage groups)
-        valid &= ~((pp > 1) & (pp > pipeline_stage_groups(gU, NU)))
+        valid &= pipeline_placeable(pp, gU, NU)
     dp = np.maximum(GU // (tp * cp * pp), 1)
     # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
     # may only split a replica's batch evenly), so every layout of a row trains the same batch
@@ -126,7 +128,15 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     mem = (
         # weights are split by TP x PP; context-parallel ranks hold replicas and share the (distributed)
         # optimizer state with the data-parallel ones (Megatron shards it over DP x CP)
-        memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, tp * pp, dp * cp, lay.zero_stage)
+        memory.model_state_gb(
+            wl.params,
+            wl.trainable,
+            wl.optimizer_bytes_per_param,
+            tp * pp,
+            dp * cp,
+            lay.zero_stage,
+            rows.grad_reduce_bytes_per_param,
+        )
         + activation_memory_gb(wl, lay, mb) / cp
         + rows.embedding_gb
         + memory.WORKSPACE_GB
@@ -143,10 +153,15 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     }
 
 
-def pipeline_stage_groups(gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """The most pipeline stages a searched layout places: one per node, or one per 8-GPU board of a node whose
-    NVLink domain is larger (a GB200 NVL72 rack holds 9)."""
-    return np.asarray(nodes * np.maximum(np.asarray(gpus_per_node) // 8, 1))
+def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Where the search places a pipeline of pp stages: across nodes (pp <= nodes), or -- on nodes whose NVLink
+    domain is larger than an 8-GPU board (a GB200 NVL72 rack) -- at most one stage per board (pp <= nodes x g / 8).
+    A stage may then straddle two such nodes (9 stages on 8 racks); the model still prices every stage boundary
+    at the NICs' bandwidth and shares a node's NICs among the data-parallel groups it hosts, an approximation
+    there."""
+    g = np.asarray(gpus_per_node)
+    n = np.asarray(nodes)
+    return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
 
 
 def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> np.ndarray:
@@ -198,6 +213,7 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     )
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
+    d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
     t_elementwise = compute.elementwise_time_s(
         activation_bytes_per_step(wl, lay, d) * extra, rows.memory_bandwidth_tbps
     )
@@ -242,6 +258,17 @@ def attention_share(wl: Workload) -> float:
     return float(min(flops / wl.train_flops_per_sample, 1.0))
 
 
+def context_parallel_cover_s(t_gemm_model_s: np.ndarray, share: float, cp: int) -> np.ndarray:
+    """Attention time that hides the context-parallel KV ring (Megatron-Core / Transformer Engine ring attention
+    sends the next KV block while attention runs on this one): cp - 1 of the cp blocks overlap a transfer, so
+    (cp - 1) / cp of the attention GEMMs' time -- the attention share of the model FLOPs' GEMM time at full
+    clock. Independent of the cap and of recomputation (a conservative choice that keeps the step monotone in
+    both, which the search's bounds rely on)."""
+    if cp <= 1:
+        return np.zeros_like(np.asarray(t_gemm_model_s, dtype=float))
+    return np.asarray((cp - 1.0) / cp * share * np.asarray(t_gemm_model_s, dtype=float))
+
+
 def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) -> np.ndarray:
     """A cheaper lower bound of the step than ``step_lower_bound``, before any communication term is computed:
     compute at full clock, its share of the least pipeline bubble and the fixed overhead."""
@@ -278,6 +305,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         * (rows.layers / pp)
         * m
     )
+    cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)
     return {
         "m": m,
         "t_comp1": t_comp1,
@@ -286,6 +314,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         "grad_bytes": np.full(len(dp), grad_bytes),
         "sync_ranks": dp * cp,  # gradients are reduced over data- and context-parallel ranks
         "kv_bytes": np.asarray(kv_bytes) * np.ones(len(dp)),
+        "cp_cover": np.asarray(cp_cover) * np.ones(len(dp)),
         "buckets": comm.bucket_count(grad_bytes, rows.fw.bucket_mb * 1e6) * np.ones(len(dp)),
         "dp_local": np.maximum(np.minimum(dp * cp, rows.g // tp), 1),
         "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, rows.memory_bandwidth_tbps),
@@ -378,9 +407,7 @@ def step_terms(
         cp_bw = np.where(
             lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
         )
-        # the ring sends the next KV block while attention runs on this one: only what the attention
-        # compute cannot cover is exposed (Megatron-Core / Transformer Engine ring attention)
-        t_cp = np.maximum(at(su["kv_bytes"][uu] / cp_bw) - t_comp * attention_share(rows.wl), 0.0)
+        t_cp = np.maximum(at(su["kv_bytes"][uu] / cp_bw - su["cp_cover"][uu]), 0.0)
     else:
         t_cp = np.zeros_like(t_comp)
     t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s

@@ -249,9 +249,11 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     net = row["host_networking"]
     if isinstance(net, str) and re.search(r"HDR|NDR|EDR", net):
         fabric, ports, port_gbps = parse_network(net)
-    elif isinstance(net, str) and re.search(r"RoCE|BF3", net, re.IGNORECASE):  # 400G Ethernet RDMA (no SHARP)
+    elif isinstance(net, str) and re.search(r"RoCE|BF3|BlueField", net, re.IGNORECASE):  # Ethernet RDMA: no SHARP
         m = re.search(r"Compute:\s*(\d+)\s*x", net)
-        fabric, ports, port_gbps = "roce400", int(m.group(1)) if m else host.nic_ports, 400.0
+        rate = re.search(r"(\d+)\s*Gb", net.split("Compute:")[-1])
+        fabric, ports = "roce400", int(m.group(1)) if m else host.nic_ports
+        port_gbps = min(float(rate.group(1)), 400.0) if rate else 400.0
     else:  # not stated: the host template's fabric
         fabric, ports, port_gbps = host.fabrics[0], host.nic_ports, host.max_nic_port_gbps
     gpus_per_node, nodes = int(row["gpus_per_node"]), int(row["nodes"])
@@ -644,7 +646,7 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
     return cases
 
 
-HALF_BATCH_SCALES = (1.0, 4.0)
+HALF_BATCH_SCALES = (0.5, 1.0, 4.0)
 # (tokens, width) half-points of the GEMM shape efficiency: tokens_half <= 256 keeps the fitted large-GEMM MFU below
 # the GPU's measured best-shape matmul efficiency (a larger one lets the asymptote exceed it: unphysical)
 GEMM_HALF_GRID = ((0.0, 0.0), (0.0, 128.0), (0.0, 256.0), (0.0, 512.0), (256.0, 128.0), (256.0, 256.0), (256.0, 512.0))
@@ -963,6 +965,8 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
         "# model-FLOPs utilisation at large micro-batch per GPU family x workload family, fitted on the split\n"
         "# stated in docs/VALIDATION.md. Pairs without a fit use the first fallback reference family with a\n"
         "# value, scaled by matmul efficiency (gpu / reference). default_mfu: unvalidated estimates.\n"
+        "# (mfu is the GEMMs' efficiency: memory-bound kernels and the layer latency floor are modelled apart,\n"
+        "# so the MFU a plan reports is lower than this value.)\n"
         "# fp8_efficiency_ratio: GEMM MFU against the FP8 peak relative to BF16 (FP8 GEMMs 1.6x BF16, estimate;\n"
         "# memory-bound kernels and communication are modelled apart, so this is the GEMM ratio, not end-to-end).\n"
         "# overlap / tp_overlap: per framework, the share of the backward pass hiding the gradient all-reduce and\n"

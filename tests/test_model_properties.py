@@ -194,10 +194,12 @@ def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
             df = evaluate_space(CAT, model, space=space, layout=lay)
         except PlannerInputError:  # a layout valid for none of these configurations
             continue
-        groups = step.pipeline_stage_groups(
-            np.asarray([CAT.server(s).gpus_per_node for s in space["server"]]), space["nodes"].to_numpy()
+        placeable = step.pipeline_placeable(
+            lay.pipeline_parallel,
+            np.asarray([CAT.server(s).gpus_per_node for s in space["server"]]),
+            space["nodes"].to_numpy(),
         )
-        ok = df["fits_memory"].to_numpy() & ((lay.pipeline_parallel == 1) | (lay.pipeline_parallel <= groups))
+        ok = df["fits_memory"].to_numpy() & placeable
         best = np.where(ok, np.minimum(best, df["time_to_train_h"].to_numpy()), best)
     fits = auto["fits_memory"].to_numpy()
     assert np.array_equal(fits, np.isfinite(best))
