@@ -290,21 +290,6 @@ def cap_settable(server: Server) -> bool:
     return server.power_cap_settable
 
 
-def idle_node_kw(cat: Catalog, server: Server, pue: float) -> float:
-    """Facility power of one powered, idle node: GPUs at idle, CPU at its idle share, RAM, storage, board
-    (planner/power.py), through the PSU, times the site's PUE. NICs and switches are left to the jobs."""
-    gpu = cat.gpu(server.gpu or "")
-    host = float(power_mod.cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
-        server.ram_power_w + server.storage_power_w + server.other_power_w
-    )
-    node_w = float(
-        power_mod.node_power_w(
-            server.gpus_per_node, gpu.idle_power_w, host, server.nic_ports, 0.0, server.psu_efficiency, False
-        )
-    )
-    return node_w * pue / 1000.0
-
-
 def pools_of(cat: Catalog, req: FleetRequest) -> Pools:
     from planner.optimize import _match_gpus
 
@@ -350,7 +335,7 @@ def pools_of(cat: Catalog, req: FleetRequest) -> Pools:
             "no allowed server can be bought, rented or is owned as asked: widen gpus/servers/fabrics or the purchase"
         )
     types = set(buy) | set(rent) | {e.server for e in owned}
-    idle = {p: idle_node_kw(cat, cat.server(p), site.pue) for p in types}
+    idle = {p: power_mod.idle_node_kw(cat.server(p), cat.gpu(cat.server(p).gpu or ""), site.pue) for p in types}
     owned_f: dict[str, set[str]] = {}
     for e in owned:
         owned_f.setdefault(e.server, set()).add(e.fabric)
@@ -1276,9 +1261,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         left = max(1.0, opts.time_limit_s - heur.get("lp_s", 0.0) - heur.get("restricted_s", 0.0))
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
-        opts = opts.model_copy(
-            update={"time_limit_s": left, "presolve": opts.presolve and left >= FULL_PRESOLVE_MIN_S}
-        )
+        opts = opts.model_copy(update={"time_limit_s": left, "presolve": opts.presolve and left >= FULL_PRESOLVE_MIN_S})
     solved = solve_model(m, opts, build_time_s=t_build)
     if solved.report.status.value == "infeasible" and req.solver.presolve:
         # an infeasibility claim is confirmed without presolve before it is reported

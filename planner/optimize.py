@@ -28,7 +28,7 @@ from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
-from planner.schemas import Configuration, Estimate, Server
+from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
 Objective = Literal["energy", "cost", "carbon", "time"]
@@ -599,21 +599,6 @@ def owned_credit_usd(
     )
 
 
-def idle_node_kw(catalog: Catalog, server: Server, pue: float) -> float:
-    """Facility power of one powered, idle node: GPUs at idle, CPU at its idle share, RAM, storage, board
-    (planner/power.py), through the PSU, times the site's PUE. NICs and switches are left out."""
-    gpu = catalog.gpu(server.gpu or "")
-    host = float(power_mod.cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
-        server.ram_power_w + server.storage_power_w + server.other_power_w
-    )
-    node_w = float(
-        power_mod.node_power_w(
-            server.gpus_per_node, gpu.idle_power_w, host, server.nic_ports, 0.0, server.psu_efficiency, False
-        )
-    )
-    return node_w * pue / 1000.0
-
-
 def owned_use(catalog: Catalog, req: PlanRequest, est: Estimate) -> tuple[int, int, float]:
     """(owned nodes the plan runs on, owned nodes it leaves unused, facility kW those would draw idle).
 
@@ -625,8 +610,8 @@ def owned_use(catalog: Catalog, req: PlanRequest, est: Estimate) -> tuple[int, i
         used = int(min(est.nodes, owned_in_service(catalog, req, est.server, est.fabric, est.time_to_train_h)[0]))
     total = sum(o.count for o in req.owned)
     pue = catalog.site(est.site).pue
-    idle = sum(o.count * idle_node_kw(catalog, catalog.server(o.server), pue) for o in req.owned)
-    unused_idle = idle - used * idle_node_kw(catalog, catalog.server(est.server), pue) if used else idle
+    idle = sum(o.count * _idle_node_kw(catalog, o.server, pue) for o in req.owned)
+    unused_idle = idle - used * _idle_node_kw(catalog, est.server, pue) if used else idle
     return used, total - used, float(unused_idle)
 
 
@@ -1375,3 +1360,8 @@ def pareto(
         )
     front = pd.DataFrame(rows).drop_duplicates(subset=[x, y]).reset_index(drop=True)
     return front
+
+
+def _idle_node_kw(catalog: Catalog, server_id: str, pue: float) -> float:
+    server = catalog.server(server_id)
+    return power_mod.idle_node_kw(server, catalog.gpu(server.gpu or ""), pue)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from planner.schemas import PowerCapCurve
+from planner.schemas import Gpu, PowerCapCurve, Server
 
 COMM_ACTIVITY = 0.3
 CPU_IDLE_FRACTION = 0.3  # server CPU package idle / loaded power, ~0.25-0.35 (SPECpower_ssj2008 result sheets)
@@ -78,3 +78,16 @@ def node_power_w(
     nics = np.where(np.asarray(multi_node, dtype=bool), np.asarray(nic_ports) * np.asarray(nic_w), 0.0)
     dc = np.asarray(gpus_per_node) * np.asarray(gpu_w) + np.asarray(host_w) + nics
     return np.asarray(dc / np.asarray(psu_efficiency), dtype=float)
+
+
+def idle_node_kw(server: Server, gpu: Gpu, pue: float) -> float:
+    """Facility power of one powered, idle node, kW: GPUs at idle, CPU at its idle share, RAM, storage, board
+    (``cpu_power_w``, ``node_power_w``), through the PSU, times the site's PUE. NICs and switches are left to
+    the jobs. Used for owned nodes kept in service (planner/fleet.py, planner/optimize.py)."""
+    host = float(cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
+        server.ram_power_w + server.storage_power_w + server.other_power_w
+    )
+    node_w = float(
+        node_power_w(server.gpus_per_node, gpu.idle_power_w, host, server.nic_ports, 0.0, server.psu_efficiency, False)
+    )
+    return node_w * pue / 1000.0
