@@ -66,6 +66,7 @@ def transformer_activation_gb(
     sequence_parallel: bool,
     recompute: str,
     flash_attention: bool,
+    fp8_gemm_inputs: bool = False,
 ) -> NDArray[np.float64]:
     """Activation memory per GPU of a transformer, Megatron's formulas (Korthikanti et al. 2022, Table 2;
     reference/scale_facts.md section 5.1), bytes per layer with 16-bit activations, s sequence, b micro-batch,
@@ -78,15 +79,21 @@ def transformer_activation_gb(
 
     A FlashAttention kernel never stores the scores (the 5as/h term is absent even without recompute). A 1F1B
     pipeline's first stage holds p micro-batches of L/p layers in flight: the activations of L layers of one
-    micro-batch, which is what is returned (per GPU, its tensor-parallel share)."""
+    micro-batch, which is what is returned (per GPU, its tensor-parallel share).
+
+    FP8 training (Transformer Engine) keeps the inputs of its GEMMs for the backward pass in FP8, one byte
+    instead of two: the QKV and FC1 inputs (2 s b h each, outside the tensor-parallel regions), the attention
+    projection input (2 s b h) and the FC2 input (8 s b h) -- 7 of the 34 s b h, so 27 with sequence
+    parallelism, and 8 + 19/t without it (``fp8_gemm_inputs``)."""
     s, h, a = float(sequence_length), float(hidden_size), float(attention_heads)
     t = np.asarray(tensor_parallel, dtype=float)
     sbh = s * np.asarray(micro_batch, dtype=float) * h
     scores = 0.0 if (flash_attention or recompute != "none") else 5.0 * a * s / h
+    replicated, sharded = (8.0, 19.0) if fp8_gemm_inputs else (10.0, 24.0)
     if recompute == "full":
         per_layer = 2.0 * sbh
     elif sequence_parallel:
-        per_layer = sbh * (34.0 + scores) / t
+        per_layer = sbh * (replicated + sharded + scores) / t
     else:
-        per_layer = sbh * (10.0 + (24.0 + scores) / t)
+        per_layer = sbh * (replicated + (sharded + scores) / t)
     return np.asarray(per_layer * float(layers) / 1e9, dtype=float)

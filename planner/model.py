@@ -333,6 +333,7 @@ def evaluate_space(
             4.0 if precision == "fp32" or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8")) else 2.0
         ),
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
+        fp8=np.asarray([u == "fp8" for _, u in peak_used])[si][first],
         tp_overlap=tp_overlap,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
         gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),

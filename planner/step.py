@@ -64,6 +64,7 @@ class Rows:
     overlap: float  # share of the backward pass that can hide gradient communication
     grad_bytes_per_param: float  # bytes of a parameter (and of its gradient) as the GPUs compute it
     grad_reduce_bytes_per_param: float  # bytes of a gradient as the framework reduces it (fp32 in Megatron)
+    fp8: np.ndarray  # the row trains in FP8 (its GPU has FP8 and FP8 was asked for): GEMM inputs kept in FP8
     nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
     tp_overlap: float  # share of tensor-parallel communication hidden under GEMMs
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
@@ -137,7 +138,7 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             lay.zero_stage,
             rows.grad_reduce_bytes_per_param,
         )
-        + activation_memory_gb(wl, lay, mb) / cp
+        + np.where(rows.fp8, activation_memory_gb(wl, lay, mb, True), activation_memory_gb(wl, lay, mb)) / cp
         + rows.embedding_gb
         + memory.WORKSPACE_GB
     )
@@ -164,9 +165,10 @@ def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) ->
     return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
 
 
-def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> np.ndarray:
-    """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads,
-    else the workload's bytes per sample x micro-batch / TP (x the kept share under recomputation)."""
+def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: bool = False) -> np.ndarray:
+    """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
+    (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
+    the kept share under recomputation)."""
     if wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers:
         return memory.transformer_activation_gb(
             wl.sequence_length,
@@ -178,6 +180,7 @@ def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray) -> 
             lay.sequence_parallel,
             lay.recompute,
             wl.flash_attention,
+            fp8,
         )
     kept = wl.recompute_activation_fraction if lay.recompute == "full" else 1.0
     return memory.activation_gb(wl.activation_bytes_per_sample, micro_batch, lay.tensor_parallel, kept)

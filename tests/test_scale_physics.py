@@ -362,3 +362,29 @@ def test_step_never_shrinks_as_the_cap_tightens_with_context_parallelism() -> No
             for c in (1.0, 0.8, 0.6, 0.5)
         ]
         assert all(b >= a - 1e-12 for a, b in itertools.pairwise(steps))
+
+
+def test_fp8_training_keeps_gemm_inputs_in_one_byte() -> None:
+    # Korthikanti's 34 s b h per layer less the FP8 GEMM inputs (QKV 2, attention projection 2, FC1 2, FC2 8 s b h,
+    # each at one byte instead of two: 7 s b h): 27 s b h / t with sequence parallelism, 8 + 19 / t without
+    s, h, a, t = 2048, 12288, 96, 4
+    sbh_gb = s * h / 1e9
+    args = (s, h, a, 1, 1.0, t)
+    bf16_sp = memory.transformer_activation_gb(*args, True, "none", True)[()]
+    fp8_sp = memory.transformer_activation_gb(*args, True, "none", True, True)[()]
+    fp8_nosp = memory.transformer_activation_gb(*args, False, "none", True, True)[()]
+    assert bf16_sp == pytest.approx(34 * sbh_gb / t) and fp8_sp == pytest.approx(27 * sbh_gb / t)
+    assert fp8_nosp == pytest.approx((8 + 19 / t) * sbh_gb)
+    # full recomputation keeps only the 16-bit layer input either way
+    assert memory.transformer_activation_gb(*args, True, "full", True, True)[()] == pytest.approx(2 * sbh_gb)
+    # and the model uses it where the GPU trains in FP8 (H100), not where it falls back to BF16 (A100)
+    lay = Layout(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True)
+    for server, ratio in (("dgx-h100", 27 / 34), ("dgx-a100-80gb", 1.0)):
+        mem = {
+            p: evaluate(
+                CAT, Configuration(model="gpt3-175b", server=server, nodes=16, global_batch=64, precision=p, layout=lay)
+            ).memory_per_gpu_gb
+            for p in ("bf16", "fp8")
+        }
+        act_bf16 = 34 * sbh_gb / t * 96
+        assert mem["bf16"] - mem["fp8"] == pytest.approx(act_bf16 * (1 - ratio), rel=1e-9, abs=1e-9)
