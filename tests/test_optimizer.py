@@ -332,3 +332,48 @@ def test_removing_a_gpu_type_never_makes_the_optimum_better(data: Any) -> None:
     keep = sorted(cat.gpus)[1:]
     v2 = _value(solve(r.model_copy(update={"gpus": keep}), cat))
     assert v2 >= v * (1 - 1e-9)
+
+
+def _set_cover(seed: int = 5, n: int = 80, k: int = 200, p: float = 0.1) -> Any:
+    """A random double set cover: HiGHS needs about a second and some thirty B&B nodes for it."""
+    import pyomo.environ as pyo
+
+    rng = np.random.default_rng(seed)
+    a = rng.random((k, n)) < p
+    c = rng.integers(5, 30, n)
+    m = pyo.ConcreteModel()
+    m.J = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.J, domain=pyo.Binary)
+    m.cov = pyo.ConstraintList()
+    for r in range(k):
+        idx = np.flatnonzero(a[r])
+        if len(idx) >= 3:
+            m.cov.add(sum(m.x[int(j)] for j in idx) >= 2)
+    m.obj = pyo.Objective(expr=sum(int(c[j]) * m.x[j] for j in m.J))
+    return m
+
+
+def test_the_time_limit_interrupts_highs_inside_its_phases(monkeypatch: pytest.MonkeyPatch) -> None:
+    # HiGHS checks its time limit between phases; the deadline callback stops it inside the MIP search and every
+    # simplex solve (the fleet benchmark's root cut rounds overran the limit by 13-39 s without it).
+    import time
+
+    import planner.solver as solver_mod
+    from planner.solver import SolverOptions, SolverStatus, deadline_interrupt, solve_model
+
+    class Event:
+        interrupted = False
+
+        def interrupt(self) -> None:
+            self.interrupted = True
+
+    late, early = Event(), Event()
+    deadline_interrupt(time.perf_counter() - 1.0)(late)
+    deadline_interrupt(time.perf_counter() + 60.0)(early)
+    assert late.interrupted and not early.interrupted
+    # wired into a real solve: a deadline already past stops HiGHS before it finds a plan, although its own
+    # time limit (60 s) is far away
+    monkeypatch.setattr(solver_mod, "deadline_interrupt", lambda _d: deadline_interrupt(0.0))
+    stopped = solve_model(_set_cover(), SolverOptions(time_limit_s=60.0, presolve=False))
+    assert stopped.report.status == SolverStatus.NO_SOLUTION
+    assert "interrupt" in stopped.report.highs_status.lower()
