@@ -66,7 +66,7 @@ def transformer_activation_gb(
     sequence_parallel: bool,
     recompute: str,
     flash_attention: bool,
-    fp8_gemm_inputs: bool = False,
+    fp8_gemm_inputs: ArrayLike = False,
 ) -> NDArray[np.float64]:
     """Activation memory per GPU of a transformer, Megatron's formulas (Korthikanti et al. 2022, Table 2;
     reference/scale_facts.md section 5.1), bytes per layer with 16-bit activations, s sequence, b micro-batch,
@@ -89,9 +89,10 @@ def transformer_activation_gb(
     t = np.asarray(tensor_parallel, dtype=float)
     sbh = s * np.asarray(micro_batch, dtype=float) * h
     scores = 0.0 if (flash_attention or recompute != "none") else 5.0 * a * s / h
-    replicated, sharded = (8.0, 19.0) if fp8_gemm_inputs else (10.0, 24.0)
+    fp8 = np.asarray(fp8_gemm_inputs, dtype=bool)  # per row where rows differ in precision
+    replicated, sharded = np.where(fp8, 8.0, 10.0), np.where(fp8, 19.0, 24.0)
     if recompute == "full":
-        per_layer = 2.0 * sbh
+        per_layer = 2.0 * sbh * np.ones_like(replicated)
     elif sequence_parallel:
         per_layer = sbh * (replicated + sharded + scores) / t
     else:

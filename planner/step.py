@@ -138,7 +138,7 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             lay.zero_stage,
             rows.grad_reduce_bytes_per_param,
         )
-        + np.where(rows.fp8, activation_memory_gb(wl, lay, mb, True), activation_memory_gb(wl, lay, mb)) / cp
+        + activation_memory_gb(wl, lay, mb, rows.fp8) / cp
         + rows.embedding_gb
         + memory.WORKSPACE_GB
     )
@@ -165,7 +165,9 @@ def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) ->
     return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
 
 
-def activation_memory_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: bool = False) -> np.ndarray:
+def activation_memory_gb(
+    wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: np.ndarray | bool = False
+) -> np.ndarray:
     """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
     (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
     the kept share under recomputation)."""
