@@ -388,3 +388,52 @@ def test_fp8_training_keeps_gemm_inputs_in_one_byte() -> None:
         }
         act_bf16 = 34 * sbh_gb / t * 96
         assert mem["bf16"] - mem["fp8"] == pytest.approx(act_bf16 * (1 - ratio), rel=1e-9, abs=1e-9)
+
+
+def test_step_gap_table_states_the_missed_seconds_per_step() -> None:
+    # A run published at 2.0 min over 60 steps (2.0 s/step), predicted at 1.5 min (1.5 s/step): the model misses
+    # 0.5 s per step, -25%. Cases of other benchmarks and without steps are not in the table.
+    from planner.validation import Case, step_gap_table
+
+    lora = Case(
+        "time_to_train",
+        "v9.9 X sys llama2_70b_lora (512 GPUs, batch 64)",
+        "test",
+        2.0,
+        1.5,
+        "min",
+        "hopper",
+        "llm",
+        gpus=512,
+        steps=60.0,
+    )
+    other = Case(
+        "time_to_train",
+        "v9.9 X sys bert (512 GPUs, batch 64)",
+        "test",
+        2.0,
+        1.0,
+        "min",
+        "hopper",
+        "encoder",
+        gpus=512,
+        steps=60.0,
+    )
+    no_steps = Case(
+        "time_to_train",
+        "v9.9 Y sys llama2_70b_lora (8 GPUs, batch 8)",
+        "test",
+        2.0,
+        1.0,
+        "min",
+        "hopper",
+        "llm",
+        gpus=8,
+    )
+    table = step_gap_table([lora, other, no_steps])
+    assert list(table["case"]) == ["v9.9 X sys"]
+    row = table.iloc[0]
+    assert row["published s/step"] == pytest.approx(2.0)
+    assert row["predicted s/step"] == pytest.approx(1.5)
+    assert row["missed s/step"] == pytest.approx(0.5)
+    assert row["error %"] == pytest.approx(-25.0)
