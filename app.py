@@ -199,7 +199,10 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "(ms) and which parallelism it supports (tensor/pipeline parallel, ZeRO stage).",
     )
     gpus = sb.multiselect(
-        "Allowed GPUs (empty = all)", sorted(cat.gpus), key="gpus", help="Restrict the GPU types considered."
+        "Allowed GPUs (empty = all)",
+        sorted(cat.gpus),
+        key="gpus",
+        help="Restrict the GPU types considered (exactly these GPUs: b200 does not allow gb200).",
     )
     fabrics = sb.multiselect(
         "Allowed fabrics (empty = all)",
@@ -227,6 +230,9 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         problems.append("Max nodes must be a whole number from 1 to 100,000.")
     if not sites:
         problems.append("Choose at least one site.")
+    servers = views.servers_with_gpus(cat, gpus)
+    if servers == []:
+        problems.append(f"No server in the catalog carries {', '.join(gpus)}: choose other GPUs (or none for all).")
     owned: list[dict[str, Any]] = []
     if owned_text and owned_text.strip():
         try:
@@ -248,7 +254,8 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "sites": sites,
         "objective": objective,
         "purchase": purchase,
-        "gpus": gpus or None,
+        # the chosen GPU ids exactly, as the servers that carry them: a GPU pattern would match 'b200' in 'gb200'
+        "servers": servers,
         "fabrics": fabrics or None,
         "max_nodes": int(max_nodes),
         "precision": None if precision == "default" else precision,

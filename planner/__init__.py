@@ -5,6 +5,7 @@ from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.model import Work, evaluate, evaluate_space
 from planner.schemas import Configuration, Estimate, Layout
+from planner.version import __version__
 
 __all__ = [
     "Catalog",
@@ -13,9 +14,9 @@ __all__ = [
     "Layout",
     "PlannerInputError",
     "Work",
+    "__version__",
     "batch",
     "evaluate",
     "evaluate_space",
     "load_catalog",
 ]
-__version__ = "0.1.0"

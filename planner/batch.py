@@ -131,13 +131,13 @@ def run_batch(
     if max_attempts < 1:
         raise PlannerInputError("max_attempts must be at least 1")
     load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
-    import planner
+    from planner.version import __version__
 
     ident = Identity(
         scenarios_sha=scenarios_sha(s["id"] for s in items),
         scenario_source=source,
         input_files=input_files(_catalog_dir(catalog_dir), _models_dir(models_dir)),
-        planner_version=planner.__version__,
+        planner_version=__version__,
     )
     store = Store(out)
     stats: dict[str, int] = {}

@@ -18,6 +18,7 @@ from typing import Any
 from planner.cli_common import (
     COST_HELP,
     EXIT_BAD_INPUT,
+    EXIT_INFEASIBLE,
     EXIT_INTERNAL,
     EXIT_OK,
     PRECISIONS,
@@ -36,13 +37,16 @@ from planner.cli_common import (
     positive_int,
     table,
     validated,
+    writable_file,
 )
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format_estimate", "main"]
 
 DESCRIPTION = f"""Capacity planner for distributed ML training clusters.
 
-Exit codes: 0 ok, 1 no feasible plan (with the smallest relaxation of each requirement), 2 bad input.
+Exit codes: 0 ok, 1 no feasible plan (with the smallest relaxation of each requirement; `evaluate`: the
+configuration does not fit in GPU memory), 2 bad input, 3 internal error (please report it), 4 `batch` left
+scenarios without an answer (rerun to resume), 130/143 interrupted (SIGINT/SIGTERM).
 {COST_HELP}"""
 
 
@@ -325,6 +329,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     layout = layout_from_args(args)
     if layout is not None:
         check_layout_framework(layout, cat.framework(wl.framework))
+        check_layout_cluster(layout, server, args.nodes)
     samples = work_from(wl, args.samples, args.tokens, args.epochs)
     config = validated(
         Configuration,
@@ -345,7 +350,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         },
         "configuration",
     )
-    est = evaluate(cat, config)
+    try:
+        est = evaluate(cat, config)
+    except PlannerInputError as exc:
+        if layout is None or not str(exc).startswith("no parallel layout"):
+            raise
+        raise PlannerInputError(
+            f"the layout you gave ({layout_flags(layout)}) cannot run on {args.nodes} x {server.id}: {exc}; change "
+            "--tp/--cp/--pp/--micro-batch/--global-batch, or leave the layout out to search for the fastest one"
+        ) from None
+    if not est.fits_memory:
+        notes.append(
+            f"this configuration does not fit in GPU memory ({est.memory_per_gpu_gb:,.1f} GB per GPU of "
+            f"{est.gpu_memory_gb:,.0f} GB): it cannot run, so its time, energy and cost are not a plan; use more "
+            "nodes, a server with more GPU memory, or a layout that holds less per GPU (--tp/--pp, --zero 3, "
+            "--recompute full)"
+        )
+    if not args.rent and est.time_to_train_h > args.life_years * HOURS_PER_YEAR:
+        notes.append(
+            f"the run takes {est.time_to_train_h / HOURS_PER_YEAR:,.4g} years, longer than the hardware's "
+            f"--life-years {args.life_years:g}: the cost charges capex x run time / life, i.e. the servers bought "
+            f"{est.time_to_train_h / (args.life_years * HOURS_PER_YEAR):,.3g} times over"
+        )
     if args.global_batch is not None and est.global_batch != args.global_batch:
         notes.append(
             f"global batch {args.global_batch:,} was rounded up to {est.global_batch:,} (a whole micro-batch for "
@@ -359,19 +385,54 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         d["framework"] = wl.framework if args.framework is None else args.framework
         d["notices"] = notes
         emit_json(d)
-        return EXIT_OK
+        return EXIT_OK if est.fits_memory else EXIT_INFEASIBLE
     print(format_estimate(est.model_dump()))
-    return EXIT_OK
+    return EXIT_OK if est.fits_memory else EXIT_INFEASIBLE
+
+
+HOURS_PER_YEAR = 365.25 * 24
+
+
+def layout_flags(layout: Any) -> str:
+    """The layout as the command-line flags that set it (--tp 3 --pp 2 ...), degree 1 left out."""
+    parts = [f"--tp {layout.tensor_parallel}", f"--cp {layout.context_parallel}", f"--pp {layout.pipeline_parallel}"]
+    parts = [p for p in parts if not p.endswith(" 1")]
+    if layout.micro_batch is not None:
+        parts.append(f"--micro-batch {layout.micro_batch}")
+    return " ".join(parts) or "--tp 1"
+
+
+def check_layout_cluster(layout: Any, server: Any, nodes: int) -> None:
+    """A fixed layout whose degrees cannot divide the cluster is bad input, said in the flags' own terms:
+    tensor parallelism stays inside a node (it divides the GPUs per node) and tensor x context x pipeline
+    degrees divide the cluster's GPUs (the rest is data parallelism)."""
+    from planner.errors import PlannerInputError
+
+    per_node = server.gpus_per_node
+    tp = layout.tensor_parallel
+    if per_node % tp:
+        fits = [d for d in range(1, per_node + 1) if per_node % d == 0]
+        raise PlannerInputError(
+            f"--tp {tp} does not divide the {per_node} GPUs of a {server.id} node (tensor parallelism stays inside "
+            f"a node): give --tp {' or '.join(map(str, fits))}"
+        )
+    gpus = per_node * nodes
+    model_parallel = tp * layout.context_parallel * layout.pipeline_parallel
+    if gpus % model_parallel:
+        raise PlannerInputError(
+            f"--tp x --cp x --pp = {model_parallel} does not divide the {gpus:,} GPUs of {nodes} x {server.id} (the "
+            "data-parallel degree is GPUs / (tp x cp x pp)): change the degrees or --nodes"
+        )
 
 
 def format_estimate(d: dict[str, Any]) -> str:
     fits = "yes" if d["fits_memory"] else "NO - does not fit"
     parts = d["cost_breakdown_usd"]
     money = (
-        f"  cost              ${d['cost_usd']:,.0f} for this run (hardware share ${parts['hardware']:,.0f} "
-        f"+ energy ${parts['energy']:,.0f}); up-front capex ${d['capex_usd']:,.0f}"
+        f"  cost              {usd(d['cost_usd'])} for this run (hardware share {usd(parts['hardware'])} "
+        f"+ energy {usd(parts['energy'])}); up-front capex {usd(d['capex_usd'])}"
         if d["purchase"] == "buy"
-        else f"  cost              ${d['cost_usd']:,.0f} rent for the whole billing periods of the run "
+        else f"  cost              {usd(d['cost_usd'])} rent for the whole billing periods of the run "
         "(power and network included); up-front = the same"
     )
     lines = [
@@ -394,9 +455,15 @@ def format_estimate(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def usd(value: float) -> str:
+    """Dollars to the cent's nearest dollar, or in 4 significant figures past a trillion (no 300-digit sums)."""
+    return f"${value:,.0f}" if abs(value) < 1e12 else f"${value:,.4g}"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from planner.validation import validate
 
+    writable_file(args.out, "--out")
     summary = validate(Path(args.out), args.catalog, args.reference)
     if args.json:
         emit_json(clean(summary.to_dict(orient="records")))

@@ -19,6 +19,7 @@ from typing import Any
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 PRECISIONS = ["bf16", "fp16", "fp8", "tf32", "fp32"]
+MAX_LIFE_YEARS = 15.0  # PlanRequest.life_years and Configuration.life_years accept (0, 15]
 
 COST_HELP = (
     "Money: 'cost' is what the run costs = the bought hardware's share over the run (capex x run time / life) "
@@ -44,15 +45,15 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with the planner's error convention: usage + one message, exit code 2."""
+    """argparse with the planner's error convention: one message (not the whole usage, which for `solve` is a
+    screenful that pushes the message away) and the --help to read, exit code 2."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> Any:  # argparse's own errors: usage + message, exit 2
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"planner: error: {message}\n")
+    def error(self, message: str) -> Any:  # argparse's own errors: one message and where the options are, exit 2
+        sys.stderr.write(f"planner: error: {message}\n  (all options: `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -64,14 +65,23 @@ def _number(text: str) -> float:
 
 
 def positive_float(text: str) -> float:
+    """A finite number > 0 (an amount, a duration); NaN and infinity are refused."""
+    v = _number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def positive_limit(text: str) -> float:
+    """A limit > 0 (power envelope): as positive_float, and an infinite one is said to be the option left out."""
     v = _number(text)
     if math.isnan(v) or math.isinf(v):
         raise argparse.ArgumentTypeError(
             f"must be a finite positive number, got {text!r} (leave the option out for no limit)"
         )
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
+    return positive_float(text)
 
 
 def non_negative_float(text: str) -> float:
@@ -82,6 +92,14 @@ def non_negative_float(text: str) -> float:
         )
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return v
+
+
+def life_years(text: str) -> float:
+    """--life-years: a positive number of years, at most MAX_LIFE_YEARS (the request's own bound)."""
+    v = positive_float(text)
+    if v > MAX_LIFE_YEARS:
+        raise argparse.ArgumentTypeError(f"must be a number of years in (0, {MAX_LIFE_YEARS:g}], got {text!r}")
     return v
 
 
@@ -235,9 +253,10 @@ def add_framework_arg(p: argparse.ArgumentParser) -> None:
 def add_life_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--life-years",
-        type=positive_float,
+        type=life_years,
         default=4.0,
-        help="years over which bought hardware is amortized; a run is charged capex x run time / life, years",
+        help=f"years over which bought hardware is amortized, in (0, {MAX_LIFE_YEARS:g}]; a run is charged capex x "
+        "run time / life, years",
     )
 
 
@@ -293,6 +312,26 @@ def readable_text_file(path: str, what: str) -> str:
     if b"\x00" in data:
         raise PlannerInputError(f"{path} is a binary file; give a text (YAML or CSV) {what}")
     return path
+
+
+def writable_file(path: str, option: str) -> Path:
+    """A file path the command can write, checked before the work starts: not a directory, and its nearest
+    existing folder writable (missing folders are created by the writer)."""
+    import os
+
+    from planner.errors import PlannerInputError
+
+    p = Path(path)
+    if p.is_dir():
+        raise PlannerInputError(f"{option} {path} is a directory; give a file name, e.g. {p / 'VALIDATION.md'}")
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PlannerInputError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise PlannerInputError(f"{option} {path} cannot be written (permission denied): give a writable path")
+    return p
 
 
 def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:

@@ -29,6 +29,7 @@ from planner.cli_common import (
     notice,
     positive_float,
     positive_int,
+    positive_limit,
     readable_text_file,
     table,
     validated,
@@ -69,7 +70,7 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument("--budget-kind", choices=["upfront", "total"], default="upfront", help=BUDGET_HELP)
     p.add_argument(
         "--power-kw",
-        type=positive_float,
+        type=positive_limit,
         help="facility power envelope incl. cooling (PUE), kW, finite and > 0 (default: the site's envelope)",
     )
     p.add_argument("--site", type=csv_list, default=["us-colo"], help="site id(s), comma separated: the planner picks")
@@ -245,9 +246,16 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
 
 def _check_request(cat: Any, req: Any) -> None:
     """Input checks the optimizer would otherwise turn into an empty search."""
+    from planner.errors import PlannerInputError
     from planner.optimize import check_owned
 
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
+    for sid in req.servers or []:
+        if cat.server(sid).gpu is None:  # unknown id: a clear error listing the valid ones
+            raise PlannerInputError(
+                f"--servers {sid}: that server has no GPU, and a training plan needs GPU servers: give GPU servers "
+                f"({', '.join(s.id for s in cat.gpu_servers())})"
+            )
     if req.power_caps:
         from planner.optimize import _match_gpus
 
@@ -358,10 +366,22 @@ def cmd_pareto(args: argparse.Namespace) -> int:
                 f"{len(front)} distinct optimal plans from {args.points} epsilon values: several epsilon values "
                 "share the same optimal plan (the front has only these corners)"
             )
+        from planner.optimize import PLAN_METRIC  # the objective's column with its unit, as in a plan
+
+        named = front.rename(columns={args.x: PLAN_METRIC[args.x], args.y: PLAN_METRIC[args.y]})
         print(
             table(
-                front.to_dict(orient="records"),
-                [args.x, args.y, "server", "nodes", "fabric", "power_cap", "purchase", "time_to_train_days"],
+                named.to_dict(orient="records"),
+                [
+                    PLAN_METRIC[args.x],
+                    PLAN_METRIC[args.y],
+                    "server",
+                    "nodes",
+                    "fabric",
+                    "power_cap",
+                    "purchase",
+                    "time_to_train_days",
+                ],
             )
         )
     return EXIT_OK
@@ -459,9 +479,15 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if plan.objective_value is None:
         print("No feasible fleet.", plan.explanation or "")
         return EXIT_INFEASIBLE
+    from planner.views import OBJECTIVE_UNITS, fleet_summary
+
     head = "Optimal fleet" if plan.status == "optimal" else "BEST FLEET WITHIN THE TIME LIMIT (not proven optimal)"
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
-    print(f"{head}: {plan.objective} = {plan.objective_value:,.6g} (gap {gap:.2e})")
+    print(
+        f"{head}: {plan.objective} = {plan.objective_value:,.6g} {OBJECTIVE_UNITS.get(plan.objective, '')} "
+        f"(gap {gap:.2e})"
+    )
+    print("\n".join(line.replace("**", "") for line in fleet_summary(plan)))
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0])))
     print("\nJobs:")
@@ -483,9 +509,29 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             ],
         )
     )
-    sched = plan.schedule_frame()
-    per_slot = sched.groupby("slot").agg(nodes=("nodes", "sum"), facility_power_kw=("facility_power_kw", "sum"))
-    print("\nSchedule (nodes busy and facility power per slot):")
-    print(per_slot.T.to_string())
+    print(
+        "\nSchedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
+        "provider's):"
+    )
+    print(fleet_schedule_text(plan, req.slots, req.slot_hours))
     print("\nTotals: " + ", ".join(f"{k} {v:,.4g}" for k, v in plan.totals.items()))
     return EXIT_OK
+
+
+def fleet_schedule_text(plan: Any, slots: int, slot_hours: float) -> str:
+    """Per slot: whole nodes busy, and facility power on site and rented (views.fleet_power_frame, as the app)."""
+    import pandas as pd
+
+    from planner.views import fleet_power_frame
+
+    sched = plan.schedule_frame()
+    nodes = sched.groupby("slot")["nodes"].sum() if len(sched) else pd.Series(dtype=float)
+    power = fleet_power_frame(plan, slot_hours)
+    kw = power.pivot_table(index="slot", columns="where", values="facility_power_kw", aggfunc="sum").fillna(0.0)
+    rows = {
+        "nodes_busy": [f"{round(float(nodes.get(t, 0))):,}" for t in range(slots)],
+        "on_site_kw": [f"{kw['on site'].get(t, 0.0):,.1f}" if "on site" in kw else "0.0" for t in range(slots)],
+        "rented_kw": [f"{kw['rented'].get(t, 0.0):,.1f}" if "rented" in kw else "0.0" for t in range(slots)],
+    }
+    frame = pd.DataFrame(rows, index=[f"slot {t}" for t in range(slots)]).T
+    return frame.to_string()

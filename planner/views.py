@@ -20,6 +20,7 @@ from planner.data import Catalog, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
 from planner.optimize import (
+    PLAN_METRIC,
     PlanRequest,
     PlanResult,
     allowed_servers,
@@ -55,12 +56,7 @@ COST_EXPLAINED = (
     "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost."
 )
 OBJECTIVE_UNITS = {"energy": "kWh (facility)", "cost": "USD", "carbon": "kg CO2e", "time": "h"}
-OBJECTIVE_METRIC = {
-    "energy": "facility_energy_kwh",
-    "cost": "cost_usd",
-    "carbon": "carbon_kg",
-    "time": "time_to_train_h",
-}
+OBJECTIVE_METRIC = PLAN_METRIC  # objective -> the plan column it is measured in (with its unit)
 READABLE = {
     "role": "Role",
     "server": "Server",
@@ -265,8 +261,37 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
             f"each data-parallel replica of layout {plan.layout})"
         )
+    notes += gpu_pattern_notes(catalog, req, plan.estimate.gpu)
     notes += owned_notes(catalog, req)
     return notes
+
+
+def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | None:
+    """The GPU servers that carry exactly these GPU ids (None: no restriction). The app's GPU choice is exact,
+    whereas PlanRequest.gpus matches patterns as substrings ('b200' also allows 'gb200')."""
+    if not gpus:
+        return None
+    chosen = set(gpus)
+    return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
+
+
+def gpu_pattern_notes(catalog: Catalog, req: PlanRequest, plan_gpu: str) -> list[str]:
+    """An allowed-GPU pattern is matched as a substring of the GPU ids: 'B200' also matches 'gb200'. When the plan
+    runs on a GPU that a pattern matched only as a substring while the same pattern names another GPU exactly,
+    say so (the user most likely meant the exact one) and how to exclude it."""
+    exact = {g.lower(): g for g in catalog.gpus}
+    out = []
+    for pat in req.gpus or []:
+        p = pat.lower()
+        named = exact.get(p)
+        if named is None or plan_gpu == named or p not in plan_gpu.lower():
+            continue
+        servers = ",".join(s.id for s in catalog.gpu_servers() if s.gpu == named)
+        out.append(
+            f"the allowed GPU '{pat}' is matched as a substring of GPU ids, so it also allows {plan_gpu}, which this "
+            f"plan runs on; to allow only {named}, give --servers {servers} instead"
+        )
+    return out
 
 
 def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
@@ -282,6 +307,12 @@ def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
             why.append("the server is outside the allowed GPUs/servers")
         if req.fabrics is not None and fab not in req.fabrics:
             why.append(f"{fab} is outside the allowed fabrics")
+        end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
+        if o.age_years >= end:
+            why.append(
+                f"they are {o.age_years:g} years old, past the end of their service at {end:g} years "
+                "(--life-years; raise it to keep them in service)"
+            )
         if why:
             out.append(f"the {o.count} owned {o.server} on {fab} cannot serve this request: {'; '.join(why)}")
     return out
@@ -307,6 +338,8 @@ def cli_command(req: PlanRequest) -> str:
     parts += ["--site", ",".join(req.sites), "--objective", req.objective, f"--{req.purchase}"]
     if req.gpus:
         parts += ["--gpus", ",".join(req.gpus)]
+    if req.servers:
+        parts += ["--servers", ",".join(req.servers)]
     if req.fabrics:
         parts += ["--fabrics", ",".join(req.fabrics)]
     if req.max_nodes != 1024:

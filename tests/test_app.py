@@ -204,3 +204,14 @@ def test_servers_you_own_go_through_the_request() -> None:
     assert not at.exception and any("fabric 'ndr400' is not one it can be built with" in e.value for e in at.error)
     at.text_input(key="owned").set_value("dgx-a100-80gb").run()
     assert not at.exception and any("is not SERVER:COUNT" in e.value for e in at.error)
+
+
+def test_allowed_gpus_are_exactly_the_chosen_ones() -> None:
+    """Choosing b200 allowed gb200 too (the request's GPU patterns match substrings): the cost plan ran on a
+    GB200 NVL72. The app passes the servers that carry exactly the chosen GPUs, and shows them in the command."""
+    at = app()
+    at.selectbox(key="objective").set_value("cost").run()
+    at.multiselect(key="gpus").set_value(["b200"]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert metrics(at)["GPUs"].endswith(" x b200"), metrics(at)
+    assert any("--servers hgx-b200" in c.value for c in at.code)

@@ -1,0 +1,224 @@
+"""Defects a new user met on the command line and in the app, each pinned by the check that found it.
+
+Exit codes through real `planner` processes where the code is the point (a fixed layout that cannot divide the
+cluster, a configuration that does not fit, a malformed CSV scenario table); messages in-process (fast).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+from planner.data import Catalog
+from planner.optimize import OwnedServers, PlanRequest, solve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def planner_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`planner ARGS` as a user runs it: a new interpreter, this checkout first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PLANNER_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from planner.cli import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --------------------------------------------------------------------------------------------- evaluate
+def test_a_fixed_layout_that_cannot_divide_the_cluster_says_which_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'no parallel layout is valid ... (use fewer nodes)' for --tp 3 on 8-GPU nodes: the wrong advice."""
+    base = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4"]
+    code, _, err = run(capsys, *base, "--tp", "3")
+    assert code == 2 and "--tp 3 does not divide the 8 GPUs of a dgx-h100 node" in err
+    assert "give --tp 1 or 2 or 4 or 8" in err and "fewer nodes" not in err
+    code, _, err = run(capsys, *base, "--pp", "7")
+    assert code == 2 and "--tp x --cp x --pp = 7 does not divide the 32 GPUs of 4 x dgx-h100" in err
+
+
+def test_evaluate_of_a_configuration_that_does_not_fit_exits_1(tmp_path: Path) -> None:
+    """Was exit 0 with a time, energy and cost for a run that cannot start (947 GB per 80 GB GPU)."""
+    args = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "1"]
+    p = planner_process(*args, "--json")
+    assert p.returncode == 1, p.stderr
+    assert json.loads(p.stdout)["fits_memory"] is False
+    assert "does not fit in GPU memory" in p.stderr and "Traceback" not in p.stderr
+    # the run it describes would also outlast the hardware's life: said, with how many times it is bought over
+    assert "longer than the hardware's --life-years 4" in p.stderr
+
+
+def test_huge_amounts_print_money_in_significant_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--tokens", "1e300"]
+    code, out, _ = run(capsys, *args)
+    cost_line = next(line for line in out.splitlines() if line.strip().startswith("cost"))
+    assert code == 0 and len(cost_line) < 200, cost_line
+
+
+# ------------------------------------------------------------------------------------------ bad input
+def test_argument_errors_are_one_message_not_a_screen_of_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "solve", "--model", "llama3-8b", "--tokens", "nan", "--deadline-days", "30")
+    assert code == 2
+    assert err.splitlines()[0] == "planner: error: argument --tokens: must be a finite positive number, got 'nan'"
+    assert "usage:" not in err and "`planner solve --help`" in err and len(err.splitlines()) == 2
+    # "leave the option out for no limit" only where leaving it out means no limit (the work amount is not one)
+    assert "no limit" not in err
+
+
+def test_life_years_is_bounded_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'request: life_years: Input should be less than or equal to 15' (the field, not the option)."""
+    code, _, err = run(capsys, "solve", "--model", "llama3-8b", "--deadline-days", "30", "--life-years", "16")
+    assert code == 2 and "argument --life-years: must be a number of years in (0, 15], got '16'" in err
+
+
+def test_a_cpu_only_server_in_servers_is_bad_input_saying_why(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--servers", "rental-ryzen5-3600"]
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "rental-ryzen5-3600: that server has no GPU" in err and "dgx-h100" in err
+
+
+def test_validate_out_a_directory_is_bad_input_before_the_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Was an internal error (IsADirectoryError, exit 3) after rerunning every measurement."""
+    code, _, err = run(capsys, "validate", "--out", str(tmp_path))
+    assert code == 2 and "is a directory; give a file name" in err
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "validate", "--out", str(tmp_path / "f" / "r.md"))
+    assert code == 2 and "is a file, not a folder" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('model,deadline_days\nbert-large,1\n"unterminated,2\n', 3),  # was: internal error (TypeError), exit 3
+        ("model,deadline_days\nbert-large\n", 2),  # a missing cell: was the same crash
+        ("model,deadline_days\nbert-large,1,5\n", 2),  # an extra cell: was silently dropped
+    ],
+)
+def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: Path, text: str, line: int) -> None:
+    f = tmp_path / "s.csv"
+    f.write_text(text)
+    p = planner_process("batch", str(f), "--out", str(tmp_path / "out"), "--no-progress")
+    assert p.returncode == 2, p.stderr
+    assert f"s.csv, line {line}:" in p.stderr and "cells where the header has 2" in p.stderr
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------------------------------------- notes
+def test_a_gpu_pattern_that_names_one_gpu_but_plans_another_is_said(shipped: Catalog) -> None:
+    """--gpus b200 matches 'gb200' too (substring): a plan on gb200 says so and how to allow only b200."""
+    from planner.views import gpu_pattern_notes, servers_with_gpus
+
+    req = PlanRequest(model="llama3-8b", deadline_days=30, gpus=["B200"])
+    (note,) = gpu_pattern_notes(shipped, req, "gb200")
+    assert "also allows gb200" in note and "--servers hgx-b200" in note
+    assert gpu_pattern_notes(shipped, req, "b200") == []
+    assert gpu_pattern_notes(shipped, req.model_copy(update={"gpus": ["blackwell"]}), "gb200") == []
+    # the app's exact choice: the servers that carry exactly b200, and the plan runs on b200 whatever wins
+    servers = servers_with_gpus(shipped, ["b200"])
+    assert servers and all(shipped.server(s).gpu == "b200" for s in servers)
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", servers=servers))
+    assert res.plan is not None and res.plan.gpu == "b200"
+
+
+def test_owned_servers_past_their_life_are_said_not_silently_unused(shipped: Catalog) -> None:
+    from planner.views import owned_notes
+
+    old = OwnedServers(server="dgx-h100", count=64, fabric="ndr400", age_years=10)
+    (note,) = owned_notes(shipped, PlanRequest(model="llama3-8b", deadline_days=30, owned=[old]))
+    assert "64 owned dgx-h100 on ndr400 cannot serve" in note and "past the end of their service at 4 years" in note
+    young = old.model_copy(update={"age_years": 1})
+    assert owned_notes(shipped, PlanRequest(model="llama3-8b", deadline_days=30, owned=[young])) == []
+
+
+# ---------------------------------------------------------------------------------------- tables
+def test_pareto_table_names_its_objective_columns_with_units(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["pareto", "--model", "resnet50", "--deadline-days", "0.5", "--points", "2", "--x", "cost", "--y", "time"]
+    code, out, _ = run(capsys, *args)
+    head = next(line for line in out.splitlines() if "server" in line).split()
+    assert code == 0 and head[:2] == ["cost_usd", "time_to_train_h"], out
+
+
+def test_fleet_schedule_splits_on_site_and_rented_power_in_whole_nodes() -> None:
+    """Was one 'facility_power_kw' row adding rented power to the on-site envelope's, printed as 13.047609."""
+    from planner.cli_plan import fleet_schedule_text
+    from planner.fleet import FleetPlan
+
+    schedule = [
+        {"slot": 0, "nodes": 6, "on_site": True, "facility_power_kw": 13.047609},
+        {"slot": 1, "nodes": 2, "on_site": True, "facility_power_kw": 5.0},
+        {"slot": 1, "nodes": 8, "on_site": False, "facility_power_kw": 80.04},
+    ]
+    plan = FleetPlan(
+        status="optimal",
+        objective="cost",
+        objective_value=1.0,
+        purchases=[],
+        assignments=[],
+        schedule=schedule,
+        totals={},
+        solver=None,
+    )
+    lines = fleet_schedule_text(plan, slots=3, slot_hours=168).splitlines()
+    assert lines[0].split() == ["slot", "0", "slot", "1", "slot", "2"]
+    assert lines[1].split() == ["nodes_busy", "6", "10", "0"]
+    assert lines[2].split() == ["on_site_kw", "13.0", "5.0", "0.0"]
+    assert lines[3].split() == ["rented_kw", "0.0", "80.0", "0.0"]
+
+
+# ------------------------------------------------------------------------------------------ guide
+def test_no_module_of_the_package_imports_the_package_itself() -> None:
+    """No upward imports: `import planner` (or `from planner import NAME` of a non-module) inside planner/ goes
+    through planner/__init__.py, which imports planner.batch and planner.model: a cycle (was: batch.py)."""
+    pkg = ROOT / "planner"
+    modules = {p.stem for p in pkg.glob("*.py")}
+    bad = []
+    for path in sorted(pkg.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import) and any(a.name == "planner" for a in node.names):
+                bad.append(f"{path.name}:{node.lineno} import planner")
+            if isinstance(node, ast.ImportFrom) and node.module == "planner":
+                bad += [
+                    f"{path.name}:{node.lineno} from planner import {a.name}"
+                    for a in node.names
+                    if a.name not in modules
+                ]
+    assert not bad, bad
+
+
+def test_cli_modules_import_each_other_one_way() -> None:
+    """cli.py and cli_plan.py both use cli_common.py; cli_common imports neither; cli_plan never imports cli."""
+
+    def planner_imports(name: str) -> set[str]:
+        tree = ast.parse((ROOT / "planner" / f"{name}.py").read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("planner."):
+                found.add(node.module.removeprefix("planner."))
+        return found
+
+    assert not planner_imports("cli_common") & {"cli", "cli_plan"}
+    assert "cli" not in planner_imports("cli_plan")
+    assert "cli" not in planner_imports("views") and "cli_plan" not in planner_imports("views")
