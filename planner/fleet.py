@@ -45,9 +45,13 @@ What is modelled, stated honestly
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
   From RESTRICTED_START_MODES modes on, the start is improved first (``restricted_start``): the LP relaxation
   is solved, then the MIP restricted to the modes it uses (and the greedy plan's), with 40% of the time
-  limit; its plan is a plan of the full MIP, which HiGHS then solves from it within the rest of the limit
-  (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is left). The bound, gap and status reported
-  are HiGHS's own on the full MIP.
+  limit; then the most expensive bought type is squeezed by one node (``squeeze_start``: a MIP over a mode
+  subset with N_p <= n - 1, in which the jobs that shared those nodes run one after another; SQUEEZE_SHARE of
+  the limit). Each of these plans is a plan of the full MIP, which HiGHS then solves from the best within the
+  rest of the limit (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is left). Status and
+  incumbent are HiGHS's own on the full MIP; the bound is HiGHS's, or the LP relaxation's optimum of the same
+  full MIP (solved first, a valid lower bound) when that is higher -- HiGHS, started late, may not finish its
+  root LP -- and the gap is computed from that bound.
 
 Sets
 ----
@@ -134,6 +138,8 @@ CUT_FAMILIES = ("cover", "energetic", "network", "fabric_cover")  # valid inequa
 RESTRICTED_START_MODES = 2000  # from this many modes on, the start comes from a restricted MIP (restricted_start)
 FULL_PRESOLVE_MIN_S = 120.0  # after a restricted start, the full MIP is presolved only with this much time left
 RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much enter the restricted MIP
+SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the squeeze MIP (squeeze_start)
+SQUEEZE_SHARE = 0.45  # share of the time limit for squeeze_start
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
 
@@ -1042,13 +1048,23 @@ def add_objective(
 
 
 # ------------------------------------------------------------------------------------------------ start
-def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> None:
-    """A starting solution for HiGHS (../shared/SOLVER-NOTES.md): jobs from the largest (fewest node-slots it
-    can take) down, each in the mode and least-busy slots that add the least cost (or energy) to the fleet
-    built so far -- nodes beyond the capacity
-    already bought at their capex share, rent by node-slots, energy at its price -- keeping every owned node
-    and one fabric per bought type. Every variable gets its value; HiGHS keeps the start only if it is feasible
-    (power and budget are not checked here)."""
+@dataclass
+class StartPlan:
+    """A complete fleet decision for a start: mode index and slots of every job, nodes bought per (type, fabric)."""
+
+    chosen: dict[str, tuple[int, list[int]]]
+    bought: dict[tuple[str, str], int]
+    kept: list[int] | None = None  # owned nodes kept per owned entry (None: all)
+
+
+def greedy_plan(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> StartPlan | None:
+    """A greedy fleet (../shared/SOLVER-NOTES.md): jobs from the largest (fewest node-slots it can take) down,
+    each in the mode and least-busy slots that add the least cost (or energy) to the fleet built so far --
+    nodes beyond the capacity already bought at their capex share, rent by node-slots, energy at its price --
+    keeping every owned node and one fabric per bought type; what is bought is the peak use of each pool.
+    Power and budget are not checked here. None when some job has no compatible mode. (Seeding it with the
+    LP relaxation's purchase rounded, or ordering jobs by window length, made it worse on bench_fleet.py:
+    $3.9-4.9M against $4.18M.)"""
     ix: Index = m.ix
     pools = ix.pools
     modes = ix.modes
@@ -1098,7 +1114,7 @@ def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> N
             if best is None or value < best[0]:
                 best = (value, k, slots)
         if best is None:
-            return  # no compatible mode: no start
+            return None
         _, k, slots = best
         p, f, g = str(server[k]), str(fabric[k]), str(group[k])
         chosen[job.id] = (k, slots)
@@ -1107,16 +1123,45 @@ def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> N
         if kind[k] == "site":
             f_buy = f if f != ANY_FABRIC else fab.get(p, pools.buy.get(p, [""])[0])
             short = max(0.0, float((arr - owned_cap.get(g, np.zeros(req.slots))).max()))
-            if short > 0:
+            if short > float(bought.get((p, f_buy), np.zeros(1)).max()):
                 fab[p] = f_buy
                 bought[(p, f_buy)] = np.full(req.slots, short)
+    final: dict[tuple[str, str], int] = {}
+    for p, f in bought:  # the peak use of each pool
+        g = pools.site_group(p, f)
+        peak = float((usage.get(g, np.zeros(req.slots)) - owned_cap.get(g, np.zeros(req.slots))).max())
+        if peak > 0:
+            final[(p, f)] = round(peak)
+    return StartPlan(chosen, final)
+
+
+def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> None:
+    """Start HiGHS from the greedy plan (``greedy_plan``); no start when it finds none."""
+    plan = greedy_plan(m, cat, req)
+    if plan is not None:
+        set_plan_start(m, cat, req, plan)
+
+
+def set_plan_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, plan: StartPlan) -> None:
+    """Give every variable of the MIP its value in ``plan`` (HiGHS keeps the start only if it is feasible)."""
+    ix: Index = m.ix
+    pools = ix.pools
+    modes = ix.modes
+    nodes = modes["nodes"].to_numpy(np.int64)
+    d = modes["slots_needed"].to_numpy(np.int64)
+    kind = modes["kind"].to_numpy()
+    group = modes["group"].to_numpy()
+    chosen = plan.chosen
+    usage: dict[str, np.ndarray] = {}
+    for k, slots in chosen.values():
+        usage.setdefault(str(group[k]), np.zeros(req.slots))[slots] += int(nodes[k])
     # variable values
     for v in m.component_data_objects(pyo.Var, descend_into=True):
         v.set_value(0, skip_validation=True)
     for i, e in enumerate(pools.owned):
-        m.K[i].set_value(e.count)
-    for (p, f), arr in bought.items():
-        m.N[p, f].set_value(int(arr.max()))
+        m.K[i].set_value(e.count if plan.kept is None else plan.kept[i])
+    for (p, f), n_bought in plan.bought.items():
+        m.N[p, f].set_value(int(n_bought))
         m.y[p, f].set_value(1)
     for j, (k, slots) in chosen.items():
         m.z[k].set_value(1)
@@ -1211,7 +1256,9 @@ def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float 
     if "z" not in lp.values or lp.report.objective is None:
         return out
     out["lp_bound"] = lp.report.objective
+    out["lp_optimal"] = float(lp.report.status.value == "optimal")
     z_lp = lp.values["z"]
+    m.lp_z = z_lp
     keep = z_lp > RESTRICTED_SUPPORT
     if getattr(m, "warm_start", False):
         keep |= np.asarray([(m.z[k].value or 0.0) > 0.5 for k in m.M])
@@ -1229,6 +1276,102 @@ def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float 
         _load(m, sub)
         m.warm_start = True
         out["restricted_objective"] = sub.report.objective
+    return out
+
+
+def current_plan(m: pyo.ConcreteModel) -> StartPlan | None:
+    """The plan held in the model's variable values (a start or a loaded solution); None if incomplete."""
+    ix: Index = m.ix
+    chosen = {}
+    for j, ks in ix.by_job.items():
+        k = next((k for k in ks if (m.z[k].value or 0.0) > 0.5), None)
+        if k is None:
+            return None
+        chosen[j] = (k, [t for t in ix.window[j] if (m.r[j, t].value or 0.0) > 0.5])
+    bought = {(p, f): round(m.N[p, f].value or 0.0) for p, f in m.BUY if round(m.N[p, f].value or 0.0) > 0}
+    return StartPlan(chosen, bought, [round(m.K[i].value or 0.0) for i in m.E])
+
+
+def squeeze_start(
+    m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, options: SolverOptions, lp_z: np.ndarray | None
+) -> dict[str, float]:
+    """A better start by buying one node fewer of the type that costs the most (a large-neighbourhood step).
+    From the current start, the bought type p with the largest capex gets N_p <= n - 1 (n its nodes now), in a
+    MIP over a subset of the modes: the LP relaxation's support (``lp_z``), the start's modes, each job's
+    SQUEEZE_TOP_MODES cheapest by a standalone estimate (capex share of its node-slots plus energy); the jobs
+    that ran on p on two or more nodes keep only their modes on p with the most nodes that fit n - 1 -- so that
+    jobs that ran side by side on n nodes run one after another on all of the fewer (HiGHS found no plan
+    within 20 s when they kept every mode on p). It is the full MIP with modes left out and one row added, so
+    each of its plans is a plan of the full MIP; it replaces the start only when cheaper, and then the same
+    type is squeezed again or the next, within ``options.time_limit_s`` in all. Measured on bench_fleet.py
+    (50 jobs): the restricted start buys 4 GB200 NVL72 racks ($3.35M); squeezed to 3 racks the five 70B
+    pre-training runs go one after another on 3 racks ($3.09M). Returns squeeze_s, squeeze_objective (the
+    start after it) and squeeze_steps (squeezes that made it cheaper)."""
+    t0 = time.perf_counter()
+    ix: Index = m.ix
+    modes = ix.modes
+    out: dict[str, float] = {"squeeze_steps": 0.0}
+    site = cat.site(req.site)
+    share = req.slots * req.slot_hours / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    price = np.asarray([cat.server(p).price_usd or 0.0 for p in modes["server"]])
+    nodes = modes["nodes"].to_numpy(np.int64)
+    weight = site.electricity_usd_per_kwh if req.objective == "cost" else 1.0
+    money = 1.0 if req.objective == "cost" else 0.0
+    estimate = money * share * price * nodes * modes["slots_needed"].to_numpy() / req.slots
+    estimate = estimate + weight * modes["energy_coef_kwh"].to_numpy(float)
+    rank = pd.Series(estimate).groupby(modes["job"].to_numpy()).rank(method="first").to_numpy()
+    base = rank <= SQUEEZE_TOP_MODES
+    if lp_z is not None:
+        base |= lp_z > RESTRICTED_SUPPORT
+    tried: set[str] = set()
+    while True:
+        left = options.time_limit_s - (time.perf_counter() - t0)
+        plan = current_plan(m)
+        if plan is None or left < 1.0 or not getattr(m, "warm_start", False):
+            break
+        value = float(pyo.value(m.objective))
+        capex: dict[str, tuple[float, int]] = {}
+        for (p, f), n in plan.bought.items():
+            usd = owned_capex_usd(cat, p, f, ix.pools.owned_on(p, f), n)[0]
+            old = capex.get(p, (0.0, 0))
+            capex[p] = (old[0] + usd, old[1] + n)
+        todo = sorted((usd, p) for p, (usd, _n) in capex.items() if p not in tried)
+        if not todo:
+            break
+        p = todo[-1][1]
+        cap = capex[p][1] - 1
+        # the jobs that ran on p on two or more nodes: only their modes on p with the most nodes that fit the cap
+        # (they run one after another on all of them); every other job: base modes and its start mode
+        keep = base.copy()
+        keep[[k for k, _s in plan.chosen.values()]] = True
+        limit = cap + sum(e.count for e in ix.pools.owned if e.server == p)
+        for j, (k, _s) in plan.chosen.items():
+            if modes.at[k, "server"] != p or modes.at[k, "kind"] != "site" or nodes[k] < 2:
+                continue
+            ks = np.asarray([q for q in ix.by_job[j] if modes.at[q, "server"] == p and modes.at[q, "kind"] == "site"])
+            fit = ks[nodes[ks] <= limit]
+            if len(fit):
+                keep[ix.by_job[j]] = False
+                keep[fit[nodes[fit] == nodes[fit].max()]] = True
+        sub_idx = np.flatnonzero(keep)
+        sub = build_fleet_model(cat, req, modes.iloc[sub_idx], ix.pools)
+        sub.squeeze = pyo.Constraint(expr=pyo.quicksum(sub.N[p, f] for f in ix.pools.buy[p]) <= cap)
+        solved = solve_model(sub, options.model_copy(update={"time_limit_s": left}))
+        tried.add(p)
+        obj = solved.report.objective
+        if not solved.report.status.has_solution or obj is None or obj >= value - 1e-6 * max(1.0, abs(value)):
+            continue
+        _load(sub, solved)
+        found = current_plan(sub)
+        if found is None:
+            continue
+        chosen = {j: (int(sub_idx[k]), slots) for j, (k, slots) in found.chosen.items()}
+        set_plan_start(m, cat, req, StartPlan(chosen, found.bought, found.kept))
+        out["squeeze_steps"] += 1
+        tried.discard(p)  # it may be squeezed again
+    out["squeeze_s"] = time.perf_counter() - t0
+    if getattr(m, "warm_start", False):
+        out["squeeze_objective"] = float(pyo.value(m.objective))
     return out
 
 
@@ -1258,7 +1401,10 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     opts = req.solver
     if len(modes) >= RESTRICTED_START_MODES:
         heur = restricted_start(m, opts)
-        left = max(1.0, opts.time_limit_s - heur.get("lp_s", 0.0) - heur.get("restricted_s", 0.0))
+        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE * opts.time_limit_s})
+        heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
+        spent = sum(heur.get(k, 0.0) for k in ("lp_s", "restricted_s", "squeeze_s"))
+        left = max(1.0, opts.time_limit_s - spent)
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
         opts = opts.model_copy(update={"time_limit_s": left, "presolve": opts.presolve and left >= FULL_PRESOLVE_MIN_S})
@@ -1267,6 +1413,14 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         # an infeasibility claim is confirmed without presolve before it is reported
         solved = solve_model(m, req.solver.model_copy(update={"presolve": False}), build_time_s=t_build)
     rep = solved.report
+    lp_bound = heur.get("lp_bound") if heur.get("lp_optimal") else None
+    late = rep.status.value == "time_limit" and rep.objective is not None and lp_bound is not None
+    if late and rep.objective is not None and lp_bound is not None and (rep.bound is None or rep.bound < lp_bound):
+        # the LP relaxation of this same MIP (restricted_start) bounds it too: HiGHS, started late, may not have
+        # finished its own root LP within the time left
+        bound = min(lp_bound, rep.objective)
+        gap = (rep.objective - bound) / max(abs(rep.objective), 1e-12)
+        rep = rep.model_copy(update={"bound": bound, "gap": gap})
     timings = {
         "modes_s": t_modes,
         "build_s": t_build,

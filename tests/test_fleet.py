@@ -12,6 +12,7 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -436,8 +437,8 @@ def test_more_budget_power_or_owned_servers_never_make_the_fleet_worse(data: Any
 @_settings(12)
 @given(data=st.data())
 def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> None:
-    # the start heuristic (LP relaxation, MIP over the modes it uses) runs here on every instance: the optimum
-    # is still brute force's, and the LP bound it reports lies below it
+    # the start heuristic (LP relaxation, MIP over the modes it uses, squeeze) runs here on every instance: the
+    # optimum is still brute force's, and the LP bound it reports lies below it
     cat, req = _tiny(data)
     with mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0):
         plan = fleet(req, cat, explain=False)
@@ -448,6 +449,44 @@ def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> Non
     assert plan.objective_value is not None, plan.explanation
     assert math.isclose(plan.objective_value, brute, rel_tol=1e-6, abs_tol=1e-4)
     assert plan.start["lp_bound"] <= brute * (1 + 1e-6) + 1e-3
+    # the squeezed start (squeeze_start) is a plan: priced by the MIP's objective it is never below the optimum
+    if "squeeze_objective" in plan.start:
+        assert plan.start["squeeze_objective"] >= brute * (1 - 1e-6) - 1e-3
+
+
+def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Catalog) -> None:
+    # 1.5e6 samples: T(1) = 1500 x 21 s = 8.75 h (two 6 h slots), T(2) = 1500 x 11 s = 4.58 h (one slot). A start
+    # that runs both jobs side by side on 2 + 2 toy-a in slot 0 buys 4 nodes (40,000 USD). Squeezed to at most 3,
+    # the jobs that ran on 2 nodes keep their 2-node modes and run one after another (slots 0 and 1) on 2 nodes;
+    # squeezed again to 1, 1-node runs need both slots each and do not fit: the start ends at 2 nodes, which is
+    # also the optimum's purchase.
+    req = freq(
+        slots=2,
+        slot_hours=6.0,
+        servers=["toy-a"],
+        jobs=[{"id": j, "model": "toy-model", "samples": 1.5e6, "due_slot": 1} for j in ("a", "b")],
+    )
+    pools = pools_of(toy, req)
+    modes = job_modes(toy, req, pools=pools)
+    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
+    ix = m.ix
+    two = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 2) for j in ("a", "b")}
+    fab = str(ix.modes.at[two["a"], "fabric"])
+    side_by_side = fleet_mod.StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
+    fleet_mod.set_plan_start(m, toy, req, side_by_side)
+    before = pyo.value(m.objective)
+    out = fleet_mod.squeeze_start(m, toy, req, req.solver, None)
+    plan = fleet_mod.current_plan(m)
+    assert plan is not None and out["squeeze_steps"] == 1
+    assert plan.bought == {("toy-a", fab): 2}
+    assert sorted(slots for _k, slots in plan.chosen.values()) == [[0], [1]]
+    # the squeezed start is a plan by the exact rules, priced as the MIP prices it, cheaper than the start
+    chosen = {j: ix.modes.loc[k] for j, (k, _s) in plan.chosen.items()}
+    ev = evaluate_fleet(toy, req, pools, chosen, {j: s for j, (_k, s) in plan.chosen.items()}, plan.bought, [])
+    assert ev is not None
+    assert ev["value"] == pytest.approx(out["squeeze_objective"], abs=1e-4) and ev["value"] < before
+    assert ev["capex_usd"] == pytest.approx(20_000)
+    assert fleet(req, toy).totals["capex_usd"] == pytest.approx(20_000)
 
 
 def test_network_envelope_lies_under_the_network_capex_of_every_cluster_size() -> None:
