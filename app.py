@@ -501,12 +501,7 @@ def _fleet_with_progress(req: Any) -> Any:
         while not future.done():
             time.sleep(0.5)
             used = time.perf_counter() - t0
-            bar.progress(
-                min(used / (limit + 30.0), 0.99),
-                text=f"Planning the fleet: {used:.0f} s so far. Every job is evaluated on every allowed server, "
-                f"fabric and node count, then HiGHS solves the MIP (it stops at {limit:g} s with the best plan "
-                "found); portfolios of many jobs take a minute or more.",
-            )
+            bar.progress(min(used / (limit + 30.0), 0.99), text=views.fleet_progress_text(req, used))
         plan = future.result()
     bar.empty()
     return plan, time.perf_counter() - t0

@@ -380,7 +380,7 @@ class Store:
 
     def export(self, df: pd.DataFrame | None = None) -> list[Path]:
         """Write results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename)."""
-        df = self.frame() if df is None else df
+        df = _whole_numbers(self.frame() if df is None else df)
         written = []
         targets: list[tuple[str, Any]] = [("results.csv", lambda p: df.to_csv(p, index=False))]
         if _has_pyarrow():
@@ -396,6 +396,20 @@ class Store:
                 raise _os_problem(exc, final) from None
             written.append(final)
         return written
+
+
+WHOLE_NUMBER_COLUMNS = ("nodes", "gpus", "attempts", "worker_pid")
+
+
+def _whole_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """Counts stay whole numbers in the exports (`nodes` 4, not 4.0, where rows without a plan leave them empty)."""
+    out = df.copy()
+    for c in WHOLE_NUMBER_COLUMNS:
+        if c in out and pd.api.types.is_numeric_dtype(out[c]):
+            values = out[c].dropna()
+            if (values == values.round()).all():
+                out[c] = out[c].round().astype("Int64")
+    return out
 
 
 def _has_pyarrow() -> bool:

@@ -472,7 +472,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
         )
         req = req.model_copy(update={"solver": opts})
-    plan = fleet(req, catalog_from(args))
+    plan = with_progress(lambda: fleet(req, catalog_from(args)), req)
     if args.json:
         emit_json(clean(plan.model_dump(mode="json")))
         return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
@@ -516,6 +516,37 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     print(fleet_schedule_text(plan, req.slots, req.slot_hours))
     print("\nTotals: " + ", ".join(f"{k} {v:,.4g}" for k, v in plan.totals.items()))
     return EXIT_OK
+
+
+def with_progress(work: Any, req: Any) -> Any:
+    """Run a fleet solve (a minute or more for many jobs) saying on stderr what it does and when it stops; on a
+    terminal the seconds used tick on that line."""
+    import sys
+    import threading
+    import time
+
+    from planner.views import fleet_progress_text
+
+    sys.stderr.write(f"planner: {fleet_progress_text(req)}\n")
+    sys.stderr.flush()
+    if not sys.stderr.isatty():
+        return work()
+    stop = threading.Event()
+    t0 = time.perf_counter()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            sys.stderr.write(f"\rplanner: {time.perf_counter() - t0:.0f} s")
+            sys.stderr.flush()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+        ticker.join()
+        sys.stderr.write(f"\rplanner: done in {time.perf_counter() - t0:.0f} s\n")
 
 
 def fleet_schedule_text(plan: Any, slots: int, slot_hours: float) -> str:

@@ -735,6 +735,16 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
     return alt.vconcat(bars, line).resolve_scale(color="independent")
 
 
+def fleet_progress_text(req: Any, used_s: float | None = None) -> str:
+    """What a fleet solve is doing and when it stops (the app's progress bar and `planner fleet`'s stderr)."""
+    so_far = f"{used_s:.0f} s so far. " if used_s is not None else ""
+    return (
+        f"Planning the fleet ({len(req.jobs)} jobs over {req.slots} slots): {so_far}Every job is evaluated on every "
+        "allowed server, fabric and node count, then HiGHS solves the MIP (it stops at "
+        f"{req.solver.time_limit_s:g} s with the best plan found); portfolios of many jobs take a minute or more."
+    )
+
+
 def fleet_owned_table(plan: Any) -> pd.DataFrame:
     """Owned servers: how many the plan keeps (in service, drawing idle power when not training) and retires."""
     rows = [

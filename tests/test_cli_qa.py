@@ -222,3 +222,33 @@ def test_cli_modules_import_each_other_one_way() -> None:
     assert not planner_imports("cli_common") & {"cli", "cli_plan"}
     assert "cli" not in planner_imports("cli_plan")
     assert "cli" not in planner_imports("views") and "cli_plan" not in planner_imports("views")
+
+
+def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
+    """Was silent until the plan (a minute or more for many jobs): stderr now says what runs and its time limit."""
+    f = tmp_path / "tiny.yaml"
+    f.write_text(
+        "slots: 2\nslot_hours: 24\nsite: us-colo\nobjective: cost\npurchase: buy\ngpus: [L40S]\nmax_nodes: 4\n"
+        "jobs:\n  - {id: bert, model: bert-large, release_slot: 0, due_slot: 1}\n"
+    )
+    p = planner_process("fleet", str(f), "--time-limit", "7")
+    assert p.returncode == 0, p.stderr
+    assert "Planning the fleet (1 jobs over 2 slots)" in p.stderr and "stops at 7 s" in p.stderr
+    assert "Schedule per slot" in p.stdout and "on_site_kw" in p.stdout and "rented_kw" in p.stdout
+
+
+def test_batch_exports_counts_as_whole_numbers(tmp_path: Path) -> None:
+    """Was `nodes` 1.0 and `gpus` 8.0 in results.csv wherever another row had no plan (NaN made them floats)."""
+    import csv
+
+    from planner.batch import batch
+
+    scenarios = [
+        {"model": "bert-large", "deadline_days": 1, "gpus": ["H100"]},
+        {"model": "bert-large", "deadline_days": 1e-5, "max_nodes": 1},  # infeasible: no nodes
+    ]
+    batch(scenarios, tmp_path / "o", workers=1, progress=False)
+    rows = list(csv.DictReader((tmp_path / "o" / "results.csv").open()))
+    planned = next(r for r in rows if r["status"] == "optimal")
+    assert planned["nodes"].isdigit() and planned["gpus"].isdigit() and planned["attempts"].isdigit(), planned
+    assert next(r for r in rows if r["status"] == "infeasible")["nodes"] == ""
