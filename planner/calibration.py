@@ -169,10 +169,31 @@ def isotonic(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.concatenate([[v] * int(c) for v, _, c in blocks])
 
 
+def at_scale_convergence(reference: Path, benchmark: str) -> pd.DataFrame:
+    """The convergence-vs-batch table (as in mlperf_convergence_vs_batch.csv) of a benchmark that file lacks, from
+    mlperf_training_at_scale.csv: per global batch, the median over results of each result's mean converged
+    samples, and the number of results."""
+    df = pd.read_csv(reference / "mlperf_training_at_scale.csv")
+    df = df[df["benchmark"] == benchmark]
+    per_result = df["converged_at_per_run"].map(lambda v: float(np.mean([float(x) for x in str(v).split(";") if x])))
+    grouped = per_result.groupby(df["global_batch"])
+    return pd.DataFrame(
+        {
+            "benchmark": benchmark,
+            "global_batch": grouped.median().index.astype(int),
+            "submissions": grouped.size().to_numpy(),
+            "median_converged_at": grouped.median().to_numpy(),
+        }
+    )
+
+
 def convergence_points(reference: Path, benchmark: str, reference_batch: int) -> tuple[float, list[dict[str, Any]]]:
-    """(samples at the reference batch, [{global_batch, samples_factor}]) from the MLPerf medians."""
+    """(samples at the reference batch, [{global_batch, samples_factor}]) from the MLPerf medians
+    (mlperf_convergence_vs_batch.csv, or the at-scale results for a benchmark it does not list)."""
     df = pd.read_csv(reference / "mlperf_convergence_vs_batch.csv")
     df = df[df["benchmark"] == benchmark].sort_values("global_batch")
+    if df.empty:
+        df = at_scale_convergence(reference, benchmark).sort_values("global_batch")
     fit = isotonic(df["median_converged_at"].to_numpy(float), df["submissions"].to_numpy(float))
     base = float(np.interp(np.log(reference_batch), np.log(df["global_batch"].to_numpy(float)), fit))
     pts = []

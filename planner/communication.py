@@ -168,18 +168,24 @@ def tensor_parallel_time_s(
 
 
 def interleaved_pipeline_time_s(
-    bubble_one_stage_s: ArrayLike, p2p_one_stage_s: ArrayLike, options: list[int]
+    bubble_one_stage_s: ArrayLike,
+    p2p_one_stage_s: ArrayLike,
+    options: list[int],
+    allowed: list[NDArray[np.bool_]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """(bubble + point-to-point time, chosen v) of an interleaved 1F1B pipeline: with v model chunks per GPU
     the bubble is 1/v of the plain schedule's and every micro-batch crosses v times as many stage boundaries;
-    v is the fastest of ``options`` (the first on a tie)."""
+    v is the fastest of ``options`` (the first on a tie) among those ``allowed`` (per option, where its extra
+    activation memory still fits; the first option is always allowed)."""
     b1 = np.asarray(bubble_one_stage_s, dtype=float)
     p1 = np.asarray(p2p_one_stage_s, dtype=float)
     best = b1 / options[0] + options[0] * p1
     chosen = np.full(best.shape, options[0], dtype=np.int64)
-    for v in options[1:]:
+    for i, v in enumerate(options[1:], start=1):
         cand = b1 * (1.0 / v) + v * p1
         better = cand < best
+        if allowed is not None:
+            better &= allowed[i]
         best = np.where(better, cand, best)
         chosen = np.where(better, v, chosen)
     return best, chosen
@@ -212,14 +218,23 @@ def exposed_gradient_sync_s(
 
 
 def context_parallel_bytes(
-    micro_batch: ArrayLike, sequence_length: float, hidden_size: float, heads: float, kv_heads: float | None, cp: int
+    micro_batch: ArrayLike,
+    sequence_length: float,
+    hidden_size: float,
+    heads: float,
+    kv_heads: float | None,
+    cp: int,
+    tp: int = 1,
 ) -> NDArray[np.float64]:
     """Bytes one GPU receives per layer and micro-batch under context parallelism (Megatron-Core CP: KV
     all-gathered in a ring in the forward pass, KV again and their gradients reduce-scattered in the backward:
-    docs/api-guide/context_parallel.md): 3 x (cp-1)/cp x K and V of the whole sequence (2 x s x b x d_kv x 2
-    bytes, d_kv = h x kv_heads / heads for grouped-query attention)."""
+    docs/api-guide/context_parallel.md): 3 x (cp-1)/cp x K and V of the whole sequence for the GPU's heads
+    (2 x s x b x d_kv x 2 bytes, d_kv = h x kv_heads / heads for grouped-query attention, over the tensor-parallel
+    ranks that split the KV heads: Megatron gives each TP rank kv_heads / tp query groups, and TE's ring
+    attention runs on that rank's [s/cp, b, heads/tp, d] -- replicated once tp exceeds kv_heads)."""
     if cp <= 1:
         return np.zeros_like(np.asarray(micro_batch, dtype=float))
-    d_kv = hidden_size * (kv_heads or heads) / heads
+    groups = float(kv_heads or heads)
+    d_kv = hidden_size * groups / heads / min(float(tp), groups)
     kv = 2.0 * sequence_length * np.asarray(micro_batch, dtype=float) * d_kv * 2.0
     return np.asarray(3.0 * (cp - 1.0) / cp * kv)

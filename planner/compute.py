@@ -31,18 +31,31 @@ from numpy.typing import ArrayLike, NDArray
 
 from planner.schemas import FrameworkProfile, Gpu, Workload
 
-RECOMPUTE_FLOPS_FACTOR = 4.0 / 3.0  # one extra forward pass (forward = 1/3 of forward + backward)
 
-
-def recompute_flops_factor(recompute: str, sequence_length: float, hidden_size: float, flash_attention: bool) -> float:
-    """FLOPs with recomputation / model FLOPs. Full: one extra forward pass (x 4/3). Selective: the attention
-    scores' forward again, s / (6 h) of the model FLOPs (2.7% for GPT-3 175B: Korthikanti et al. 2022); nothing
-    with a FlashAttention kernel, which recomputes them anyway and is costed in its efficiency."""
+def recompute_flops_factor(
+    recompute: str, sequence_length: float, hidden_size: float, flash_attention: bool, forward_share: float = 1 / 3
+) -> float:
+    """FLOPs with recomputation / model FLOPs. Full: one extra forward pass, 1 + the forward pass's share of the
+    training FLOPs (4/3 when every weight trains; more for LoRA, whose frozen weights skip the weight-gradient
+    GEMMs: ``forward_flops_share``). Selective: the attention scores' forward again, s / (6 h) of the model FLOPs
+    (2.7% for GPT-3 175B: Korthikanti et al. 2022); nothing with a FlashAttention kernel, which recomputes them
+    anyway and is costed in its efficiency."""
     if recompute == "full":
-        return RECOMPUTE_FLOPS_FACTOR
+        return 1.0 + forward_share
     if recompute == "selective" and not flash_attention and hidden_size > 0:
         return 1.0 + sequence_length / (6.0 * hidden_size)
     return 1.0
+
+
+def forward_flops_share(workload: Workload) -> float:
+    """The forward pass's share of a sample's training FLOPs: 1/3 when every weight trains (backward = 2 x
+    forward), else -- frozen base weights (LoRA) -- the forward pass 2 N s + a third of attention's 12 s^2 h L
+    over the workload's training FLOPs (its notes: forward 2N, backward activation gradients 2N per token)."""
+    seq, h, layers = workload.sequence_length, workload.hidden_size, workload.layers
+    if workload.trainable >= workload.params or not (seq and h and layers):
+        return 1.0 / 3.0
+    forward = 2.0 * workload.params * seq + attention_flops_per_sample(seq, h, layers) / 3.0
+    return float(min(forward / workload.train_flops_per_sample, 1.0))
 
 
 MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
@@ -85,7 +98,9 @@ def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, str]:
         return gpu.bf16_tflops, "bf16"
     if precision == "fp32":
         return gpu.bf16_tflops / 16.0, "fp32"  # no tensor cores for strict fp32
-    return gpu.bf16_tflops, "bf16" if precision in ("bf16", "fp16", "tf32") else precision
+    if precision == "tf32":  # dense TF32 tensor-core peak is half of BF16 on every catalog GPU (A100 156 vs 312,
+        return gpu.bf16_tflops / 2.0, "tf32"  # H100 SXM 495 vs 989, L40S 183 vs 362, MI300X 654 vs 1307 TFLOP/s)
+    return gpu.bf16_tflops, "bf16" if precision in ("bf16", "fp16") else precision
 
 
 def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision_used: str) -> float:

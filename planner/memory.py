@@ -4,7 +4,8 @@ Model state (mixed-precision Adam): weights 2 B/param, gradients 2 B/trainable p
 (optimizer_bytes_per_param - 4: fp32 master + two moments = 12 B) per trainable param; tensor and
 pipeline parallelism divide them; ZeRO-1 shards the optimizer state over the data-parallel group,
 ZeRO-2 also gradients, ZeRO-3/FSDP also weights. Activations: per sample x micro-batch / tensor
-parallel (a 1F1B pipeline keeps p micro-batches of L/p layers in flight = one micro-batch of L layers),
+parallel (a 1F1B pipeline keeps p micro-batches of L/p layers in flight = one micro-batch of L layers; an
+interleaved one (v+1)p-1 chunks of L/(pv) layers),
 times the kept share under recomputation. Embeddings (recommenders) are sharded over all GPUs.
 A fixed workspace covers the CUDA context, NCCL buffers and fragmentation.
 """
@@ -75,11 +76,13 @@ def transformer_activation_gb(
       no recompute, TP only           s b h (10 + 24/t + 5 a s/(h t))
       no recompute, TP + sequence par  s b h (34/t + 5 a s/(h t))
       selective recompute              the 5 a s/h attention-score term is recomputed, not stored
-      full recompute                   2 s b h (the layer input only)
+      full recompute                   2 s b h (the layer input only; 2 s b h / t with sequence parallelism,
+                                       whose layer inputs are split along the sequence)
 
     A FlashAttention kernel never stores the scores (the 5as/h term is absent even without recompute). A 1F1B
     pipeline's first stage holds p micro-batches of L/p layers in flight: the activations of L layers of one
-    micro-batch, which is what is returned (per GPU, its tensor-parallel share).
+    micro-batch, which is what is returned (per GPU, its tensor-parallel share; an interleaved schedule holds
+    more, planner/step.py interleave_activation_factor).
 
     FP8 training (Transformer Engine) keeps the inputs of its GEMMs for the backward pass in FP8, one byte
     instead of two: the QKV and FC1 inputs (2 s b h each, outside the tensor-parallel regions), the attention
@@ -92,7 +95,7 @@ def transformer_activation_gb(
     fp8 = np.asarray(fp8_gemm_inputs, dtype=bool)  # per row where rows differ in precision
     replicated, sharded = np.where(fp8, 8.0, 10.0), np.where(fp8, 19.0, 24.0)
     if recompute == "full":
-        per_layer = 2.0 * sbh * np.ones_like(replicated)
+        per_layer = 2.0 * sbh * np.ones_like(replicated) / (t if sequence_parallel else 1.0)
     elif sequence_parallel:
         per_layer = sbh * (replicated + sharded + scores) / t
     else:

@@ -328,9 +328,9 @@ def evaluate_space(
         memory_bandwidth_tbps=mem_bw[first],
         half_batch=half_batch,
         overlap=overlap,
-        grad_bytes_per_param=4.0 if precision == "fp32" else 2.0,
+        grad_bytes_per_param=4.0 if precision in ("fp32", "tf32") else 2.0,  # TF32 computes on fp32 tensors
         grad_reduce_bytes_per_param=(
-            4.0 if precision == "fp32" or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8")) else 2.0
+            4.0 if precision in ("fp32", "tf32") or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8")) else 2.0
         ),
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
         fp8=np.asarray([u == "fp8" for _, u in peak_used])[si][first],
@@ -648,8 +648,10 @@ class _LayoutSearch:
             "step_time_s": np.maximum(t["t_gpu"], t["t_data"]),
         }
 
-    def _store(self, li: int, idx: np.ndarray, mem: np.ndarray, fit: bool) -> None:
+    def _store(self, li: int, idx: np.ndarray, fit: bool) -> None:
         parts = self._breakdown(li, idx)
+        # the memory of the layout as chosen: its interleave's activations in flight included
+        mem = step.interleaved_memory_gb(self.layouts[li], self.per_u[li], self.u_of[idx], parts["virtual_stages"])
         cols = self.cols
         if len(idx) == self.n:  # one layout wins everywhere: take the arrays as they are
             cols["layout_index"][:] = li
@@ -665,10 +667,10 @@ class _LayoutSearch:
     def _finish(self, won: np.ndarray) -> None:
         """Breakdowns of the winners; configurations where no layout fits get the smallest-memory layout."""
         for li, idx in _indices_by_value(won):
-            self._store(li, idx, self.per_u[li]["mem"][self.u_of[idx]], True)
+            self._store(li, idx, True)
         no_fit = np.where(self.cols["layout_index"] < 0, self.min_layout[self.u_of], -1)
         for li, idx in _indices_by_value(no_fit):
-            self._store(li, idx, self.min_mem[self.u_of[idx]], False)
+            self._store(li, idx, False)
 
 
 def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, life_years: float) -> pd.DataFrame:

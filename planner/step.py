@@ -18,7 +18,9 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
         + t_embedding_all_to_all          communication.all_to_all_time_s   recommender embeddings
         + t_framework_overhead            frameworks.yaml step_overhead_ms
   t_data = max(CPU preprocessing, storage reads) per node                  compute.data_pipeline_time_s
-  memory per GPU = model state + activations + embeddings + workspace   memory.py
+  memory per GPU = model state + activations + embeddings + workspace   memory.py; an interleaved pipeline
+                   holds (v+1)p-1 chunks of L/(pv) layers in flight (interleave_activation_factor), and v is
+                   chosen among the interleaves whose activations fit
 
 Every term is one named function in its physics module, with its source there. This module only gathers
 the hardware of the rows (``Rows``), evaluates the layout-dependent quantities per (server, nodes) row
@@ -34,6 +36,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from planner import communication as comm
 from planner import compute, memory
@@ -126,6 +129,9 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     if rows.global_batch is None and wl.max_global_batch_tokens and wl.sequence_length:
         # the recipe's largest batch: data parallelism that would need a larger one is not offered
         valid &= B * wl.sequence_length <= wl.max_global_batch_tokens * (1.0 + 1e-9)
+    act = activation_memory_gb(wl, lay, mb, rows.fp8) / cp
+    if lay.virtual_stages and lay.virtual_stages > 1 and pp > 1:  # a fixed interleave holds more in flight
+        act = act * interleave_activation_factor(pp, lay.virtual_stages, B / dp / mb)
     mem = (
         # weights are split by TP x PP; context-parallel ranks hold replicas and share the (distributed)
         # optimizer state with the data-parallel ones (Megatron shards it over DP x CP)
@@ -138,7 +144,7 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             lay.zero_stage,
             rows.grad_reduce_bytes_per_param,
         )
-        + activation_memory_gb(wl, lay, mb, rows.fp8) / cp
+        + act
         + rows.embedding_gb
         + memory.WORKSPACE_GB
     )
@@ -149,9 +155,32 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         "dp": dp,
         "B": B,
         "mb": mb,
-        "mem": mem,
+        "mem": mem,  # with the searched interleave, at v = 1 (the least; interleaved_memory_gb adds the rest)
+        "act": act,  # its activation part
         "sf_per_B": compute.samples_factor(wl, B) / B,
     }
+
+
+def interleave_activation_factor(pp: int, virtual: ArrayLike, micro_batches: ArrayLike) -> np.ndarray:
+    """Activations the first pipeline rank holds under Megatron's interleaved 1F1B schedule, relative to the
+    plain schedule's one micro-batch of L layers: its warm-up runs 2 (p - 1) + (v - 1) p model chunks ahead, so
+    (v + 1) p - 1 chunks of L / (p v) layers are in flight -- L (1 + (p - 1) / (p v)) -- at most all m v chunks
+    of the step (Megatron-Core schedules.py, interleaved warm-up count; Korthikanti et al. 2022 section 4.2.3).
+    1 for v = 1."""
+    v = np.asarray(virtual, dtype=float)
+    m = np.asarray(micro_batches, dtype=float)
+    inflight = np.minimum((v + 1.0) * pp - 1.0, np.maximum(m * v, 1.0))
+    return np.asarray(np.where(v > 1, np.maximum(inflight / (pp * v), 1.0), 1.0))
+
+
+def interleaved_memory_gb(lay: Layout, d: Arrays, u: np.ndarray, virtual: np.ndarray) -> np.ndarray:
+    """Memory per GPU of the layout on the rows u at the chosen interleave ``virtual``: the v = 1 memory plus the
+    activations the extra chunks in flight hold (nothing more where the layout fixed v: already counted)."""
+    if lay.pipeline_parallel == 1 or lay.virtual_stages is not None:
+        return np.asarray(d["mem"][u])
+    m = d["B"][u] / d["dp"][u] / d["mb"][u]
+    extra = interleave_activation_factor(lay.pipeline_parallel, virtual, m) - 1.0
+    return np.asarray(d["mem"][u] + d["act"][u] * extra)
 
 
 def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -214,7 +243,11 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         return d["t_comp1"]
     wl = rows.wl
     extra = compute.recompute_flops_factor(
-        lay.recompute, float(wl.sequence_length or 1), float(wl.hidden_size or 0), wl.flash_attention
+        lay.recompute,
+        float(wl.sequence_length or 1),
+        float(wl.hidden_size or 0),
+        wl.flash_attention,
+        compute.forward_flops_share(wl),
     )
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
@@ -306,7 +339,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     )
     owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
     kv_bytes = (
-        comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp)
+        comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp, tp)
         * (rows.layers / pp)
         * m
     )
@@ -397,7 +430,17 @@ def step_terms(
     if pp > 1:
         bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
         p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
-        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options)
+        allowed = None
+        if len(virtual_options) > 1:  # only the interleaves whose extra activations fit the GPU (a layout that
+            # does not fit even at v = 1 is reported as not fitting, and timed at its fastest interleave)
+            usable = memory.USABLE_FRACTION * rows.gpu_memory_gb[uu]
+            m_u = su["m"][uu]
+            over = d["mem"][uu] > usable
+            allowed = [
+                at(over | (d["mem"][uu] + d["act"][uu] * (interleave_activation_factor(pp, v, m_u) - 1.0) <= usable))
+                for v in virtual_options
+            ]
+        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed)
     else:
         bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
         virtual = np.ones(t_comp.shape, dtype=np.int64)

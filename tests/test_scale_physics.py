@@ -120,8 +120,15 @@ def test_recompute_flops() -> None:
 
 def test_context_parallel_halves_activations_and_exchanges_kv() -> None:
     # Llama 3 405B, 8,192 tokens, 8 KV heads of 128: d_kv = 16384 x 8 / 128 = 1024; CP2 receives per layer
-    # 3 x 1/2 x (K and V of the sequence: 2 x 8192 x 1024 x 2 bytes = 33.6 MB) = 50.3 MB
+    # 3 x 1/2 x (K and V of the sequence: 2 x 8192 x 1024 x 2 bytes = 33.6 MB) = 50.3 MB without TP; with TP8 each
+    # rank rings only its own KV head (1024 / 8 = 128 wide): 6.3 MB; with TP16 the 8 KV heads are replicated
     assert comm.context_parallel_bytes(1.0, 8192, 16384, 128, 8, 2)[()] == pytest.approx(3 * 0.5 * 2 * 8192 * 1024 * 2)
+    assert comm.context_parallel_bytes(1.0, 8192, 16384, 128, 8, 2, 8)[()] == pytest.approx(
+        3 * 0.5 * 2 * 8192 * 128 * 2
+    )
+    assert comm.context_parallel_bytes(1.0, 8192, 16384, 128, 8, 2, 16)[()] == pytest.approx(
+        3 * 0.5 * 2 * 8192 * 128 * 2
+    )
     base = dict(model="llama3-405b", server="dgx-h100", nodes=64, global_batch=1024)
     cp1 = evaluate(
         CAT,
@@ -148,8 +155,10 @@ def test_context_parallel_halves_activations_and_exchanges_kv() -> None:
     assert step.context_parallel_cover_s(np.asarray([10.0]), share, 2)[0] == pytest.approx(10.0 * 0.5 * share)
     assert step.context_parallel_cover_s(np.asarray([10.0]), share, 4)[0] == pytest.approx(10.0 * 0.75 * share)
     assert step.context_parallel_cover_s(np.asarray([10.0]), share, 1)[0] == 0.0
-    # here the ring's 16 ranks (TP8 x CP2) span two nodes: the exchange goes over the NICs and shows
-    assert cp2.step_time_breakdown_s["context_parallel"] > 0 == cp1.step_time_breakdown_s["context_parallel"]
+    # here the ring's 16 ranks (TP8 x CP2) span two nodes, so the exchange goes over the NICs, but each TP rank
+    # rings only its own KV head: 6.3 MB per layer and micro-batch, ~16 layers per stage -> ~100 MB at ~40 GB/s
+    # per GPU = ~2.5 ms per micro-batch, far under half the attention time (7.69% of a micro-batch's GEMMs): hidden
+    assert cp2.step_time_breakdown_s["context_parallel"] == 0 == cp1.step_time_breakdown_s["context_parallel"]
     assert cp2.memory_per_gpu_gb < cp1.memory_per_gpu_gb
     assert "CP2" in cp2.layout
 
@@ -375,10 +384,13 @@ def test_fp8_training_keeps_gemm_inputs_in_one_byte() -> None:
     fp8_nosp = memory.transformer_activation_gb(*args, False, "none", True, True)[()]
     assert bf16_sp == pytest.approx(34 * sbh_gb / t) and fp8_sp == pytest.approx(27 * sbh_gb / t)
     assert fp8_nosp == pytest.approx((8 + 19 / t) * sbh_gb)
-    # full recomputation keeps only the 16-bit layer input either way
-    assert memory.transformer_activation_gb(*args, True, "full", True, True)[()] == pytest.approx(2 * sbh_gb)
+    # full recomputation keeps only the 16-bit layer input either way: 2 s b h, split over the TP ranks along the
+    # sequence with sequence parallelism (Korthikanti's 2 s b h L is the case without it)
+    assert memory.transformer_activation_gb(*args, True, "full", True, True)[()] == pytest.approx(2 * sbh_gb / t)
+    assert memory.transformer_activation_gb(*args, False, "full", True, True)[()] == pytest.approx(2 * sbh_gb)
     # and the model uses it where the GPU trains in FP8 (H100), not where it falls back to BF16 (A100)
-    lay = Layout(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True)
+    # (plain 1F1B, v = 1: an interleave would hold more chunks in flight, test_interleaved_pipeline_memory)
+    lay = Layout(tensor_parallel=4, pipeline_parallel=8, virtual_stages=1, zero_stage=1, sequence_parallel=True)
     for server, ratio in (("dgx-h100", 27 / 34), ("dgx-a100-80gb", 1.0)):
         mem = {
             p: evaluate(
@@ -437,3 +449,62 @@ def test_step_gap_table_states_the_missed_seconds_per_step() -> None:
     assert row["predicted s/step"] == pytest.approx(1.5)
     assert row["missed s/step"] == pytest.approx(0.5)
     assert row["error %"] == pytest.approx(-25.0)
+
+
+def test_interleaved_pipeline_memory() -> None:
+    # Megatron's interleaved 1F1B: the first rank runs 2 (p - 1) + (v - 1) p chunks ahead, so (v + 1) p - 1 chunks
+    # of L / (p v) layers are in flight. p = 8, v = 2: 23 chunks of L / 16 = 1 + 7/16 of the plain schedule's L
+    # layers; v = 8: 71 / 64; never more than the step's m v chunks, never less than the plain schedule
+    assert step.interleave_activation_factor(8, 2, 32)[()] == pytest.approx(23 / 16)
+    assert step.interleave_activation_factor(8, 8, 32)[()] == pytest.approx(71 / 64)
+    assert step.interleave_activation_factor(8, 2, 10)[()] == pytest.approx(20 / 16)
+    assert step.interleave_activation_factor(8, 1, 32)[()] == 1.0
+    # a fixed VP2 reports the plain layout's memory plus 7/16 of its activations
+    base = dict(model="gpt3-175b", server="dgx-h100", nodes=32, global_batch=256, precision="bf16")
+    lay = dict(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True, recompute="full")
+    v1 = evaluate(CAT, Configuration(**base, layout=Layout(**lay, virtual_stages=1)))
+    v2 = evaluate(CAT, Configuration(**base, layout=Layout(**lay, virtual_stages=2)))
+    act = memory.transformer_activation_gb(2048, 12288, 96, 96, 1.0, 4, True, "full", False)[()]
+    assert v2.memory_per_gpu_gb - v1.memory_per_gpu_gb == pytest.approx(act * 7 / 16, rel=1e-9)
+    # the search never picks an interleave whose activations overflow the GPU (was 94.9 GB of 80 here)
+    for nodes in (16, 32, 64):
+        est = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=nodes))
+        assert est.memory_per_gpu_gb <= memory.USABLE_FRACTION * 80.0 + 1e-9, est.layout
+
+
+def test_caps_below_the_measured_range_cost_throughput() -> None:
+    # below the curve's lowest level the cap binds harder than anything measured: power follows the cap and
+    # throughput falls in proportion, so work per joule stays at the curve's bottom (no free energy savings)
+    gpu = CAT.gpu("h100-sxm")
+    curve = CAT.power_curves[gpu.power_curve]
+    tf, pf = power.load_curve_at(curve, np.array([0.2, 0.25, 0.3]), gpu.training_power_fraction)
+    assert tf[0] / tf[2] == pytest.approx(2 / 3) and tf[1] / tf[2] == pytest.approx(5 / 6)
+    assert pf[0] / tf[0] == pytest.approx(pf[1] / tf[1]) == pytest.approx(pf[2] / tf[2])
+    low = [
+        evaluate(CAT, Configuration(model="llama3-8b", server="dgx-h100", nodes=4, power_cap=c, failures=False))
+        for c in (0.3, 0.4, 0.5)
+    ]
+    assert low[0].step_time_s > low[1].step_time_s > low[2].step_time_s
+
+
+def test_tf32_runs_at_half_the_bf16_peak() -> None:
+    # dense TF32 tensor-core peak: A100 156 vs BF16 312 TFLOP/s, H100 SXM 495 vs 989 (NVIDIA datasheets)
+    for gid in ("a100-sxm-80gb", "h100-sxm"):
+        gpu = CAT.gpu(gid)
+        assert compute.peak_tflops(gpu, "tf32") == (gpu.bf16_tflops / 2.0, "tf32")
+    bf16, tf32 = (
+        evaluate(CAT, Configuration(model="bert-large", server="dgx-a100-80gb", nodes=1, precision=p))
+        for p in ("bf16", "tf32")
+    )
+    assert tf32.step_time_breakdown_s["compute"] > 1.5 * bf16.step_time_breakdown_s["compute"]
+
+
+def test_full_recompute_repeats_the_forward_share_of_the_flops() -> None:
+    # every weight trains: the forward pass is 1/3 of the FLOPs -> 4/3. LoRA (frozen base): forward 2 N s + a
+    # third of attention's 12 s^2 h L over its 2.82e15 FLOPs per sequence: (2 x 69e9 x 8192 + 4 x 8192^2 x 8192 x
+    # 80) / 2.82e15 = 0.4643 -> 1.4643
+    assert compute.forward_flops_share(CAT.workload("gpt3-175b")) == pytest.approx(1 / 3)
+    lora = CAT.workload("llama2-70b-lora")
+    share = (2 * 69e9 * 8192 + 4 * 8192**2 * 8192 * 80) / 2.82e15
+    assert compute.forward_flops_share(lora) == pytest.approx(share, rel=1e-12)
+    assert compute.recompute_flops_factor("full", 8192, 8192, True, share) == pytest.approx(1 + share)
