@@ -252,3 +252,47 @@ def test_batch_exports_counts_as_whole_numbers(tmp_path: Path) -> None:
     planned = next(r for r in rows if r["status"] == "optimal")
     assert planned["nodes"].isdigit() and planned["gpus"].isdigit() and planned["attempts"].isdigit(), planned
     assert next(r for r in rows if r["status"] == "infeasible")["nodes"] == ""
+
+
+def test_the_apps_command_line_reproduces_the_request_exactly() -> None:
+    """Was `--tokens 1.49996e+13` for the app's 14999552000000 tokens (:g keeps 6 digits: another request), and
+    budgets such as 1234567.89 likewise; fields the command did not carry were dropped."""
+    import argparse
+    import shlex
+
+    from planner.cli import build_parser
+    from planner.cli_plan import request_from_args
+    from planner.views import cli_command
+
+    req = PlanRequest.model_validate(
+        {
+            "model": "llama3-8b",
+            "tokens": 14999552000000.0,
+            "deadline_days": 29.123456789,
+            "budget_usd": 1234567.89,
+            "budget_kind": "total",
+            "power_kw": 1234.5678,
+            "sites": ["us-colo", "hydro-nordic"],
+            "objective": "cost",
+            "purchase": "either",
+            "gpus": ["H100"],
+            "servers": ["dgx-h100", "hgx-h200"],
+            "fabrics": ["ndr400"],
+            "power_caps": [0.55, 1.0],
+            "global_batch": 1000,
+            "max_nodes": 77,
+            "max_rack_units": 900,
+            "precision": "fp8",
+            "framework": "megatron",
+            "owned": [{"server": "dgx-h100", "count": 8, "fabric": "ndr400", "age_years": 2.5}],
+            "life_years": 5.5,
+            "alternatives": 5,
+            "solver": {"time_limit_s": 12.5, "mip_rel_gap": 1e-4, "threads": 2},
+        }
+    )
+    argv = shlex.split(cli_command(req))
+    assert argv[:2] == ["planner", "solve"]
+    args = build_parser().parse_args(argv[1:])
+    assert isinstance(args, argparse.Namespace)
+    back = request_from_args(args, args.objective, args.alternatives)
+    assert back.model_dump() == req.model_dump()
