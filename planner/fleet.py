@@ -99,6 +99,11 @@ Constraints (one function each)
                    envelope of that capex over the cluster sizes (b y_pf in place of b when O_pf = 0)
 (15) fabric cover  sum_{m of j on (p, f), n_m >= 2} n_m z_m <= N_pf        (types without owned nodes)
                    (12)-(15) cut off no integer solution; each function's docstring says why.
+                   Measured on bench_fleet.py (50 jobs) and not kept: pair covers N_p >= sum_{m in A_i} n_m z_m +
+                   sum_{m in A_j} n_m z_m for two jobs whose chosen modes must overlap in an interval (valid,
+                   16,878 rows: root LP bound $2,539,917 -> $2,539,920). The LP's gap to the plans is its
+                   fractional purchase of many pools and the time-spread use of their nodes: with the purchase
+                   fixed at a plan's, LP $2.97M against MIP $3.09M; over all purchases $2.54M.
 
 Objective
 ---------
