@@ -290,7 +290,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     cat = catalog_from(args)
     req = request_from_args(args, args.objective, args.alternatives)
     _check_request(cat, req)
-    res = solve(req, cat)
+    res = with_progress(lambda: solve(req, cat), "solving")
     from planner.views import plan_notes
 
     notes = plan_notes(cat, req, res.plan) if res.plan is not None else []
@@ -347,7 +347,9 @@ def cmd_pareto(args: argparse.Namespace) -> int:
     req = request_from_args(args, args.x, 0)
     _check_request(cat, req)
     try:
-        front = pareto(req, x=args.x, y=args.y, points=args.points, catalog=cat)
+        front = with_progress(
+            lambda: pareto(req, x=args.x, y=args.y, points=args.points, catalog=cat), "solving the front"
+        )
     except PlannerInputError:
         res = solve(req, cat)  # infeasible (exit 1 with the explanation, as solve) or truly bad input (raises)
         if res.plan is not None:
@@ -472,7 +474,9 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
         )
         req = req.model_copy(update={"solver": opts})
-    plan = with_progress(lambda: fleet(req, catalog_from(args)), req)
+    from planner.views import fleet_progress_text
+
+    plan = with_progress(lambda: fleet(req, catalog_from(args)), "planning the fleet", fleet_progress_text(req))
     if args.json:
         emit_json(clean(plan.model_dump(mode="json")))
         return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
@@ -518,26 +522,33 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def with_progress(work: Any, req: Any) -> Any:
-    """Run a fleet solve (a minute or more for many jobs) saying on stderr what it does and when it stops; on a
-    terminal the seconds used tick on that line."""
+FIRST_TICK_S = 3.0
+
+
+def with_progress(work: Any, what: str, message: str | None = None) -> Any:
+    """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
+    (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
+    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
     import sys
     import threading
     import time
 
-    from planner.views import fleet_progress_text
-
-    sys.stderr.write(f"planner: {fleet_progress_text(req)}\n")
-    sys.stderr.flush()
+    if message:
+        sys.stderr.write(f"planner: {message}\n")
+        sys.stderr.flush()
     if not sys.stderr.isatty():
         return work()
     stop = threading.Event()
+    ticked = threading.Event()
     t0 = time.perf_counter()
 
     def tick() -> None:
-        while not stop.wait(1.0):
-            sys.stderr.write(f"\rplanner: {time.perf_counter() - t0:.0f} s")
+        wait_s = FIRST_TICK_S
+        while not stop.wait(wait_s):
+            wait_s = 1.0
+            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
             sys.stderr.flush()
+            ticked.set()
 
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
@@ -546,7 +557,9 @@ def with_progress(work: Any, req: Any) -> Any:
     finally:
         stop.set()
         ticker.join()
-        sys.stderr.write(f"\rplanner: done in {time.perf_counter() - t0:.0f} s\n")
+        if ticked.is_set():
+            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()
 
 
 def fleet_schedule_text(plan: Any, slots: int, slot_hours: float) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -296,3 +297,25 @@ def test_the_apps_command_line_reproduces_the_request_exactly() -> None:
     assert isinstance(args, argparse.Namespace)
     back = request_from_args(args, args.objective, args.alternatives)
     assert back.model_dump() == req.model_dump()
+
+
+def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solve over --max-nodes 100000 ran ~40 s without a word; on a terminal the seconds now tick on one line,
+    and nothing is added where stderr is a file (scripts)."""
+    import io
+    import time
+
+    from planner import cli_plan
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(cli_plan, "FIRST_TICK_S", 0.2)
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert cli_plan.with_progress(lambda: time.sleep(1.5) or 42, "solving") == 42
+        text = stream.getvalue()
+        ticks = re.findall(r"\rplanner: solving: (\d+) s", text)
+        assert (len(ticks) >= 2 and re.search(r"\rplanner: solving: done in \d+ s\n$", text) is not None) == shown
+        assert bool(text) == shown
