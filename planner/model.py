@@ -530,7 +530,7 @@ class _LayoutSearch:
         return self.cols
 
     def _virtual(self, lay: Layout) -> list[int]:
-        return _virtual_options(lay, self.layers)
+        return _virtual_options(lay, self.layers, self.rows.wl)
 
     def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]:
         """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds."""
@@ -786,14 +786,15 @@ def _categorical(codes: np.ndarray, categories: Any) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
 
 
-def _virtual_options(lay: Layout, layers: float) -> list[int]:
+def _virtual_options(lay: Layout, layers: float, wl: Workload) -> list[int]:
     """Virtual pipeline stages per GPU (Megatron's interleaved 1F1B schedule) to choose from: the layout's own
-    number if it fixes one, else 1, 2, 4 or 8 with at least one layer per virtual stage."""
+    number if it fixes one, else 1, 2, 4 or 8 with at least one layer per virtual stage and whole layers per chunk
+    of the busiest stage (``step.virtual_divides``)."""
     if lay.pipeline_parallel == 1:
         return [1]
     if lay.virtual_stages is not None:
         return [lay.virtual_stages]
-    return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers] or [1]
+    return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers and step.virtual_divides(wl, lay, v)] or [1]
 
 
 LayoutKey = tuple[int, int, int, str, int, bool, int]

@@ -31,6 +31,7 @@ step time, so the search, the reported breakdown and every check see the same nu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -95,6 +96,25 @@ class FabricRows:
     latency_s: np.ndarray  # per-hop latency between nodes (wire + NCCL software)
     peer_bytes_s: np.ndarray  # per-GPU bandwidth to the GPUs of other nodes (or to peers in a node)
     in_network: np.ndarray  # the fabric's switches reduce all-reduce data (SHARP)
+
+
+def stage_layers(wl: Workload, lay: Layout) -> float:
+    """Transformer layers on the busiest pipeline stage, which sets the pace of the pipeline: ceil(L / p) where p
+    does not divide L (Megatron's uneven first and last stages), and with a fixed interleave v the stage's v
+    chunks of ceil(L / (p v)) layers each (a searched interleave only takes v that divide the stage's layers:
+    ``virtual_divides``). L for workloads that do not state their layers or do not pipeline."""
+    layers = float(wl.layers or 1)
+    pp = lay.pipeline_parallel
+    if pp <= 1 or not wl.layers:
+        return layers
+    v = lay.virtual_stages or 1
+    return float(v * math.ceil(layers / (pp * v)))
+
+
+def virtual_divides(wl: Workload, lay: Layout, v: int) -> bool:
+    """An interleave of v chunks per stage is offered only where each chunk holds whole layers of the busiest
+    stage (Megatron-Core assigns num_layers / (p v) layers per virtual stage)."""
+    return not wl.layers or lay.pipeline_parallel <= 1 or stage_layers(wl, lay) % v == 0
 
 
 def layout_rows(rows: Rows, lay: Layout) -> Arrays:
@@ -205,7 +225,7 @@ def activation_memory_gb(
             wl.sequence_length,
             wl.hidden_size,
             wl.attention_heads,
-            wl.layers,
+            stage_layers(wl, lay) * lay.pipeline_parallel,  # p micro-batches of the first stage's layers
             micro_batch,
             lay.tensor_parallel,
             lay.sequence_parallel,
@@ -236,8 +256,9 @@ def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
 def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
     kernel efficiency), plus the memory-bound kernels between the GEMMs (``activation_bytes_per_step`` over HBM)
-    and the kernel latency floor of its transformer layer passes (L / p x micro-batches). A power cap slows all
-    three alike (a simplification: memory-bound kernels lose less to a cap than GEMMs). Kept in ``d`` (the
+    and the kernel latency floor of its transformer layer passes (the busiest stage's layers x micro-batches).
+    The busiest pipeline stage (``stage_layers``) sets the pace. A power cap slows all three alike (a
+    simplification: memory-bound kernels lose less to a cap than GEMMs). Kept in ``d`` (the
     layout's rows) once computed."""
     if "t_comp1" in d:
         return d["t_comp1"]
@@ -249,14 +270,16 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         wl.flash_attention,
         compute.forward_flops_share(wl),
     )
-    flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra
+    # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
+    uneven = stage_layers(wl, lay) * lay.pipeline_parallel / rows.layers if wl.layers else 1.0
+    flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
     d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
     t_elementwise = compute.elementwise_time_s(
         activation_bytes_per_step(wl, lay, d) * extra, rows.memory_bandwidth_tbps
     )
     layer_passes = (
-        rows.layers / lay.pipeline_parallel * d["B"] / d["dp"] / d["mb"] * extra
+        stage_layers(wl, lay) * d["B"] / d["dp"] / d["mb"] * extra
         if wl.hidden_size and wl.sequence_length and wl.layers
         else np.zeros(len(d["dp"]))
     )
@@ -267,7 +290,8 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
 def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarray:
     """Activation bytes one GPU produces in a step, for the memory-bound kernels' time: Megatron's per-layer
     bytes (no recompute; replicated outside the tensor-parallel regions without sequence parallelism) of the
-    GPU's layers (L / p), of its share of the sequence (1 / CP), for every micro-batch of the step. Zero for
+    GPU's layers (the busiest stage's: ``stage_layers``), of its share of the sequence (1 / CP), for every
+    micro-batch of the step. Zero for
     workloads that do not state their transformer shape."""
     if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
         return np.zeros(len(d["dp"]))
@@ -275,7 +299,7 @@ def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarra
         wl.sequence_length,
         wl.hidden_size,
         wl.attention_heads,
-        wl.layers / lay.pipeline_parallel,
+        stage_layers(wl, lay),
         d["mb"],
         lay.tensor_parallel,
         lay.sequence_parallel,
@@ -329,7 +353,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     # inside an NVSwitch node with NVLink SHARP, NCCL reduces the TP group's collectives in the switch (NVLS)
     tp_bytes_s = rows.intra_bytes_s * np.where(rows.nvls, comm.nvls_gain(np.full(len(dp), tp)), 1.0)
     t_tp = (
-        comm.tensor_parallel_time_s(act_msg, tp, rows.layers / pp, m, lay.recompute == "full", tp_bytes_s)
+        comm.tensor_parallel_time_s(act_msg, tp, stage_layers(wl, lay), m, lay.recompute == "full", tp_bytes_s)
         * (1.0 - rows.tp_overlap)
         if tp > 1
         else np.zeros(len(dp))
@@ -340,7 +364,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
     kv_bytes = (
         comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp, tp)
-        * (rows.layers / pp)
+        * stage_layers(wl, lay)
         * m
     )
     cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)

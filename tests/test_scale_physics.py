@@ -508,3 +508,27 @@ def test_full_recompute_repeats_the_forward_share_of_the_flops() -> None:
     share = (2 * 69e9 * 8192 + 4 * 8192**2 * 8192 * 80) / 2.82e15
     assert compute.forward_flops_share(lora) == pytest.approx(share, rel=1e-12)
     assert compute.recompute_flops_factor("full", 8192, 8192, True, share) == pytest.approx(1 + share)
+
+
+def test_the_busiest_pipeline_stage_sets_the_pace() -> None:
+    # Llama 3 405B has 126 layers: 16 stages hold 8 or 7 (Megatron's uneven stages), the 8-layer stage paces the
+    # pipeline: 8 x 16 / 126 = 1.0159 of the even share. GPT-3's 96 layers on 16 stages are 6 per stage: chunks of
+    # whole layers allow v = 1 or 2 of the searched 1/2/4/8 (4 would need 1.5 layers per chunk); a fixed v = 4
+    # pays for 4 chunks of ceil(96 / 64) = 2 layers
+    from planner.model import _virtual_options
+
+    l405, gpt3 = CAT.workload("llama3-405b"), CAT.workload("gpt3-175b")
+    assert step.stage_layers(l405, Layout(pipeline_parallel=16)) == 8.0
+    assert step.stage_layers(gpt3, Layout(pipeline_parallel=16)) == 6.0
+    assert step.stage_layers(gpt3, Layout(pipeline_parallel=16, virtual_stages=4)) == 8.0
+    assert step.stage_layers(gpt3, Layout(pipeline_parallel=1)) == 96.0
+    assert _virtual_options(Layout(pipeline_parallel=16), 96, gpt3) == [1, 2]
+    assert _virtual_options(Layout(pipeline_parallel=16), 126, l405) == [1, 2, 4]
+    # the compute of the uneven 405B pipeline: 8 x 16 / 126 of the even share, at a fixed plain schedule
+    base = dict(model="llama3-405b", server="dgx-h100", nodes=64, global_batch=1024, precision="bf16")
+    lay = dict(tensor_parallel=8, zero_stage=1, sequence_parallel=True, recompute="full", virtual_stages=1)
+    p16 = evaluate(CAT, Configuration(**base, layout=Layout(**lay, pipeline_parallel=16)))
+    p2 = evaluate(CAT, Configuration(**base, layout=Layout(**lay, pipeline_parallel=2)))  # 63 + 63: even
+    # (same GPUs, batch and GEMM shapes: each GPU's share of the FLOPs is equal but for the busiest stage)
+    ratio = p16.step_time_breakdown_s["compute"] / p2.step_time_breakdown_s["compute"]
+    assert ratio == pytest.approx(8 * 16 / 126, rel=1e-6)
