@@ -111,6 +111,10 @@ def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
         raise PlannerInputError("grid: every entry is a non-empty list of values")
     if not isinstance(explicit, list):
         raise PlannerInputError("scenarios: a list of mappings")
+    if "scenarios" in spec and not explicit and not grid and not base:
+        raise PlannerInputError(
+            "scenarios: the list is empty, so there is nothing to run: give at least one scenario (or a grid)"
+        )
     out: list[dict[str, Any]] = []
     keys = list(grid)
     for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:

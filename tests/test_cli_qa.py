@@ -319,3 +319,15 @@ def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.Monkey
         ticks = re.findall(r"\rplanner: solving: (\d+) s", text)
         assert (len(ticks) >= 2 and re.search(r"\rplanner: solving: done in \d+ s\n$", text) is not None) == shown
         assert bool(text) == shown
+
+
+@pytest.mark.parametrize("text", ["scenarios: []\n", "[]\n"])
+def test_an_empty_scenario_list_is_said_to_be_empty(tmp_path: Path, text: str) -> None:
+    """Was one scenario of nothing, reported as 'model: Field required'."""
+    from planner.batch_scenarios import load_scenarios
+    from planner.errors import PlannerInputError
+
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    with pytest.raises(PlannerInputError, match="the list is empty"):
+        load_scenarios(f)
