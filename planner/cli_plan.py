@@ -256,10 +256,38 @@ def _check_request(cat: Any, req: Any) -> None:
                 f"--servers {sid}: that server has no GPU, and a training plan needs GPU servers: give GPU servers "
                 f"({', '.join(s.id for s in cat.gpu_servers())})"
             )
+    check_rented_caps(cat, req)
     if req.power_caps:
         from planner.optimize import _match_gpus
 
         check_caps_usable(cat, req.power_caps, sorted(_match_gpus(cat, req.gpus)) if req.gpus else None)
+
+
+def check_rented_caps(cat: Any, req: Any) -> None:
+    """Rented cloud GPU servers do not let the renter set the power limit: they run at 1.0 of TDP only. Caps that
+    leave 1.0 out exclude them; when renting only and every allowed rental is such a server, nothing is left to
+    plan: bad input saying so (the optimizer would report that no layout fits GPU memory). Where other rentals
+    remain, a note says which servers the caps exclude (never silently)."""
+    from planner.errors import PlannerInputError
+    from planner.optimize import allowed_servers
+
+    if req.purchase == "buy" or max(req.power_caps) >= 1 - 1e-9:
+        return
+    rentals = [cat.server(s) for s in allowed_servers(cat, req)]
+    rentals = [s for s in rentals if s.rent_usd_per_month is not None]
+    fixed = [s.id for s in rentals if not s.power_cap_settable]
+    if not fixed:
+        return
+    caps = ",".join(f"{c:g}" for c in req.power_caps)
+    if req.purchase == "rent" and len(fixed) == len(rentals):
+        raise PlannerInputError(
+            f"rented {', '.join(fixed)} do not let you set the GPU power limit (they run at 1.0 of TDP), which "
+            f"--power-caps {caps} leaves out: add 1.0 to --power-caps, or buy (--buy or --either) to cap the GPUs"
+        )
+    notice(
+        f"rented {', '.join(fixed)} run at 1.0 of TDP only (the power limit is not settable), which --power-caps "
+        f"{caps} leaves out: they are not considered as rentals"
+    )
 
 
 def result_json(res: Any) -> dict[str, Any]:

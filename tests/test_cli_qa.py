@@ -331,3 +331,23 @@ def test_an_empty_scenario_list_is_said_to_be_empty(tmp_path: Path, text: str) -
     f.write_text(text)
     with pytest.raises(PlannerInputError, match="the list is empty"):
         load_scenarios(f)
+
+
+def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
+    capsys: pytest.CaptureFixture[str], shipped: Catalog
+) -> None:
+    """Was: `--rent --power-caps 0.5 --servers hgx-b200` -> "no parallel layout fits GPU memory" (exit 1); the
+    B200 fits, but a rented cloud server runs at 1.0 of TDP only, which the caps left out."""
+    from planner.cli_plan import check_rented_caps
+
+    args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--rent", "--power-caps", "0.5"]
+    code, _, err = run(capsys, *args, "--servers", "hgx-b200")
+    assert code == 2 and "rented hgx-b200 do not let you set the GPU power limit" in err
+    assert "add 1.0 to --power-caps" in err
+    # renting only, with dedicated rentals (settable) left: a note names the servers the caps exclude
+    req = PlanRequest(model="llama3-8b", deadline_days=30, purchase="rent", power_caps=[0.5])
+    check_rented_caps(shipped, req)
+    assert "hgx-b200" in capsys.readouterr().err
+    check_rented_caps(shipped, req.model_copy(update={"power_caps": [0.5, 1.0]}))
+    check_rented_caps(shipped, req.model_copy(update={"purchase": "buy"}))
+    assert capsys.readouterr().err == ""
