@@ -433,6 +433,7 @@ def batch_exit_code(df: Any) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
+    import os
     import sys
 
     from planner.batch import EXIT_INCOMPLETE, BatchInterrupted, read_results, report, run_batch
@@ -457,6 +458,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise PlannerInputError(f"--out {args.out} is an existing file; give a directory (new or from a past run)")
     readable_text_file(args.target[0], "scenario file")
+    cores = os.cpu_count() or 1
+    if args.engine == "local" and args.workers and args.workers > cores:
+        notice(
+            f"--workers {args.workers} on {cores} CPU cores: local workers are processes, one solve each at a time "
+            f"and each with its own memory; more than the cores do not go faster (up to {args.workers} start, at "
+            "most one per scenario left)"
+        )
     try:
         res = run_batch(
             args.target[0],
@@ -550,7 +558,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-FIRST_TICK_S = 3.0
+FIRST_TICK_S, TICK_S = 3.0, 1.0
 
 
 def with_progress(work: Any, what: str, message: str | None = None) -> Any:
@@ -573,7 +581,7 @@ def with_progress(work: Any, what: str, message: str | None = None) -> Any:
     def tick() -> None:
         wait_s = FIRST_TICK_S
         while not stop.wait(wait_s):
-            wait_s = 1.0
+            wait_s = TICK_S
             sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
             sys.stderr.flush()
             ticked.set()

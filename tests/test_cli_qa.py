@@ -311,10 +311,11 @@ def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.Monkey
         def isatty(self) -> bool:
             return True
 
-    monkeypatch.setattr(cli_plan, "FIRST_TICK_S", 0.2)
+    monkeypatch.setattr(cli_plan, "FIRST_TICK_S", 0.1)
+    monkeypatch.setattr(cli_plan, "TICK_S", 0.2)
     for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", stream)
-        assert cli_plan.with_progress(lambda: time.sleep(1.5) or 42, "solving") == 42
+        assert cli_plan.with_progress(lambda: time.sleep(0.6) or 42, "solving") == 42
         text = stream.getvalue()
         ticks = re.findall(r"\rplanner: solving: (\d+) s", text)
         assert (len(ticks) >= 2 and re.search(r"\rplanner: solving: done in \d+ s\n$", text) is not None) == shown
@@ -351,3 +352,14 @@ def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
     check_rented_caps(shipped, req.model_copy(update={"power_caps": [0.5, 1.0]}))
     check_rented_caps(shipped, req.model_copy(update={"purchase": "buy"}))
     assert capsys.readouterr().err == ""
+
+
+def test_more_local_workers_than_cores_is_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--workers up to 1024 were started silently on a 2-core machine (one process and its memory each)."""
+    f = tmp_path / "s.yaml"
+    f.write_text("scenarios:\n  - {model: no-such-model, deadline_days: 1}\n")
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    code, _, err = run(capsys, "batch", str(f), "--out", str(tmp_path / "o"), "--workers", "2", "--no-progress")
+    assert code == 2 and "--workers 2 on 1 CPU cores" in err
