@@ -456,7 +456,8 @@ class _LayoutSearch:
     Phase A (``_prepare``), per layout on the U rows: validity, memory and a lower bound of the layout's score
     (``step.step_lower_bound`` x samples per sample of batch). Phase B (``_grid``) visits layouts from the best
     bound and skips a row whose bound cannot beat the worst current score among its configurations: exact
-    pruning. Dominance (also exact): on a row where a layout fits, a variant that only adds recomputation, only
+    pruning. Dominance (also exact): on a row where a layout fits at every interleave it may be timed at (a
+    variant that holds less memory may be allowed a larger one), a variant that only adds recomputation, only
     raises ZeRO from stage 1 or 2 to 3, or (without pipelining) only adds accumulation steps is never faster --
     every step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
     they add) -- so the variant is skipped there (``_dominating_keys``). ``_finish`` computes the full breakdown
@@ -553,7 +554,7 @@ class _LayoutSearch:
             self.min_layout = np.where(smaller, li, self.min_layout)
             fit = d["valid"] & memory.fits(d["mem"], self.rows.gpu_memory_gb)
             if fit.any():
-                fits_by_key[_layout_key(lay)] = fit
+                fits_by_key[_layout_key(lay)] = self._fits_every_interleave(lay, d, fit)
                 phase_a.append((li, lay, d, fit))
         prepared = []
         for li, lay, d, fit in phase_a:
@@ -569,6 +570,17 @@ class _LayoutSearch:
             prepared.append((float(np.min(lb)), li, lay, d, fit, lb))
         prepared.sort(key=lambda x: (x[0], x[1]))
         return prepared
+
+    def _fits_every_interleave(self, lay: Layout, d: step.Arrays, fit: np.ndarray) -> np.ndarray:
+        """Rows where the layout fits at every interleave it may be timed at: only there may it stand in for its
+        variants with more recomputation or a higher ZeRO stage (which hold less memory and so may be allowed a
+        larger interleave, whose smaller bubble can outweigh their extra work)."""
+        options = self._virtual(lay)
+        if lay.virtual_stages is not None or len(options) == 1:
+            return fit  # one interleave, already in the memory
+        m = d["B"] / d["dp"] / d["mb"]
+        factor = np.max([step.interleave_activation_factor(lay.pipeline_parallel, v, m) for v in options], axis=0)
+        return fit & memory.fits(d["mem"] + d["act"] * (factor - 1.0), self.rows.gpu_memory_gb)
 
     def _terms(self, li: int, lay: Layout, d: step.Arrays) -> step.Arrays:
         if li not in self.terms_u:

@@ -532,3 +532,25 @@ def test_the_busiest_pipeline_stage_sets_the_pace() -> None:
     # (same GPUs, batch and GEMM shapes: each GPU's share of the FLOPs is equal but for the busiest stage)
     ratio = p16.step_time_breakdown_s["compute"] / p2.step_time_breakdown_s["compute"]
     assert ratio == pytest.approx(8 * 16 / 126, rel=1e-6)
+
+
+def test_recompute_that_buys_a_larger_interleave_is_searched() -> None:
+    # GPT-3 175B on 6 DGX H100, batch 8: without recomputation the layout TP8 PP6 fits only at v = 1 (75.8 GB);
+    # with full recomputation it fits at v = 8, whose 8x smaller bubble outweighs the extra forward pass. The
+    # search must not let the plain layout stand in for its recompute variant on that row (it did: 0.873 s
+    # instead of 0.804 s)
+    base = dict(model="gpt3-175b", server="dgx-h100", nodes=6, global_batch=8)
+    searched = evaluate(CAT, Configuration(**base))
+    vp8 = Layout(
+        tensor_parallel=8, pipeline_parallel=6, virtual_stages=8, zero_stage=1, sequence_parallel=True, recompute="full"
+    )
+    fixed = evaluate(CAT, Configuration(**base, layout=vp8))
+    assert fixed.fits_memory
+    assert searched.step_time_s <= fixed.step_time_s * (1 + 1e-9)
+
+
+def test_context_parallel_exchange_shows_where_attention_cannot_hide_it() -> None:
+    # on PCIe L40S nodes the KV ring of CP4 leaves the node and attention cannot cover it: the term is exposed
+    lay = Layout(tensor_parallel=2, pipeline_parallel=16, context_parallel=4, zero_stage=1, sequence_parallel=True)
+    est = evaluate(CAT, Configuration(model="llama3-405b", server="l40s-4", nodes=64, global_batch=16, layout=lay))
+    assert est.step_time_breakdown_s["context_parallel"] > 0
