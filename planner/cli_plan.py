@@ -78,7 +78,11 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     g.add_argument("--rent", dest="purchase", action="store_const", const="rent", help="rent only")
     g.add_argument("--buy", dest="purchase", action="store_const", const="buy", help="buy only (the default)")
     g.add_argument("--either", dest="purchase", action="store_const", const="either", help="buy or rent")
-    p.add_argument("--gpus", type=csv_list, help="allowed GPUs, ids or substrings, e.g. A100,H100 (default: all)")
+    p.add_argument(
+        "--gpus",
+        type=csv_list,
+        help="allowed GPUs: ids, families or the start of ids, e.g. A100,H100 (B200 is not GB200; default: all)",
+    )
     p.add_argument("--servers", type=csv_list, help="allowed server ids, comma separated (default: all)")
     p.add_argument("--fabrics", type=csv_list, help="allowed fabric ids, comma separated (default: all)")
     p.add_argument(

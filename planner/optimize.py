@@ -98,7 +98,9 @@ class PlanRequest(BaseModel):
     sites: list[str] = Field(default_factory=lambda: ["us-colo"], min_length=1)
     objective: Objective = "energy"
     purchase: Literal["buy", "rent", "either"] = "buy"
-    gpus: list[str] | None = Field(None, description="allowed GPUs: ids or substrings such as 'A100', 'H100'")
+    gpus: list[str] | None = Field(
+        None, description="allowed GPUs: ids, families or the start of ids such as 'A100', 'H100'"
+    )
     servers: list[str] | None = None
     fabrics: list[str] | None = None
     power_caps: list[float] = Field(default_factory=lambda: list(DEFAULT_CAPS))
@@ -277,11 +279,20 @@ def ceil_sig(x: float, digits: int = 4) -> float:
 
 # ----------------------------------------------------------------------------------------------- candidates
 def _match_gpus(catalog: Catalog, patterns: Sequence[str]) -> set[str]:
+    """The GPU ids an allowed-GPU pattern names, case-insensitively: the GPU with that id, else the GPUs of that
+    family ('hopper'), else the ids that start with it ('A100' -> every A100, 'H100' -> h100-sxm and h100-pcie).
+    A prefix, not a substring: 'B200' does not allow 'gb200'."""
     out: set[str] = set()
     for pat in patterns:
-        hits = {g for g in catalog.gpus if pat.lower() in g.lower() or pat.lower() == catalog.gpus[g].family}
-        if not hits:
-            raise PlannerInputError(f"no GPU matches '{pat}'. GPUs: {', '.join(sorted(catalog.gpus))}")
+        p = pat.strip().lower()
+        hits = {g for g in catalog.gpus if g.lower() == p}
+        hits = hits or {g for g in catalog.gpus if catalog.gpus[g].family.lower() == p}
+        hits = hits or {g for g in catalog.gpus if g.lower().startswith(p)}
+        if not p or not hits:
+            raise PlannerInputError(
+                f"no GPU matches '{pat}' (a GPU id, a family or the start of an id). GPUs: "
+                f"{', '.join(sorted(catalog.gpus))}"
+            )
         out |= hits
     return out
 

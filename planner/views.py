@@ -261,37 +261,16 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
             f"each data-parallel replica of layout {plan.layout})"
         )
-    notes += gpu_pattern_notes(catalog, req, plan.estimate.gpu)
     notes += owned_notes(catalog, req)
     return notes
 
 
 def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | None:
-    """The GPU servers that carry exactly these GPU ids (None: no restriction). The app's GPU choice is exact,
-    whereas PlanRequest.gpus matches patterns as substrings ('b200' also allows 'gb200')."""
+    """The GPU servers that carry exactly these GPU ids (None: no restriction): the app's GPU choice is exact."""
     if not gpus:
         return None
     chosen = set(gpus)
     return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
-
-
-def gpu_pattern_notes(catalog: Catalog, req: PlanRequest, plan_gpu: str) -> list[str]:
-    """An allowed-GPU pattern is matched as a substring of the GPU ids: 'B200' also matches 'gb200'. When the plan
-    runs on a GPU that a pattern matched only as a substring while the same pattern names another GPU exactly,
-    say so (the user most likely meant the exact one) and how to exclude it."""
-    exact = {g.lower(): g for g in catalog.gpus}
-    out = []
-    for pat in req.gpus or []:
-        p = pat.lower()
-        named = exact.get(p)
-        if named is None or plan_gpu == named or p not in plan_gpu.lower():
-            continue
-        servers = ",".join(s.id for s in catalog.gpu_servers() if s.gpu == named)
-        out.append(
-            f"the allowed GPU '{pat}' is matched as a substring of GPU ids, so it also allows {plan_gpu}, which this "
-            f"plan runs on; to allow only {named}, give --servers {servers} instead"
-        )
-    return out
 
 
 def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:

@@ -39,14 +39,23 @@ KEEP = [
 ]
 
 
+def _named_gpus(cat: Catalog, pattern: str) -> set[str]:
+    """The README's rule for an allowed-GPU pattern: the GPU with that id, else its family, else the ids that
+    start with it (case-insensitive)."""
+    p = pattern.lower()
+    for rule in (lambda g: g.lower() == p, lambda g: cat.gpu(g).family.lower() == p, lambda g: g.lower().startswith(p)):
+        hits = {g for g in cat.gpus if rule(g)}
+        if hits:
+            return hits
+    return set()
+
+
 def servers_of(cat: Catalog, r: PlanRequest) -> list[str]:
     out = []
     for s in cat.gpu_servers():
         if r.servers is not None and s.id not in r.servers:
             continue
-        if r.gpus is not None and not any(
-            p.lower() in (s.gpu or "").lower() or p.lower() == cat.gpu(s.gpu or "").family for p in r.gpus
-        ):
+        if r.gpus is not None and (s.gpu or "") not in {g for p in r.gpus for g in _named_gpus(cat, p)}:
             continue
         if r.fabrics is not None and not set(s.fabrics) & set(r.fabrics):
             continue

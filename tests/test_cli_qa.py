@@ -18,6 +18,7 @@ import pytest
 
 from planner.cli import main
 from planner.data import Catalog
+from planner.errors import PlannerInputError
 from planner.optimize import OwnedServers, PlanRequest, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,20 +127,24 @@ def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: P
 
 
 # ---------------------------------------------------------------------------------------------- notes
-def test_a_gpu_pattern_that_names_one_gpu_but_plans_another_is_said(shipped: Catalog) -> None:
-    """--gpus b200 matches 'gb200' too (substring): a plan on gb200 says so and how to allow only b200."""
-    from planner.views import gpu_pattern_notes, servers_with_gpus
+def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> None:
+    """--gpus B200 allowed 'gb200' too (it matched substrings): the README's own example planned GB200 NVL72 racks.
+    A pattern is now a GPU id, a family or the start of an id."""
+    from planner.optimize import _match_gpus
+    from planner.views import servers_with_gpus
 
-    req = PlanRequest(model="llama3-8b", deadline_days=30, gpus=["B200"])
-    (note,) = gpu_pattern_notes(shipped, req, "gb200")
-    assert "also allows gb200" in note and "--servers hgx-b200" in note
-    assert gpu_pattern_notes(shipped, req, "b200") == []
-    assert gpu_pattern_notes(shipped, req.model_copy(update={"gpus": ["blackwell"]}), "gb200") == []
-    # the app's exact choice: the servers that carry exactly b200, and the plan runs on b200 whatever wins
+    assert _match_gpus(shipped, ["B200"]) == {"b200"}
+    assert _match_gpus(shipped, ["gb200"]) == {"gb200"}
+    assert _match_gpus(shipped, ["H100"]) == {"h100-sxm", "h100-pcie"}
+    assert _match_gpus(shipped, ["A100"]) == {g for g in shipped.gpus if g.startswith("a100")}
+    assert _match_gpus(shipped, ["blackwell"]) == {"b200", "gb200"}
+    with pytest.raises(PlannerInputError, match="no GPU matches '200'"):
+        _match_gpus(shipped, ["200"])
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", gpus=["B200"]))
+    assert res.plan is not None and res.plan.gpu == "b200"
+    # the app's exact choice: the servers that carry exactly b200
     servers = servers_with_gpus(shipped, ["b200"])
     assert servers and all(shipped.server(s).gpu == "b200" for s in servers)
-    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", servers=servers))
-    assert res.plan is not None and res.plan.gpu == "b200"
 
 
 def test_owned_servers_past_their_life_are_said_not_silently_unused(shipped: Catalog) -> None:
