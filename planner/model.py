@@ -431,12 +431,17 @@ def evaluate_space(
 
 def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
     """Why no parallel layout is valid for a configuration, and what to change."""
-    limit = (
-        f", and data parallelism must keep the global batch within the largest '{wl.id}' trains at, "
-        f"{wl.max_global_batch_tokens:,.0f} tokens per step (use fewer nodes)"
-        if wl.max_global_batch_tokens and global_batch is None
-        else ""
-    )
+    limit = ""
+    if global_batch is None and wl.max_global_batch_tokens:
+        limit = (
+            f", and data parallelism must keep the global batch within the largest '{wl.id}' trains at, "
+            f"{wl.max_global_batch_tokens:,.0f} tokens per step (use fewer nodes)"
+        )
+    elif global_batch is None and wl.max_global_batch:
+        limit = (
+            f", and the data-parallel replicas at most the largest global batch with a published convergence "
+            f"point for '{wl.id}', {wl.max_global_batch:,.0f} samples per step, one or more each (use fewer nodes)"
+        )
     return (
         "no parallel layout is valid for these node counts (tensor x context x pipeline degrees must divide the GPUs, "
         f"tensor parallelism the GPUs per node{limit})"

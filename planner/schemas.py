@@ -338,6 +338,10 @@ class Workload(Strict):
     max_global_batch_tokens: Positive | None = None
     """Largest global batch (tokens per step) the recipe trains at without extra tokens to the same loss; plans
     never exceed it (beyond the critical batch, tokens to the same loss grow: McCandlish et al. 2018)."""
+    max_global_batch: Positive | None = None
+    """Largest global batch (samples per step) with a published convergence point: the convergence curve says
+    how many more samples a larger batch trains up to here, and nothing beyond, so plans never exceed it; more
+    data-parallel replicas than min_samples_per_gpu allows at this batch train smaller micro-batches."""
     source: str
     """Where the figures come from."""
     notes: str = ""

@@ -140,6 +140,13 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         else np.maximum(wl.default_global_batch, dp * per_replica_min)
     )
     B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
+    if rows.global_batch is None and wl.max_global_batch:
+        # the largest batch with a published convergence point: beyond it, more replicas train smaller
+        # micro-batches (as MLPerf's 4,320-GPU ResNet-50 run did, 15 images per GPU) -- whole micro-batches per
+        # replica, at least one
+        cap = np.maximum((int(wl.max_global_batch) // unit) * unit, unit)
+        B = np.where(wl.max_global_batch < B, cap, B)
+        valid &= wl.max_global_batch * (1.0 + 1e-9) >= B  # one sample per replica already exceeds it
     if fixed_mb:
         mb = np.full(len(dp), float(fixed_mb))
     else:

@@ -554,3 +554,15 @@ def test_context_parallel_exchange_shows_where_attention_cannot_hide_it() -> Non
     lay = Layout(tensor_parallel=2, pipeline_parallel=16, context_parallel=4, zero_stage=1, sequence_parallel=True)
     est = evaluate(CAT, Configuration(model="llama3-405b", server="l40s-4", nodes=64, global_batch=16, layout=lay))
     assert est.step_time_breakdown_s["context_parallel"] > 0
+
+
+def test_data_parallel_batch_stops_at_the_largest_published_convergence_point() -> None:
+    # ResNet-50's largest batch with an MLPerf convergence point is 67,456 images. 540 DGX A100 (4,320 GPUs) train
+    # the 64,800 = 4,320 x 15 MLPerf trained there (15 per GPU, below the 64 the batch rule asks for); 100,000
+    # nodes would need more than one image per replica at that batch: not offered, and the error says why
+    est = evaluate(CAT, Configuration(model="resnet50", server="dgx-a100-80gb", nodes=540))
+    assert est.global_batch == 64_800
+    small = evaluate(CAT, Configuration(model="resnet50", server="dgx-a100-80gb", nodes=16))
+    assert small.global_batch == 16 * 8 * 64  # below the cap the batch rule is unchanged
+    with pytest.raises(PlannerInputError, match="67,456 samples per step"):
+        evaluate(CAT, Configuration(model="resnet50", server="dgx-a100-80gb", nodes=100_000))
