@@ -32,6 +32,7 @@ from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
 Objective = Literal["energy", "cost", "carbon", "time"]
+OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
 REL_TOL = 1e-9
 BINDING_STEP = 0.01  # "binding": relaxing the limit by 1% (at least one node / rack unit) improves the objective
 CHUNK_CONFIGS = 250_000  # configurations per evaluate_space call (bounds peak memory)
@@ -239,7 +240,8 @@ class PlanResult(BaseModel):
             f"  time {p.time_to_train_days:,.3g} days; facility power {p.facility_power_kw:,.4g} kW; "
             f"facility energy {p.facility_energy_kwh:,.4g} kWh; {p.rack_units:,} rack units",
             f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {p.carbon_kg:,.4g} kg",
-            f"  objective {self.objective} = {self.objective_value:,.6g} ({self.status}{gap})",
+            f"  objective {self.objective} = {self.objective_value:,.6g} {OBJECTIVE_UNITS[self.objective]} "
+            f"({self.status}{gap})",
             f"  binding (relaxing by {self.binding_step:.0%} improves the objective): "
             f"{', '.join(self.binding) or 'none'}",
         ]
@@ -1188,7 +1190,7 @@ def _infeasible(
         msg = (
             f"'{wl.id}' fits no allowed server up to {horizon:,} nodes: no parallel layout fits GPU memory on the "
             "allowed GPUs (or none can be bought/rented as asked). Allow GPUs with more memory, more nodes "
-            "(--max-nodes), or --purchase either."
+            "(--max-nodes), or buying or renting (--either)."
         )
         timings["explain_s"] = time.perf_counter() - t0
         return _no_plan(req, msg, [], [], timings)
