@@ -406,6 +406,41 @@ def power_cases(ref: Path) -> list[dict[str, Any]]:
     return out
 
 
+def h100_throughput_case(
+    cat: Catalog,
+    workload_id: str,
+    gpus: int,
+    tflops: float,
+    layout: Layout,
+    name: str,
+    global_batch: int | None = None,
+    approximate: bool = False,
+) -> Case:
+    """A published BF16 TFLOP/s per GPU of a run on DGX H100 over NDR at its published layout, as a test case."""
+    config = Configuration(
+        model=workload_id,
+        server="dgx-h100",
+        nodes=gpus // 8,
+        fabric="ndr400",
+        global_batch=global_batch,
+        precision="bf16",
+        layout=layout,
+    )
+    est = _evaluate(cat, config)
+    suffix = ", approximate" if approximate else ""
+    return Case(
+        "throughput",
+        f"{name} (TFLOP/s per GPU{suffix})",
+        "test",
+        tflops,
+        est.achieved_tflops_per_gpu,
+        "TFLOP/s/GPU",
+        "hopper",
+        "llm",
+        gpus=gpus,
+    )
+
+
 LLAMA3_405B_TFLOPS = {8192: 430.0, 16384: 400.0}  # BF16, TP8 CP1 PP16, 16M-token batches (Llama 3 Table 4)
 
 
@@ -415,31 +450,11 @@ def llama3_cases(cat: Catalog) -> list[Case]:
     the effective training time of the 54-day snapshot on 16,384 GPUs (published "> 90%": compared as 0.90)."""
     wl = cat.workload("llama3-405b")
     batch = int(16 * 2**20 // (wl.sequence_length or 8192))
-    cases = []
-    for gpus, tflops in LLAMA3_405B_TFLOPS.items():
-        config = Configuration(
-            model=wl.id,
-            server="dgx-h100",
-            nodes=gpus // 8,
-            fabric="ndr400",
-            global_batch=batch,
-            precision="bf16",
-            layout=Layout(tensor_parallel=8, pipeline_parallel=16, zero_stage=1, sequence_parallel=True),
-        )
-        est = _evaluate(cat, config)
-        cases.append(
-            Case(
-                "throughput",
-                f"Llama 3 405B BF16 TP8 PP16 on {gpus} H100 (TFLOP/s per GPU)",
-                "test",
-                tflops,
-                est.achieved_tflops_per_gpu,
-                "TFLOP/s/GPU",
-                "hopper",
-                "llm",
-                gpus=gpus,
-            )
-        )
+    layout = Layout(tensor_parallel=8, pipeline_parallel=16, zero_stage=1, sequence_parallel=True)
+    cases = [
+        h100_throughput_case(cat, wl.id, gpus, tflops, layout, f"Llama 3 405B BF16 TP8 PP16 on {gpus} H100", batch)
+        for gpus, tflops in LLAMA3_405B_TFLOPS.items()
+    ]
     est = evaluate(cat, Configuration(model=wl.id, server="dgx-h100", nodes=2048, fabric="ndr400"))
     cases.append(
         Case(
@@ -466,32 +481,13 @@ def megatron_core_cases(cat: Catalog) -> list[Case]:
     """Megatron-Core's GPT-3 175B throughput on H100 (BF16, TP4 PP8, sequence parallel, distributed optimizer):
     achieved TFLOP/s per GPU at the published layout. The source is secondary and approximate ("~390"), and its
     global batch is not stated, so the case uses the workload's; reported as a test case, never fitted."""
-    wl = cat.workload("gpt3-175b")
-    cases = []
-    for gpus, tflops in MEGATRON_CORE_GPT3_TFLOPS.items():
-        config = Configuration(
-            model=wl.id,
-            server="dgx-h100",
-            nodes=gpus // 8,
-            fabric="ndr400",
-            precision="bf16",
-            layout=Layout(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True),
+    layout = Layout(tensor_parallel=4, pipeline_parallel=8, zero_stage=1, sequence_parallel=True)
+    return [
+        h100_throughput_case(
+            cat, "gpt3-175b", gpus, tflops, layout, f"Megatron-Core GPT-3 175B BF16 TP4 PP8 on {gpus} H100", None, True
         )
-        est = _evaluate(cat, config)
-        cases.append(
-            Case(
-                "throughput",
-                f"Megatron-Core GPT-3 175B BF16 TP4 PP8 on {gpus} H100 (TFLOP/s per GPU, approximate)",
-                "test",
-                tflops,
-                est.achieved_tflops_per_gpu,
-                "TFLOP/s/GPU",
-                "hopper",
-                "llm",
-                gpus=gpus,
-            )
-        )
-    return cases
+        for gpus, tflops in MEGATRON_CORE_GPT3_TFLOPS.items()
+    ]
 
 
 def power_at_scale_cases(cat: Catalog, ref: Path) -> list[Case]:
