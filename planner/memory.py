@@ -27,12 +27,14 @@ def model_state_gb(
     data_parallel: ArrayLike,
     zero_stage: int,
     grad_bytes_per_param: float = 2.0,
+    weight_bytes_per_param: float = 2.0,
 ) -> NDArray[np.float64]:
     """Weights, gradients and optimizer state per GPU, GB. ``grad_bytes_per_param``: 2 for 16-bit gradients, 4
-    where the framework keeps and reduces them in fp32 (Megatron's main-grad buffer for bf16)."""
+    where the framework keeps and reduces them in fp32 (Megatron's main-grad buffer for bf16).
+    ``weight_bytes_per_param``: 2 for 16-bit (and FP8) training, 4 where the GPUs compute in fp32 / TF32."""
     mp = np.asarray(model_parallel, dtype=float)
     dp = np.asarray(data_parallel, dtype=float)
-    weights = 2.0 * params / mp
+    weights = weight_bytes_per_param * params / mp
     grads = grad_bytes_per_param * trainable / mp
     optim = max(optimizer_bytes_per_param - 4.0, 0.0) * trainable / mp
     if zero_stage >= 1:

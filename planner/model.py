@@ -335,6 +335,7 @@ def evaluate_space(
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
         fp8=np.asarray([u == "fp8" for _, u in peak_used])[si][first],
         tp_overlap=tp_overlap,
+        tensor_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
         gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),
     )

@@ -71,6 +71,7 @@ class Rows:
     fp8: np.ndarray  # the row trains in FP8 (its GPU has FP8 and FP8 was asked for): GEMM inputs kept in FP8
     nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
     tp_overlap: float  # share of tensor-parallel communication hidden under GEMMs
+    tensor_bytes: float = 2.0  # bytes of a weight or activation element as the GPUs compute (4 in fp32 / TF32)
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
     gemm_width_half: float = 0.0
 
@@ -156,7 +157,8 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     if rows.global_batch is None and wl.max_global_batch_tokens and wl.sequence_length:
         # the recipe's largest batch: data parallelism that would need a larger one is not offered
         valid &= B * wl.sequence_length <= wl.max_global_batch_tokens * (1.0 + 1e-9)
-    act = activation_memory_gb(wl, lay, mb, rows.fp8) / cp
+    # Megatron's formulas count 16-bit activations: fp32 / TF32 training keeps 4-byte ones
+    act = activation_memory_gb(wl, lay, mb, rows.fp8) / cp * (rows.tensor_bytes / 2.0)
     if lay.virtual_stages and lay.virtual_stages > 1 and pp > 1:  # a fixed interleave holds more in flight
         act = act * interleave_activation_factor(pp, lay.virtual_stages, B / dp / mb)
     mem = (
@@ -170,6 +172,7 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             dp * cp,
             lay.zero_stage,
             rows.grad_reduce_bytes_per_param,
+            rows.tensor_bytes,
         )
         + act
         + rows.embedding_gb
@@ -283,7 +286,7 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
     d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
     t_elementwise = compute.elementwise_time_s(
-        activation_bytes_per_step(wl, lay, d) * extra, rows.memory_bandwidth_tbps
+        activation_bytes_per_step(wl, lay, d) * extra * (rows.tensor_bytes / 2.0), rows.memory_bandwidth_tbps
     )
     layer_passes = (
         stage_layers(wl, lay) * d["B"] / d["dp"] / d["mb"] * extra
@@ -356,7 +359,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     m = B / dp / mb  # micro-batches per step per replica
     t_comp1 = compute_full_clock_s(rows, lay, d)
     seq = float(wl.sequence_length or 1)
-    act_msg = mb * seq / cp * float(wl.hidden_size or 0) * 2.0  # a GPU's activations of one micro-batch
+    act_msg = mb * seq / cp * float(wl.hidden_size or 0) * rows.tensor_bytes  # a GPU's activations of a micro-batch
     # inside an NVSwitch node with NVLink SHARP, NCCL reduces the TP group's collectives in the switch (NVLS)
     tp_bytes_s = rows.intra_bytes_s * np.where(rows.nvls, comm.nvls_gain(np.full(len(dp), tp)), 1.0)
     t_tp = (
@@ -373,6 +376,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp, tp)
         * stage_layers(wl, lay)
         * m
+        * (rows.tensor_bytes / 2.0)
     )
     cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)
     return {

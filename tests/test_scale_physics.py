@@ -566,3 +566,16 @@ def test_data_parallel_batch_stops_at_the_largest_published_convergence_point() 
     assert small.global_batch == 16 * 8 * 64  # below the cap the batch rule is unchanged
     with pytest.raises(PlannerInputError, match="67,456 samples per step"):
         evaluate(CAT, Configuration(model="resnet50", server="dgx-a100-80gb", nodes=100_000))
+
+
+def test_fp32_and_tf32_keep_four_byte_weights_and_activations() -> None:
+    # TF32 is a tensor-core mode for fp32 tensors: weights and activations are 4 bytes, not the 2 of bf16 (and the
+    # peak is half: test_tf32_runs_at_half_the_bf16_peak). Megatron already keeps bf16 gradients in fp32, so the
+    # difference is 2 more bytes per weight over the 8 TP ranks plus Megatron's 16-bit activations once more
+    wl = CAT.workload("llama3-8b")
+    lay = Layout(tensor_parallel=8, zero_stage=1, sequence_parallel=True)
+    base = dict(model=wl.id, server="dgx-a100-80gb", nodes=1, global_batch=8, layout=lay)
+    bf16, tf32 = (evaluate(CAT, Configuration(**base, precision=p)) for p in ("bf16", "tf32"))
+    s, h, a, layers = wl.sequence_length, wl.hidden_size, wl.attention_heads, wl.layers
+    act_bf16 = memory.transformer_activation_gb(s, h, a, layers, 1.0, 8, True, "none", True)[()]
+    assert tf32.memory_per_gpu_gb - bf16.memory_per_gpu_gb == pytest.approx(2.0 * wl.params / 8 / 1e9 + act_bf16)
