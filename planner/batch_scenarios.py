@@ -137,35 +137,11 @@ def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return unique
 
 
-def check_csv_rows(path: Path) -> None:
-    """Every row of a CSV scenario table has exactly the header's cells: a short row (a missing cell, or an
-    unterminated quote that swallowed the rest of the file) or a long one (an unquoted comma) is bad input naming
-    the line, never a row read with holes or with cells dropped."""
-    import csv
-
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if not header or not any(h.strip() for h in header):
-                raise PlannerInputError(f"{path}: a CSV scenario table starts with a header of request fields")
-            for row in reader:
-                if row and len(row) != len(header):
-                    raise PlannerInputError(
-                        f"{path}, line {reader.line_num}: {len(row)} cells where the header has {len(header)} "
-                        "(a missing cell, an unquoted comma or an unterminated quote): give every row one cell per "
-                        "column, empty for the default, and quote cells that hold commas"
-                    )
-    except csv.Error as exc:
-        raise PlannerInputError(f"{path}: not a valid CSV table: {exc}") from None
-
-
 def load_scenarios(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         raise PlannerInputError(f"scenario file not found: {p}")
-    if p.suffix == ".csv":
-        check_csv_rows(p)
+    if p.suffix == ".csv":  # read_records checks every row against the header
         return expand([{k: _number(v) for k, v in r.items()} for r in read_records(p)])
     try:
         spec = parse_yaml(p.read_text())

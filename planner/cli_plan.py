@@ -250,16 +250,10 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
 
 def _check_request(cat: Any, req: Any) -> None:
     """Input checks the optimizer would otherwise turn into an empty search."""
-    from planner.errors import PlannerInputError
-    from planner.optimize import check_owned
+    from planner.optimize import allowed_servers, check_owned
 
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
-    for sid in req.servers or []:
-        if cat.server(sid).gpu is None:  # unknown id: a clear error listing the valid ones
-            raise PlannerInputError(
-                f"--servers {sid}: that server has no GPU, and a training plan needs GPU servers: give GPU servers "
-                f"({', '.join(s.id for s in cat.gpu_servers())})"
-            )
+    allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
     check_rented_caps(cat, req)
     if req.power_caps:
         from planner.optimize import _match_gpus

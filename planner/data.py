@@ -59,11 +59,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """Rows of a YAML list or a CSV file (header = field names; `a;b` cells become lists)."""
     try:
         if path.suffix == ".csv":
-            with path.open(newline="") as fh:
-                rows: list[dict[str, Any]] = []
-                for row in csv.DictReader(fh):
-                    rows.append({k: _csv_cell(v) for k, v in row.items() if k is not None})
-                return rows
+            return _csv_records(path)
         data = yaml.load(path.read_text(), Loader=_YAML_LOADER)
     except (yaml.YAMLError, csv.Error, UnicodeDecodeError) as exc:
         raise PlannerInputError(f"{path}: not valid YAML/CSV: {exc}") from None
@@ -72,6 +68,29 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise PlannerInputError(f"{path}: expected a list of mappings (one per entry)")
     return data
+
+
+def _csv_records(path: Path) -> list[dict[str, Any]]:
+    """The rows of a CSV table as mappings of its header. Every row has exactly the header's cells: a short row (a
+    missing cell, or an unterminated quote that swallowed the rest of the file) or a long one (an unquoted comma)
+    is bad input naming the line -- never a row read with holes or with cells dropped."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if not header or not any(h.strip() for h in header):
+            raise PlannerInputError(f"{path}: a CSV table starts with a header of field names")
+        rows: list[dict[str, Any]] = []
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise PlannerInputError(
+                    f"{path}, line {reader.line_num}: {len(row)} cells where the header has {len(header)} "
+                    "(a missing cell, an unquoted comma or an unterminated quote): give every row one cell per "
+                    "column, empty for the default, and quote cells that hold commas"
+                )
+            rows.append({k: _csv_cell(v) for k, v in zip(header, row, strict=True)})
+        return rows
 
 
 def _csv_cell(value: str) -> Any:

@@ -303,7 +303,11 @@ def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
     servers = catalog.gpu_servers()
     if req.servers is not None:
         for s in req.servers:
-            catalog.server(s)
+            if catalog.server(s).gpu is None:
+                raise PlannerInputError(
+                    f"server '{s}' has no GPU, and a training plan needs GPU servers: allow GPU servers only "
+                    f"({', '.join(g.id for g in catalog.gpu_servers())})"
+                )
         servers = [s for s in servers if s.id in set(req.servers)]
     if req.gpus is not None:
         gpus = _match_gpus(catalog, req.gpus)
@@ -539,7 +543,7 @@ def format_owned(owned: Sequence[OwnedServers]) -> str:
     specs = []
     for o in owned:
         fields = [o.server, str(o.count)] + ([o.fabric or ""] if o.fabric or o.age_years else [])
-        specs.append(":".join(fields + ([f"{o.age_years:g}"] if o.age_years else [])))
+        specs.append(":".join(fields + ([repr(float(o.age_years))] if o.age_years else [])))  # every digit
     return ",".join(specs)
 
 

@@ -95,7 +95,7 @@ def test_life_years_is_bounded_on_the_command_line(capsys: pytest.CaptureFixture
 def test_a_cpu_only_server_in_servers_is_bad_input_saying_why(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--servers", "rental-ryzen5-3600"]
     code, _, err = run(capsys, *args)
-    assert code == 2 and "rental-ryzen5-3600: that server has no GPU" in err and "dgx-h100" in err
+    assert code == 2 and "server 'rental-ryzen5-3600' has no GPU" in err and "dgx-h100" in err
 
 
 def test_validate_out_a_directory_is_bad_input_before_the_work(
@@ -368,3 +368,25 @@ def test_more_local_workers_than_cores_is_a_note(
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     code, _, err = run(capsys, "batch", str(f), "--out", str(tmp_path / "o"), "--workers", "2", "--no-progress")
     assert code == 2 and "--workers 2 on 1 CPU cores" in err
+
+
+def test_every_csv_read_checks_its_rows_against_the_header(tmp_path: Path) -> None:
+    """A catalog or scenario CSV with a missing cell crashed in the reader (a None cell), and an extra cell was
+    dropped silently: every CSV the planner reads is now checked row by row, naming the line."""
+    from planner.data import read_records
+
+    good = tmp_path / "ok.csv"
+    good.write_text("id,count\na,1\nb,\n")
+    assert read_records(good) == [{"id": "a", "count": "1"}, {"id": "b", "count": None}]
+    for body, line in (("id,count\na,1\nb\n", 3), ("id,count\na,1,2\n", 2)):
+        bad = tmp_path / "bad.csv"
+        bad.write_text(body)
+        with pytest.raises(PlannerInputError, match=f"bad.csv, line {line}: "):
+            read_records(bad)
+
+
+def test_owned_servers_round_trip_every_digit_of_their_age() -> None:
+    from planner.optimize import format_owned, parse_owned
+
+    owned = [OwnedServers.model_validate(o) for o in parse_owned("dgx-a100-80gb:64:hdr200:2.123456")]
+    assert format_owned(owned) == "dgx-a100-80gb:64:hdr200:2.123456"
