@@ -584,9 +584,7 @@ class _LayoutSearch:
         options = self._virtual(lay)
         if lay.virtual_stages is not None or len(options) == 1:
             return fit  # one interleave, already in the memory
-        m = d["B"] / d["dp"] / d["mb"]
-        factor = np.max([step.interleave_activation_factor(lay.pipeline_parallel, v, m) for v in options], axis=0)
-        return fit & memory.fits(d["mem"] + d["act"] * (factor - 1.0), self.rows.gpu_memory_gb)
+        return fit & np.logical_and.reduce([step.interleave_fits(self.rows, lay, d, v) for v in options])
 
     def _terms(self, li: int, lay: Layout, d: step.Arrays) -> step.Arrays:
         if li not in self.terms_u:

@@ -213,6 +213,16 @@ def interleaved_memory_gb(lay: Layout, d: Arrays, u: np.ndarray, virtual: np.nda
     return np.asarray(d["mem"][u] + d["act"][u] * extra)
 
 
+def interleave_fits(rows: Rows, lay: Layout, d: Arrays, v: int) -> np.ndarray:
+    """Per (server, nodes) row, whether the layout fits GPU memory at interleave v (``interleaved_memory_gb``);
+    computed once per layout and v and kept in ``d``, the layout's rows."""
+    key = f"fits_v{v}"
+    if key not in d:
+        u = np.arange(len(d["mem"]))
+        d[key] = memory.fits(interleaved_memory_gb(lay, d, u, np.full(len(u), v)), rows.gpu_memory_gb)
+    return d[key]
+
+
 def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """Where the search places a pipeline of pp stages: across nodes (pp <= nodes), or -- on nodes whose NVLink
     domain is larger than an 8-GPU board (a GB200 NVL72 rack) -- at most one stage per board (pp <= nodes x g / 8).
@@ -468,13 +478,8 @@ def step_terms(
         allowed = None
         if len(virtual_options) > 1:  # only the interleaves whose extra activations fit the GPU (a layout that
             # does not fit even at v = 1 is reported as not fitting, and timed at its fastest interleave)
-            usable = memory.USABLE_FRACTION * rows.gpu_memory_gb[uu]
-            m_u = su["m"][uu]
-            over = d["mem"][uu] > usable
-            allowed = [
-                at(over | (d["mem"][uu] + d["act"][uu] * (interleave_activation_factor(pp, v, m_u) - 1.0) <= usable))
-                for v in virtual_options
-            ]
+            over = ~interleave_fits(rows, lay, d, 1)[uu]
+            allowed = [at(over | interleave_fits(rows, lay, d, v)[uu]) for v in virtual_options]
         pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed)
     else:
         bubble1 = p2p1 = pipe = np.zeros_like(t_comp)

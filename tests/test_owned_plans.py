@@ -254,11 +254,16 @@ def test_owned_fabric_on_the_command_line_is_the_api_plan(capsys: pytest.Capture
         assert d["owned_nodes"] == 0 and d["owned_unused_nodes"] == 4
 
 
-def test_owned_summary_line_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--gpus", "A100", "--max-nodes", "4",
-        "--owned", "dgx-a100-80gb:2", "--alternatives", "0",
+def solve_resnet_owned(capsys: pytest.CaptureFixture[str], gpus: str, owned: str) -> tuple[int, str, str]:
+    """`planner solve` of ResNet-50 in a day on up to 4 nodes of the allowed GPUs, with owned servers."""
+    return run(
+        capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--gpus", gpus, "--max-nodes", "4",
+        "--owned", owned, "--alternatives", "0",
     )  # fmt: skip
+
+
+def test_owned_summary_line_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = solve_resnet_owned(capsys, "A100", "dgx-a100-80gb:2")
     assert code == 0 and "owned servers:" in out
 
 
@@ -294,9 +299,6 @@ def test_the_apps_command_line_round_trips_owned_precision_and_framework(owned: 
 
 
 def test_owned_servers_the_request_excludes_are_a_note(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(
-        capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--gpus", "H100", "--max-nodes", "4",
-        "--owned", "dgx-a100-80gb:2:roce100", "--alternatives", "0",
-    )  # fmt: skip
+    code, _, err = solve_resnet_owned(capsys, "H100", "dgx-a100-80gb:2:roce100")
     assert code == 0 and "the 2 owned dgx-a100-80gb on roce100 cannot serve this request" in err
     assert "outside the allowed GPUs/servers" in err
