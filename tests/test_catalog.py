@@ -117,3 +117,123 @@ def test_csv_catalog_file_loads(tmp_path: Path) -> None:
         PlannerInputError, match=r"sites.csv\[1\] \(id=bad\): pue: Input should be greater than or equal to 1"
     ):
         load_catalog(c, m)
+
+
+# ------------------------------------------------------------------ current-generation accelerators (late 2026)
+# GPU id -> (server id, family, dense BF16 / FP8 TFLOP/s, memory GB, TDP W, the measured matmul efficiency that
+# stands in): the figures gpus.yaml states for the accelerators of the MLPerf v5.0/v5.1 systems
+# (reference/mlperf_training_at_scale.csv) that reference/hardware.md does not list.
+CURRENT_GEN = {
+    "b300": ("hgx-b300", "blackwell", 2250, 4500, 270, 1100, "b200"),
+    "gb300": ("gb300-nvl72", "blackwell", 2500, 5000, 279, 1400, "b200"),
+    "mi325x": ("mi325x-8", "cdna3", 1307, 2615, 256, 1000, "mi300x"),
+    "mi350x": ("mi350x-8", "cdna4", 2307, 4614, 288, 1000, "mi300x"),
+    "mi355x": ("mi355x-8", "cdna4", 2517, 5033, 288, 1400, "mi300x"),
+}
+
+
+@pytest.mark.parametrize("gpu_id", sorted(CURRENT_GEN))
+def test_current_generation_gpus_load_with_their_sources(shipped: Catalog, gpu_id: str) -> None:
+    """Each entry carries its figures with a source that says they are recalled datasheet figures to verify (not in
+    reference/), which measured matmul efficiency stands in, and estimate prices; its server carries it."""
+    server_id, family, bf16, fp8, mem_gb, tdp_w, stand_in = CURRENT_GEN[gpu_id]
+    g = shipped.gpu(gpu_id)
+    assert (g.family, g.bf16_tflops, g.fp8_tflops, g.memory_gb, g.tdp_w) == (family, bf16, fp8, mem_gb, tdp_w)
+    assert g.matmul_efficiency == shipped.gpu(stand_in).matmul_efficiency
+    assert "as recalled, not in reference/ -- verify" in g.source and "stands in" in g.source
+    assert g.price_source.startswith("estimate")
+    assert g.min_power_limit_w == pytest.approx(0.4 * g.tdp_w)  # 40% of TDP, as B200 / GB200 / MI300X
+    s = shipped.server(server_id)
+    assert s.gpu == gpu_id and s.source.strip() and s.price_source.startswith("estimate")
+    assert s.gpus_per_node == (72 if gpu_id == "gb300" else 8)
+    if s.rent_usd_per_month is not None and g.rent_usd_per_gpu_hour is not None:  # 730 h x GPUs x per-GPU rent
+        assert s.rent_usd_per_month == pytest.approx(730 * s.gpus_per_node * g.rent_usd_per_gpu_hour)
+
+
+def test_xdr800_fabric_and_the_servers_built_with_it(shipped: Catalog) -> None:
+    """XDR InfiniBand (ConnectX-8, Quantum-X800), the '800 Gb/s' NICs of the B300 / GB300 MLPerf systems: NDR's
+    latency, efficiency and in-network reduction stand in. B300 and GB300 servers are built with it by default
+    (their first fabric); no server lists a fabric faster than its NIC ports."""
+    xdr, ndr = shipped.fabric("xdr800"), shipped.fabric("ndr400")
+    assert xdr.kind == "infiniband" and xdr.port_bandwidth_gbps == 800 and xdr.in_network_reduction
+    assert (xdr.latency_us, xdr.achieved_efficiency) == (ndr.latency_us, ndr.achieved_efficiency)
+    assert "ConnectX-8" in xdr.source and "stand in" in xdr.source and "prices estimate" in xdr.source
+    for sid in ("hgx-b300", "gb300-nvl72"):
+        assert shipped.server(sid).fabrics[0] == "xdr800"
+    for s in shipped.servers.values():
+        for f in s.fabrics:
+            assert shipped.fabric(f).port_bandwidth_gbps <= s.max_nic_port_gbps, (s.id, f)
+
+
+def test_gpu_patterns_separate_b300_from_gb300(shipped: Catalog) -> None:
+    """--gpus takes an id, a family or the start of an id: 'b300' is not 'gb300' (a prefix, not a substring)."""
+    from planner.optimize import PlanRequest, _match_gpus, allowed_servers
+
+    assert _match_gpus(shipped, ["b300"]) == {"b300"}
+    assert _match_gpus(shipped, ["GB300"]) == {"gb300"}
+    assert _match_gpus(shipped, ["b3"]) == {"b300"}
+    assert _match_gpus(shipped, ["cdna4"]) == {"mi350x", "mi355x"}
+    assert _match_gpus(shipped, ["cdna3"]) == {"mi300x", "mi325x"}
+    assert _match_gpus(shipped, ["MI35"]) == {"mi350x", "mi355x"}
+    req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, gpus=["b300"])
+    assert allowed_servers(shipped, req) == ["hgx-b300"]
+    assert allowed_servers(shipped, req.model_copy(update={"gpus": ["gb300"]})) == ["gb300-nvl72"]
+
+
+def test_hgx_b300_node_uses_its_stated_peak_and_memory(shipped: Catalog) -> None:
+    """Llama 3 8B on one 8-GPU node, DP8 without sharding or recomputation, micro-batch 1 (hand-derived from
+    planner/memory.py's formulas): Megatron keeps 2 B weights + 4 B fp32 gradients + 12 B Adam state per parameter
+    = 18 x 8.03e9 = 144.54 GB; activations with FlashAttention and TP1 are 34 s b h per layer = 34 x 8192 x 4096
+    x 32 layers = 36.51 GB; plus the 2 GB workspace: 183.05 GB. It fits a B300 (0.95 x 270 = 256.5 GB usable) and
+    not a B200 (0.95 x 180 = 171 GB). The B300's dense peak is B200's (2,250 BF16, 4,500 FP8 TFLOP/s) and so are
+    its HBM bandwidth, NVLink and matmul efficiency, so the step takes exactly as long on both."""
+    from planner.model import evaluate
+    from planner.schemas import Configuration, Layout
+
+    layout = Layout(zero_stage=0, recompute="none")
+    b300, b200 = (
+        evaluate(shipped, Configuration(model="llama3-8b", server=s, nodes=1, fabric="ndr400", layout=layout))
+        for s in ("hgx-b300", "hgx-b200")
+    )
+    hand_gb = 18 * 8.03e9 / 1e9 + 34 * 8192 * 4096 * 32 / 1e9 + 2.0
+    assert b300.memory_per_gpu_gb == pytest.approx(hand_gb, rel=1e-9) == b200.memory_per_gpu_gb
+    assert (b300.gpu_memory_gb, b300.fits_memory) == (270, True)
+    assert (b200.gpu_memory_gb, b200.fits_memory) == (180, False)
+    assert b300.achieved_tflops_per_gpu / b300.mfu == pytest.approx(2250)
+    assert b300.step_time_s == pytest.approx(b200.step_time_s, rel=1e-12)
+    fp8 = evaluate(shipped, Configuration(model="llama3-8b", server="hgx-b300", nodes=1, precision="fp8"))
+    assert fp8.precision == "fp8" and fp8.achieved_tflops_per_gpu / fp8.mfu == pytest.approx(4500)
+
+
+def test_a_family_without_a_fit_borrows_the_reference_by_matmul_efficiency(shipped: Catalog) -> None:
+    """CDNA4 (MI350X, MI355X) has no MFU fit: calibration.yaml's rule gives it the first fallback reference family's
+    fitted value scaled by matmul efficiency (gpu / reference), as for MI300X -- the stand-in 0.51 makes it MI300X's."""
+    from planner.compute import mfu_max
+
+    cal = shipped.calibration
+    llm = shipped.workload("llama3-70b")
+    for gpu_id in ("mi350x", "mi355x", "mi325x", "mi300x"):
+        g = shipped.gpu(gpu_id)
+        own = cal["mfu"].get(g.family, {}).get("llm")
+        ref = next(r for r in cal["fallback_references"] if "llm" in cal["mfu"].get(r["family"], {}))
+        expected = (
+            own
+            if own is not None
+            else cal["mfu"][ref["family"]]["llm"] * g.matmul_efficiency / ref["matmul_efficiency"]
+        )
+        assert mfu_max(cal, g, llm, "bf16") == pytest.approx(expected)
+    assert mfu_max(cal, shipped.gpu("mi355x"), llm, "bf16") == pytest.approx(
+        mfu_max(cal, shipped.gpu("mi300x"), llm, "bf16")
+    )
+
+
+def test_current_generation_servers_plan_end_to_end(shipped: Catalog) -> None:
+    """A real solve restricted to a new GPU (by id: 'b300' is not 'gb300') plans on exactly that GPU."""
+    from planner.optimize import PlanRequest, solve
+
+    for pattern, gpu in (("b300", "b300"), ("gb300", "gb300"), ("mi355x", "mi355x")):
+        req = PlanRequest(
+            model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", gpus=[pattern], alternatives=0
+        )
+        res = solve(req, shipped)
+        assert res.plan is not None and res.plan.gpu == gpu

@@ -137,7 +137,7 @@ def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> 
     assert _match_gpus(shipped, ["gb200"]) == {"gb200"}
     assert _match_gpus(shipped, ["H100"]) == {"h100-sxm", "h100-pcie"}
     assert _match_gpus(shipped, ["A100"]) == {g for g in shipped.gpus if g.startswith("a100")}
-    assert _match_gpus(shipped, ["blackwell"]) == {"b200", "gb200"}
+    assert _match_gpus(shipped, ["blackwell"]) == {"b200", "gb200", "b300", "gb300"}
     with pytest.raises(PlannerInputError, match="no GPU matches '200'"):
         _match_gpus(shipped, ["200"])
     res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", gpus=["B200"]))
