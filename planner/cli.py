@@ -45,8 +45,9 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format
 DESCRIPTION = f"""Capacity planner for distributed ML training clusters.
 
 Exit codes: 0 ok, 1 no feasible plan (with the smallest relaxation of each requirement; `evaluate`: the
-configuration does not fit in GPU memory), 2 bad input, 3 internal error (please report it), 4 `batch` left
-scenarios without an answer (rerun to resume), 130/143 interrupted (SIGINT/SIGTERM).
+configuration does not fit in GPU memory, or a bought run outlasts its servers' --life-years), 2 bad input,
+3 internal error (please report it), 4 `batch` left scenarios without an answer (rerun to resume), 130/143
+interrupted (SIGINT/SIGTERM).
 {COST_HELP}"""
 
 
@@ -301,8 +302,10 @@ def check_layout_framework(layout: Any, fw: Any) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from planner import cost
     from planner.errors import PlannerInputError
     from planner.model import evaluate, work_from
+    from planner.optimize import in_service
     from planner.schemas import Configuration
 
     cat = catalog_from(args)
@@ -366,11 +369,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             "nodes, a server with more GPU memory, or a layout that holds less per GPU (--tp/--pp, --zero 3, "
             "--recompute full)"
         )
-    if not args.rent and est.time_to_train_h > args.life_years * HOURS_PER_YEAR:
+    in_life = args.rent or bool(in_service(0.0, est.time_to_train_h, args.life_years))
+    if not in_life:
         notes.append(
-            f"the run takes {est.time_to_train_h / HOURS_PER_YEAR:,.4g} years, longer than the hardware's "
-            f"--life-years {args.life_years:g}: the cost charges capex x run time / life, i.e. the servers bought "
-            f"{est.time_to_train_h / (args.life_years * HOURS_PER_YEAR):,.3g} times over"
+            f"the run takes {est.time_to_train_h / cost.HOURS_PER_YEAR:,.4g} years, longer than the bought servers' "
+            f"service life (--life-years {args.life_years:g}): they retire before it ends, so it is not a plan (as "
+            f"`planner solve` holds: a bought run ends within its servers' life); its hardware share, capex x run "
+            f"time / life, would be {est.time_to_train_h / (args.life_years * cost.HOURS_PER_YEAR):,.3g} times the "
+            "capex. Use more nodes, less work, or --rent"
         )
     if args.global_batch is not None and est.global_batch != args.global_batch:
         notes.append(
@@ -384,13 +390,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         d["layout_spec"] = layout.model_dump() if layout is not None else None
         d["framework"] = wl.framework if args.framework is None else args.framework
         d["notices"] = notes
+        d["within_service_life"] = in_life
         emit_json(d)
-        return EXIT_OK if est.fits_memory else EXIT_INFEASIBLE
+        return EXIT_OK if est.fits_memory and in_life else EXIT_INFEASIBLE
     print(format_estimate(est.model_dump()))
-    return EXIT_OK if est.fits_memory else EXIT_INFEASIBLE
-
-
-HOURS_PER_YEAR = 365.25 * 24
+    return EXIT_OK if est.fits_memory and in_life else EXIT_INFEASIBLE
 
 
 def layout_flags(layout: Any) -> str:

@@ -24,7 +24,8 @@ MAX_LIFE_YEARS = 15.0  # PlanRequest.life_years and Configuration.life_years acc
 COST_HELP = (
     "Money: 'cost' is what the run costs = the bought hardware's share over the run (capex x run time / life) "
     "+ facility energy, or the rent for the whole billing periods the run occupies; 'up-front' is what must be "
-    "spent before the run starts = the whole capex when buying, the whole rent when renting."
+    "spent before the run starts = the whole capex when buying, the whole rent when renting. Bought servers serve "
+    "--life-years: a bought run must end within it (so its hardware share never exceeds the capex)."
 )
 
 
@@ -255,8 +256,8 @@ def add_life_arg(p: argparse.ArgumentParser) -> None:
         "--life-years",
         type=life_years,
         default=4.0,
-        help=f"years over which bought hardware is amortized, in (0, {MAX_LIFE_YEARS:g}]; a run is charged capex x "
-        "run time / life, years",
+        help=f"service life of bought hardware, in (0, {MAX_LIFE_YEARS:g}]: a run is charged capex x run time / "
+        "life, and a bought run must end within it, years",
     )
 
 

@@ -3,10 +3,11 @@
 Pipeline: request (validated) -> every configuration (allowed server, fabric, cap, site, buy|rent) at
 **every integer node count** 1..N_max (+ the binding step) evaluated by the exact model in chunks (physics
 cached) -> each chunk priced and reduced exactly to the rows that can answer one of the request's questions
-(`_reduce_chunk`) -> MIP (Pyomo) -> HiGHS -> chosen plan re-evaluated with `planner.evaluate` and checked
-against every constraint by `check_plan` (a violating plan is cut off and the MIP re-solved; it is never
-returned) -> alternatives (checked by the same function), binding constraints, solver report. When nothing
-fits, each requirement's exact smallest relaxation, and when no single one suffices the smallest pairs.
+(`_reduce_chunk`; a bought plan only where its run ends within its servers' life, `in_service`) -> MIP
+(Pyomo) -> HiGHS -> chosen plan re-evaluated with `planner.evaluate` and checked against every constraint by
+`check_plan` (a violating plan is cut off and the MIP re-solved; it is never returned) -> alternatives
+(checked by the same function), binding constraints, solver report. When nothing fits, each requirement's
+exact smallest relaxation, and when no single one suffices the smallest pairs.
 The exactness argument is stated in planner/mip.py.
 """
 
@@ -476,7 +477,10 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
             if not len(phys):
                 continue
             df = price_space(catalog, phys, site, purchase, req.life_years)
-            df = df[df["feasible"].to_numpy(dtype=bool)]
+            keep = df["feasible"].to_numpy(dtype=bool, copy=True)
+            if purchase == "buy":
+                keep &= in_service(0.0, df["time_to_train_h"].to_numpy(dtype=float), req.life_years)
+            df = df[keep]
             frames.append(df.drop(columns=["site", "purchase"]))
             sites.append(np.full(len(df), i))
             buys.append(np.full(len(df), j))
@@ -581,6 +585,17 @@ def check_owned(catalog: Catalog, req: PlanRequest) -> None:
                 )
 
 
+def in_service(age_years: Any, hours: Any, end_years: float) -> np.ndarray:
+    """Servers of ``age_years`` serve a run of ``hours`` h when they are still in service at its end:
+    age + T / 8766 h <= ``end_years`` (their retirement age). A run never changes size, so a server that leaves
+    service mid-run cannot serve it. The one rule for owned servers (owned_in_service, and planner/fleet.py per
+    slot) and bought ones: a bought plan's servers are new and serve ``life_years``, so a bought plan must finish
+    within the life (else they retire before it ends, and its hardware share, capex x T / life, would be more
+    than the capex); rentals have no life of the renter's."""
+    age = np.asarray(age_years, dtype=float)
+    return np.asarray(age + np.asarray(hours, dtype=float) / cost.HOURS_PER_YEAR <= end_years + 1e-12)
+
+
 def owned_in_service(catalog: Catalog, req: PlanRequest, server: str, fabric: str, hours: Any) -> np.ndarray:
     """Owned nodes of ``server`` on ``fabric`` that serve a run of ``hours`` h: an entry counts when it is still
     in service at the end of the run (age + T / 8766 <= its retirement age), the fleet planner's rule per slot.
@@ -591,7 +606,7 @@ def owned_in_service(catalog: Catalog, req: PlanRequest, server: str, fabric: st
         if o.server != server or owned_fabric(catalog, o) != fabric:
             continue
         end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
-        out += o.count * (o.age_years + t / cost.HOURS_PER_YEAR <= end + 1e-12)
+        out += o.count * in_service(o.age_years, t, end)
     return out
 
 
@@ -966,8 +981,8 @@ def check_plan(plan: Plan, req: PlanRequest, catalog: Catalog, lim: Limits | Non
     """Every requirement of the request that a (re-evaluated) plan breaks; [] = the plan is feasible.
 
     The one check used for the MIP's plan, every alternative and the tests: memory fit, allowed hardware /
-    site / purchase mode, availability (a price), deadline, budget, power envelope (the request's or the
-    plan's site's), node limit and rack units."""
+    site / purchase mode, availability (a price), a bought plan's run within its servers' life (in_service),
+    deadline, budget, power envelope (the request's or the plan's site's), node limit and rack units."""
     lim = lim or limits_for(catalog, req)
     bad: list[str] = []
     if not plan.estimate.fits_memory:
@@ -984,6 +999,8 @@ def check_plan(plan: Plan, req: PlanRequest, catalog: Catalog, lim: Limits | Non
         bad.append("site/purchase")
     if not (math.isfinite(plan.cost_usd) and math.isfinite(plan.upfront_usd)):
         bad.append("availability")
+    if plan.purchase == "buy" and not in_service(0.0, plan.time_to_train_h, req.life_years):
+        bad.append("life")
     values = {k: float(getattr(plan, f)) for k, f in PLAN_LIMIT_FIELDS.items()}
     values["budget"] = plan.upfront_usd if lim.budget_kind == "upfront" else plan.cost_usd
     envelope = req.power_kw if req.power_kw is not None else catalog.site(plan.site).power_envelope_kw
@@ -1128,12 +1145,22 @@ def _needed_in_units(name: str, value: float) -> float:
     return value / 24.0 if name == "deadline" else value
 
 
-def _phrase(name: str, needed: float, given: float | None = None) -> str:
-    """How a relaxed requirement reads; stated minimums are rounded up so that typing them back suffices."""
+def _phrase(name: str, needed: float, given: float | None = None, rent_past_years: float | None = None) -> str:
+    """How a relaxed requirement reads; stated minimums are rounded up so that typing them back suffices. With
+    what was given, a deadline past a year is also said in years, and past ``rent_past_years`` (the life of
+    bought servers, when renting is allowed too) as a run only rented servers can carry: a bought plan must end
+    within its servers' life (in_service), so such a deadline is met by no purchase."""
     you = "" if given is None else " (you gave {})"
     if name == "deadline":
         s = f"a deadline of at least {ceil_sig(needed):,.4g} days"
-        return s + (you.format(f"{given:,.4g}") if given is not None else "")
+        if given is None:
+            return s
+        said = [f"you gave {given:,.4g}"]
+        if needed > 365.25:
+            said.append(f"that is {_years(needed * 24.0)}")
+            if rent_past_years is not None and needed * 24.0 > rent_past_years * cost.HOURS_PER_YEAR:
+                said[-1] += f", past the {rent_past_years:g}-year life of bought servers: on rented servers only"
+        return f"{s} ({'; '.join(said)})"
     if name == "budget":
         s = f"a budget of at least {usd(needed, up=True)}"
         return s + (you.format(usd(given)) if given is not None else "")
@@ -1186,9 +1213,24 @@ def _infeasible(
         given = _given_in_units(lim, k)
         relax.append(
             Relaxation(
-                requirement=k, given=given, needed=needed, unit=RELAX_UNITS[k], message=_phrase(k, needed, given)
+                requirement=k,
+                given=given,
+                needed=needed,
+                unit=RELAX_UNITS[k],
+                message=_phrase(k, needed, given, req.life_years if req.purchase == "either" else None),
             )
         )
+    outlived = _shortest_outlived(cat, req, horizon) if priced == 0 else None
+    if outlived is not None:
+        hours, nodes, server = outlived
+        msg = (
+            f"Every configuration of '{req.model}' that fits the allowed servers (up to {horizon:,} nodes) runs longer "
+            f"than the servers' {req.life_years:g}-year service life (--life-years): the fastest, {nodes:,} x "
+            f"{server}, takes {_years(hours)}. Bought servers would retire before the run ends. Allow more nodes "
+            "(--max-nodes), faster GPUs, less work, or renting (--either)."
+        )
+        timings["explain_s"] = time.perf_counter() - t0
+        return _no_plan(req, msg, [], [], timings)
     if priced == 0:
         wl = cat.workload(req.model)
         msg = (
@@ -1216,6 +1258,30 @@ def _infeasible(
             )
     timings["explain_s"] = time.perf_counter() - t0
     return _no_plan(req, msg, relax, pairs, timings)
+
+
+def _years(hours: float) -> str:
+    return f"{hours / cost.HOURS_PER_YEAR:,.3g} years"
+
+
+def _shortest_outlived(cat: Catalog, req: PlanRequest, horizon: int) -> tuple[float, int, str] | None:
+    """(hours, nodes, server) of the fastest bought configuration up to ``horizon`` nodes that fits and can be
+    bought but whose run outlasts its servers' life (in_service); None if there is none. Asked only when no
+    candidate is left, to say why."""
+    if "buy" not in purchases_of(req):
+        return None
+    best: tuple[float, int, str] | None = None
+    for phys in physics_chunks(cat, req, 1, horizon):
+        if not len(phys):
+            continue
+        df = price_space(cat, phys, req.sites[0], "buy", req.life_years)
+        df = df[df["feasible"].to_numpy(dtype=bool)]
+        if len(df):
+            i = int(np.argmin(df["time_to_train_h"].to_numpy(dtype=float)))
+            row = df.iloc[i]
+            if best is None or float(row["time_to_train_h"]) < best[0]:
+                best = (float(row["time_to_train_h"]), int(row["nodes"]), str(row["server"]))
+    return best
 
 
 _LIMIT_ATTR = {
@@ -1272,7 +1338,7 @@ def _pairs(
                         given=given,
                         needed=needed,
                         unit=RELAX_UNITS[k],
-                        message=_phrase(k, needed, given),
+                        message=_phrase(k, needed, given, req.life_years if req.purchase == "either" else None),
                     )
                 )
             out.append(

@@ -53,7 +53,8 @@ COST_EXPLAINED = (
     "**Cost** is what this run costs: the bought hardware's share over the run (capex x run time / life) plus "
     "facility energy, or, when renting, the rent for the whole billing periods the run occupies (power and network "
     "included). **Up-front** is what must be spent before the run starts: the whole capex when buying, the whole "
-    "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost."
+    "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost. Bought "
+    "servers serve their life (years): a bought run must end within it, so its hardware share is at most the capex."
 )
 OBJECTIVE_UNITS = {"energy": "kWh (facility)", "cost": "USD", "carbon": "kg CO2e", "time": "h"}
 OBJECTIVE_METRIC = PLAN_METRIC  # objective -> the plan column it is measured in (with its unit)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.cost import HOURS_PER_YEAR
 from planner.data import Catalog
 from planner.model import Work, evaluate, evaluate_space, price_space, work_from
 from planner.optimize import Plan, PlanRequest, PlanResult, relaxation_horizon
@@ -86,6 +87,8 @@ def table(cat: Catalog, r: PlanRequest, lo: int, hi: int, chunk: int = 512) -> p
             for p in purchases:
                 df = price_space(cat, phys, site, p, r.life_years)
                 df = df[df["feasible"]]
+                if p == "buy":  # bought servers serve life_years: a bought run must end within it (README)
+                    df = df[df["time_to_train_h"] <= r.life_years * HOURS_PER_YEAR * (1 + TOL)]
                 out = df[KEEP].copy()
                 out["site"], out["purchase"] = site, p
                 out["rack_units"] = df["nodes"].to_numpy() * np.array(
@@ -172,6 +175,8 @@ def plan_violations(plan: Plan, r: PlanRequest, cat: Catalog) -> list[str]:
     bad = []
     if not est.fits_memory:
         bad.append("memory")
+    if est.purchase == "buy" and est.time_to_train_h > r.life_years * HOURS_PER_YEAR * (1 + TOL):
+        bad.append("life")
     if plan.server not in servers_of(cat, r) or (r.fabrics is not None and plan.fabric not in r.fabrics):
         bad.append("hardware")
     if not any(math.isclose(plan.power_cap, c) for c in r.power_caps) or plan.site not in r.sites:

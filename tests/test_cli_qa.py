@@ -65,15 +65,15 @@ def test_evaluate_of_a_configuration_that_does_not_fit_exits_1(tmp_path: Path) -
     assert p.returncode == 1, p.stderr
     assert json.loads(p.stdout)["fits_memory"] is False
     assert "does not fit in GPU memory" in p.stderr and "Traceback" not in p.stderr
-    # the run it describes would also outlast the hardware's life: said, with how many times it is bought over
-    assert "longer than the hardware's --life-years 4" in p.stderr
+    # the run it describes would also outlast the servers' life: said, with how many times the capex it would cost
+    assert "longer than the bought servers' service life (--life-years 4)" in p.stderr
 
 
 def test_huge_amounts_print_money_in_significant_figures(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--tokens", "1e300"]
     code, out, _ = run(capsys, *args)
     cost_line = next(line for line in out.splitlines() if line.strip().startswith("cost"))
-    assert code == 0 and len(cost_line) < 200, cost_line
+    assert code == 1 and len(cost_line) < 200, cost_line  # exit 1: a run of 1e300 tokens outlasts the servers
 
 
 # ------------------------------------------------------------------------------------------ bad input
