@@ -26,6 +26,7 @@ from planner.optimize import (
     allowed_servers,
     catalog_for,
     format_owned,
+    in_service,
     node_ladder,
     owned_fabric,
 )
@@ -263,7 +264,25 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
             f"each data-parallel replica of layout {plan.layout})"
         )
     notes += owned_notes(catalog, req)
+    notes += owned_retiring_notes(catalog, req, plan.time_to_train_h)
     return notes
+
+
+def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float) -> list[str]:
+    """Owned servers still in service that retire before a run of ``run_h`` hours would end, so the plan cannot
+    run on them (a run never changes size: optimize.in_service) -- said, not left as silently unused."""
+    out = []
+    for o in req.owned:
+        end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
+        if o.age_years >= end or bool(in_service(o.age_years, run_h, end)):
+            continue  # past their service already (owned_notes says so), or they serve the whole run
+        left_days = (end - o.age_years) * 365.25
+        out.append(
+            f"the {o.count} owned {o.server} on {owned_fabric(catalog, o)} leave service in {left_days:,.3g} days "
+            f"({o.age_years:g} of {end:g} years), before this plan's {run_h / 24:,.3g}-day run would end, so it "
+            "cannot run on them (a run never changes size); a run that ends by then could (--life-years)"
+        )
+    return out
 
 
 def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | None:

@@ -105,3 +105,23 @@ def test_evaluate_of_a_bought_run_past_the_life_exits_1_and_says_why() -> None:
     assert "longer than the bought servers' service life (--life-years 4)" in p.stderr and "Traceback" not in p.stderr
     p = planner_process(*args, "--rent")
     assert p.returncode == 0 and json.loads(p.stdout)["within_service_life"] is True, p.stderr
+
+
+def test_owned_servers_that_retire_before_the_run_ends_are_said_not_silently_unused() -> None:
+    # 4 owned toy-a, 1 hour before the end of their 4-year life; the fastest run takes T(4) = 6,000 s = 1.67 h, so
+    # no plan can use them. Was: "4 owned nodes unused (retired or off for the run)" and no reason.
+    from planner.optimize import OwnedServers
+    from planner.views import plan_notes
+
+    old = OwnedServers(server="toy-a", count=4, age_years=4 - 1 / cost.HOURS_PER_YEAR)
+    cat, r = _cat(), _toy(max_nodes=4, deadline_days=1.0, objective="time", owned=[old])
+    res = solve(r, cat)
+    assert res.plan is not None and res.plan.owned_nodes == 0 and res.plan.owned_unused_nodes == 4
+    notes = plan_notes(cat, r, res.plan)
+    assert any("the 4 owned toy-a on toy-net leave service in 0.0417 days" in n for n in notes), notes
+    assert any("before this plan's 0.0694-day run would end" in n for n in notes), notes
+    # owned servers that serve the whole run get no such note
+    r = r.model_copy(update={"owned": [old.model_copy(update={"age_years": 1.0})]})
+    res = solve(r, cat)
+    assert res.plan is not None and res.plan.owned_nodes == 4
+    assert not any("leave service" in n for n in plan_notes(cat, r, res.plan))
