@@ -423,19 +423,20 @@ def pareto_note(front: pd.DataFrame, points: int) -> str:
 
 
 def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
-    """Throughput and scaling efficiency vs node count (up to the request's max nodes), best server per GPU type,
-    cap 1.0. Efficiency = per-GPU throughput relative to the GPU type's first plotted (smallest fitting) point."""
+    """Throughput and scaling efficiency vs node count (up to the request's max nodes), best allowed server per
+    allowed GPU type (the request's GPUs, servers and fabrics, as the plan), cap 1.0. Efficiency = per-GPU
+    throughput relative to the GPU type's first plotted (smallest fitting) point."""
     catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
     samples = work_from(wl, req.samples, req.tokens, req.epochs)
-    servers = [s.id for s in catalog.gpu_servers()]
     nodes = [n for n in SCALING_NODES if n <= req.max_nodes]
     if req.max_nodes not in nodes and req.max_nodes < SCALING_NODES[-1]:
         nodes.append(req.max_nodes)
     df = evaluate_space(
         catalog,
         wl,
-        servers=servers,
+        servers=allowed_servers(catalog, req),
+        fabrics=list(req.fabrics) if req.fabrics else None,
         caps=[1.0],
         nodes=nodes,
         work=Work(samples, req.global_batch, req.precision),
@@ -497,7 +498,7 @@ def scaling_chart(
             ]
     return alt.vconcat(
         alt.layer(*layers).properties(
-            title="Scaling: best server per GPU type at full power (diamond: the plan; dashed: the deadline)",
+            title="Scaling: best allowed server per GPU type at full power (diamond: the plan; dashed: the deadline)",
             width=520,
             height=260,
         ),
