@@ -886,7 +886,10 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
 
 
 def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
-    from planner.batch import expand
+    """The scenarios of an uploaded file, read as `planner batch FILE` reads it (numbers as YAML 1.2 / CSV cells
+    spelling numbers are numbers), so the app and the command line give the same scenarios and ids."""
+    from planner.batch import expand, parse_yaml
+    from planner.batch_scenarios import _number
 
     if name.lower().endswith(".csv"):
         from planner.data import _csv_cell
@@ -895,10 +898,10 @@ def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
             df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
             raise PlannerInputError(f"{name}: not a valid CSV scenario table: {_first_line(exc)}") from None
-        rows = [{k: _csv_cell(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+        rows = [{k: _number(_csv_cell(v)) for k, v in r.items()} for r in df.to_dict(orient="records")]
         return expand(rows)
     try:
-        spec = yaml.safe_load(data.decode("utf-8"))
+        spec = parse_yaml(data.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
     return expand(spec)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from planner.data import Catalog
 from planner.optimize import PlanRequest
 from planner.views import scaling_frame
@@ -16,3 +18,21 @@ def test_the_scaling_chart_shows_only_the_allowed_gpus_servers_and_fabrics(shipp
     # a GPU pattern and a fabric restriction follow the request's rules too (B200 does not allow gb200)
     req = PlanRequest(model="llama3-8b", deadline_days=30, gpus=["B200"], fabrics=["roce400"], max_nodes=16)
     assert set(scaling_frame(shipped, req)["gpu"]) == {"b200"}
+
+
+def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> None:
+    """Was: the app's batch page read YAML with PyYAML's YAML 1.1 rules (``tokens: 15e12`` a string) and CSV cells
+    as strings (``30``), so the same file gave other scenarios and other ids than `planner batch FILE` (the results
+    of the two could not be matched, and a rerun on the command line did not resume the app's)."""
+    from planner.batch import load_scenarios
+    from planner.views import read_batch_upload
+
+    text = "base:\n  model: llama3-8b\n  tokens: 1e12\n  objective: cost\ngrid:\n  deadline_days: [30, 4.5e1]\n"
+    (tmp_path / "s.yaml").write_text(text)
+    cli = load_scenarios(tmp_path / "s.yaml")
+    app = read_batch_upload("s.yaml", text.encode())
+    assert app == cli and cli[0]["tokens"] == 1e12 and [s["deadline_days"] for s in cli] == [30, 45.0]
+    csv = "model,tokens,deadline_days,gpus,electricity_price_multiplier\nllama3-8b,1e12,30,H100;B200,1.5\n"
+    (tmp_path / "s.csv").write_text(csv)
+    cli = load_scenarios(tmp_path / "s.csv")
+    assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30
