@@ -1355,12 +1355,18 @@ def _delta(r: Relaxation) -> str:
     """How much more than given, rounded up: '+9.25 days', '+$2,100,000 budget', '+310 kW', '+12 nodes'."""
     d = r.needed - r.given
     if r.requirement == "deadline":
-        return f"+{ceil_sig(d, 3):,.3g} days"
+        return f"+{_sig3(d)} days"
     if r.requirement == "budget":
         return f"+{usd(d, up=True)} budget"
     if r.requirement == "power":
-        return f"+{ceil_sig(d, 3):,.3g} kW"
+        return f"+{_sig3(d)} kW"
     return f"+{math.ceil(d):,} {r.unit}"
+
+
+def _sig3(x: float) -> str:
+    """x rounded up to 3 significant figures, written out with thousands separators ('1,310', not '1.31e+03')."""
+    v = ceil_sig(x, 3)
+    return f"{v:,.0f}" if v >= 100 else f"{v:,.3g}"
 
 
 def _no_plan(
