@@ -312,6 +312,8 @@ def readable_text_file(path: str, what: str) -> str:
         raise PlannerInputError(f"{path} is not a text file (not UTF-8); give a text (YAML or CSV) {what}") from None
     if b"\x00" in data:
         raise PlannerInputError(f"{path} is a binary file; give a text (YAML or CSV) {what}")
+    if not any(line.strip() and not line.lstrip().startswith(b"#") for line in data.splitlines()):
+        raise PlannerInputError(f"{path} is empty (nothing but blanks or comments); give a {what} (see examples/)")
     return path
 
 
