@@ -298,8 +298,11 @@ def result_json(res: Any) -> dict[str, Any]:
         "timings_s": res.timings_s,
     }
     if res.plan is not None:
+        from planner.views import plan_cost_breakdown
+
         out.update(res.plan.estimate.model_dump())
         out.update(res.plan.model_dump(exclude={"estimate"}))
+        out["cost_breakdown_usd"] = plan_cost_breakdown(res.plan)  # net of owned servers, as cost_usd
     rep = res.solver
     out["solver_status"] = rep.status.value if rep else res.status
     out["gap"] = rep.gap if rep else None

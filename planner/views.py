@@ -586,6 +586,14 @@ def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> 
     )
 
 
+def plan_cost_breakdown(plan: Any) -> dict[str, float]:
+    """The plan's cost in its two parts, summing to plan.cost_usd: the hardware share (or rent) and energy. The
+    hardware share is the plan's, net of owned servers' credit (optimize.owned_credit_usd); the estimate's own
+    breakdown is the exact model's for the configuration bought new."""
+    energy = float(plan.estimate.cost_breakdown_usd["energy"])
+    return {"hardware": float(plan.cost_usd) - energy, "energy": energy}
+
+
 def breakdown_frame(res: PlanResult) -> pd.DataFrame:
     """Cost (hardware vs energy) and facility energy (GPUs, host, network, cooling/PUE) per plan."""
     rows = []
@@ -598,9 +606,10 @@ def breakdown_frame(res: PlanResult) -> pd.DataFrame:
         gpu_kwh = e.gpus * e.gpu_power_w * h / 1000.0
         node_kwh = e.nodes * e.node_power_w * h / 1000.0
         it_kwh = e.energy_kwh
+        money = plan_cost_breakdown(p)
         rows += [
-            {"plan": label, "kind": "cost (USD)", "part": "hardware / rent", "value": e.cost_breakdown_usd["hardware"]},
-            {"plan": label, "kind": "cost (USD)", "part": "energy", "value": e.cost_breakdown_usd["energy"]},
+            {"plan": label, "kind": "cost (USD)", "part": "hardware / rent", "value": money["hardware"]},
+            {"plan": label, "kind": "cost (USD)", "part": "energy", "value": money["energy"]},
             {"plan": label, "kind": "energy (kWh)", "part": "GPUs", "value": gpu_kwh},
             {"plan": label, "kind": "energy (kWh)", "part": "host + PSU loss", "value": max(node_kwh - gpu_kwh, 0.0)},
             {"plan": label, "kind": "energy (kWh)", "part": "switches", "value": max(it_kwh - node_kwh, 0.0)},

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from planner.optimize import Relaxation, _delta
 
@@ -30,3 +33,34 @@ def test_an_empty_request_file_says_it_is_empty(tmp_path: Path) -> None:
         p = planner_process(*args)
         assert p.returncode == 2 and f"{empty} is empty (nothing but blanks or comments)" in p.stderr, p.stderr
         assert "FleetRequest" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_cost_breakdown_of_a_plan_on_owned_servers_sums_to_its_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: `planner solve ... --owned dgx-h100:16 --json` gave cost_usd $3,842 (energy only: every node owned)
+    beside cost_breakdown_usd {hardware: $53,326, energy: $3,842} -- the hardware share of servers bought new; the
+    app's cost chart drew the same $53,326."""
+    from planner.cli import main
+    from planner.optimize import PlanRequest, solve
+    from planner.views import breakdown_frame
+
+    from .conftest import toy_catalog, toy_server
+
+    cat = toy_catalog(servers=[toy_server()])
+    req = PlanRequest(
+        model="toy-model", sites=["clean"], power_caps=[1.0], deadline_days=1.0, max_nodes=4, owned={"toy-a": 4}
+    )
+    res = solve(req, cat)
+    assert res.plan is not None and res.plan.owned_nodes == res.plan.nodes and res.plan.capex_usd == 0
+    money = breakdown_frame(res).query("kind == 'cost (USD)' and plan.str.startswith('plan')")
+    assert dict(zip(money["part"], money["value"], strict=True)) == {
+        "hardware / rent": pytest.approx(0, abs=1e-9),
+        "energy": pytest.approx(res.plan.cost_usd),
+    }
+    code = main(["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--servers",
+                 "dgx-h100", "--fabrics", "ndr400", "--owned", "dgx-h100:16:ndr400", "--alternatives", "0",
+                 "--json"])  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["owned_nodes"] > 0
+    assert sum(d["cost_breakdown_usd"].values()) == pytest.approx(d["cost_usd"])
+    if d["owned_nodes"] == d["nodes"]:
+        assert d["capex_usd"] == 0 and d["cost_breakdown_usd"]["hardware"] == pytest.approx(0, abs=1e-6)
