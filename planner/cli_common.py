@@ -207,9 +207,24 @@ def clean(obj: Any) -> Any:
 
 
 def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """Rows as a text table: numbers to 4 significant figures below 1,000, written out in whole units with
+    thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW;
+    were 3.8e+05, 4.55e+07 and 3e+04); number columns right-aligned."""
     from tabulate import tabulate
 
-    return tabulate([[r.get(c, "") for c in columns] for r in rows], headers=list(columns), floatfmt=",.4g")
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    def cell(v: Any) -> Any:
+        if not number(v):
+            return "" if v is None else v
+        if math.isfinite(v) and 1e3 <= abs(v) < 1e15:
+            return f"{v:,.0f}"
+        return f"{v:,.4g}" if isinstance(v, float) else str(v)
+
+    body = [[cell(r.get(c)) for c in columns] for r in rows]
+    align = ["right" if rows and all(number(r.get(c)) or r.get(c) is None for r in rows) else "left" for c in columns]
+    return tabulate(body, headers=list(columns), colalign=align, disable_numparse=True)
 
 
 def notice(text: str) -> None:

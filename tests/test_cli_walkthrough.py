@@ -64,3 +64,18 @@ def test_the_cost_breakdown_of_a_plan_on_owned_servers_sums_to_its_cost(capsys: 
     assert sum(d["cost_breakdown_usd"].values()) == pytest.approx(d["cost_usd"])
     if d["owned_nodes"] == d["nodes"]:
         assert d["capex_usd"] == 0 and d["cost_breakdown_usd"]["hardware"] == pytest.approx(0, abs=1e-6)
+
+
+def test_tables_write_prices_costs_and_power_out_in_whole_units() -> None:
+    """Was `planner catalog servers`: price_usd 3.8e+05, rent 1.746e+04; `catalog sites`: 3e+04 kW; the solve's
+    alternatives: cost_usd 4.55e+07 -- the figures a procurement user reads, in scientific notation."""
+    from planner.cli_common import table
+
+    rows = [
+        {"id": "dgx-h100", "price_usd": 380_000.0, "kw": 30_000.0, "pue": 1.4, "ok": False, "n": 1312},
+        {"id": "rental", "price_usd": None, "kw": 45_502_345.4, "pue": 0.37, "ok": True, "n": 8},
+    ]
+    lines = table(rows, ["id", "price_usd", "kw", "pue", "ok", "n"]).splitlines()
+    assert lines[2].split() == ["dgx-h100", "380,000", "30,000", "1.4", "False", "1,312"]
+    assert lines[3].split() == ["rental", "45,502,345", "0.37", "True", "8"]
+    assert lines[3].index("45,502,345") + len("45,502,345") == lines[2].index("30,000") + len("30,000")  # right
