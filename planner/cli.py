@@ -333,6 +333,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if layout is not None:
         check_layout_framework(layout, cat.framework(wl.framework))
         check_layout_cluster(layout, server, args.nodes)
+        if args.global_batch is None:
+            check_layout_batch_limit(layout, wl, cat.framework(wl.framework), server.gpus_per_node * args.nodes)
     samples = work_from(wl, args.samples, args.tokens, args.epochs)
     config = validated(
         Configuration,
@@ -427,6 +429,41 @@ def check_layout_cluster(layout: Any, server: Any, nodes: int) -> None:
             f"--tp x --cp x --pp = {model_parallel} does not divide the {gpus:,} GPUs of {nodes} x {server.id} (the "
             "data-parallel degree is GPUs / (tp x cp x pp)): change the degrees or --nodes"
         )
+
+
+def check_layout_batch_limit(layout: Any, wl: Any, framework: Any, gpus: int) -> None:
+    """A fixed layout whose data-parallel degree alone exceeds the workload's largest global batch is bad input
+    in the flags' terms: the degrees left out are 1, so DP = GPUs / (tp x cp x pp) replicas train at least one
+    micro-batch each (``--micro-batch`` samples, default 1), more than the recipe's batch limit allows
+    (Workload.max_global_batch_tokens / sequence length, or max_global_batch)."""
+    from planner.errors import PlannerInputError
+
+    if wl.max_global_batch_tokens and wl.sequence_length:
+        limit = int(wl.max_global_batch_tokens // wl.sequence_length)
+        what = f"{limit:,} sequences ({wl.max_global_batch_tokens:,.0f} tokens)"
+    elif wl.max_global_batch:
+        limit = int(wl.max_global_batch)
+        what = f"{limit:,} samples"
+    else:
+        return
+    model_parallel = layout.tensor_parallel * layout.context_parallel * layout.pipeline_parallel
+    dp = gpus // model_parallel
+    micro = layout.micro_batch or 1
+    if dp * micro <= limit:
+        return
+    need = -(-gpus * micro // limit)  # the least tp x cp x pp that keeps the batch within the limit
+    if framework.tensor_parallel or framework.pipeline_parallel:
+        fix = f"use fewer --nodes, give tp x cp x pp of at least {need:,}" + (
+            " (Llama 3 405B trained on 16,384 H100 at --tp 8 --pp 16 --cp 2)" if wl.family == "llm" else ""
+        )
+    else:
+        fix = f"use fewer --nodes (its framework '{framework.id}' runs data parallelism only)"
+    raise PlannerInputError(
+        f"--tp {layout.tensor_parallel} --cp {layout.context_parallel} --pp {layout.pipeline_parallel} (a degree "
+        f"left out is 1) leave {dp:,} data-parallel replicas on the {gpus:,} GPUs: at {micro} per replica that is "
+        f"{dp * micro:,} per step, above the largest global batch '{wl.id}' trains at, {what}. To run it, {fix}, "
+        "or leave the layout out to search for the fastest one"
+    )
 
 
 def format_estimate(d: dict[str, Any]) -> str:

@@ -79,3 +79,18 @@ def test_tables_write_prices_costs_and_power_out_in_whole_units() -> None:
     assert lines[2].split() == ["dgx-h100", "380,000", "30,000", "1.4", "False", "1,312"]
     assert lines[3].split() == ["rental", "45,502,345", "0.37", "True", "8"]
     assert lines[3].index("45,502,345") + len("45,502,345") == lines[2].index("30,000") + len("30,000")  # right
+
+
+def test_a_fixed_layout_over_the_batch_limit_says_which_flags_to_raise() -> None:
+    """Was, for the README's `evaluate --model llama3-405b --server dgx-h100 --nodes 2048 --cp 2`: 'no parallel
+    layout is valid ... (use fewer nodes)' -- with --cp 2 alone tp = pp = 1, so 8,192 replicas of one sequence
+    each are 4x the 2,050-sequence (16.8M-token) batch Llama 3 trains at; 8 = ceil(16,384 / 2,050)."""
+    base = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048"]
+    p = planner_process(*base, "--cp", "2")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "--tp 1 --cp 2 --pp 1 (a degree left out is 1) leave 8,192 data-parallel replicas" in p.stderr
+    assert "above the largest global batch 'llama3-405b' trains at, 2,050 sequences" in p.stderr
+    assert "give tp x cp x pp of at least 8" in p.stderr, p.stderr
+    # the layout Meta published fits and runs
+    ok = planner_process(*base, "--tp", "8", "--pp", "16", "--cp", "2", "--sequence-parallel", "--zero", "1", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["layout"].startswith("DP64 TP8 PP16"), ok.stderr
