@@ -253,7 +253,16 @@ def _check_request(cat: Any, req: Any) -> None:
     from planner.optimize import allowed_servers, check_owned
 
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
-    allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
+    servers = allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
+    if req.precision == "fp8":  # asked for by name on GPUs none of which has fp8: exit 2, as `evaluate` does
+        gpus = sorted({cat.server(s).gpu or "" for s in servers})
+        if all(cat.gpu(g).fp8_tflops is None for g in gpus):
+            from planner.errors import PlannerInputError
+
+            raise PlannerInputError(
+                f"--precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give --precision bf16, or "
+                "allow GPUs with fp8 (Hopper or newer, e.g. --gpus H100,B200)"
+            )
     check_rented_caps(cat, req)
     if req.power_caps:
         from planner.optimize import _match_gpus

@@ -94,3 +94,20 @@ def test_a_fixed_layout_over_the_batch_limit_says_which_flags_to_raise() -> None
     # the layout Meta published fits and runs
     ok = planner_process(*base, "--tp", "8", "--pp", "16", "--cp", "2", "--sequence-parallel", "--zero", "1", "--json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["layout"].startswith("DP64 TP8 PP16"), ok.stderr
+
+
+def test_fp8_asked_for_on_gpus_without_fp8_is_bad_input_in_solve_and_pareto(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Was: `solve --precision fp8 --gpus A100` planned (or explained infeasibility) in bf16, silently when no
+    plan met the deadline; `evaluate` already refuses fp8 on a GPU without it (README: never silent)."""
+    from planner.cli import main
+
+    for cmd in ("solve", "pareto"):
+        code = main([cmd, "--model", "llama3-70b", "--deadline-days", "30", "--precision", "fp8", "--gpus", "A100"])
+        err = capsys.readouterr().err
+        assert code == 2 and "--precision fp8: none of the allowed GPUs (a100-pcie-80gb, a100-sxm-80gb) has fp8" in err
+    # with an fp8 GPU allowed it plans (the A100 ones would compute in bf16, with a note if chosen)
+    code = main(["solve", "--model", "llama3-8b", "--tokens", "1e11", "--deadline-days", "30", "--precision", "fp8",
+                 "--gpus", "A100,H100", "--alternatives", "0"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
