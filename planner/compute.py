@@ -19,7 +19,11 @@ Korthikanti et al. 2022, Table 2), each written once in the forward pass and rea
 pass. Per FLOP this share falls as 1 / hidden size (the GEMMs grow as h^2 per token, these as h), which is why
 small transformers reach a lower MFU than large ones on the same GPU (Megatron-LM Table 1: 137 TFLOP/s per
 A100 at 1.7B parameters, 163 at 530B-1T), and it is larger for LoRA fine-tuning, whose frozen weights skip
-a third of the GEMM FLOPs but none of these kernels.
+a third of the GEMM FLOPs but none of these kernels. Workloads without a stated transformer shape (CNNs, BERT as
+shipped, recommenders) move their stated activation bytes per sample the same way: a CNN's batch normalisations,
+activations, pooling and residual adds are memory-bound too, which is why ResNet-50 gains less than the FLOP ratio
+from an H100 over an A100 (3.2x the FLOPs, 1.6x the bandwidth) and runs slower on the L40S (0.86 TB/s) than its
+FLOPs say.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
                                           the attention it overlaps (context_parallel_cover_s)
         + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
         + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
+                                          (once a step; every micro-batch under ZeRO-3, which re-gathers weights)
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
         + t_embedding_all_to_all          communication.all_to_all_time_s   recommender embeddings
         + t_framework_overhead            frameworks.yaml step_overhead_ms
@@ -112,6 +113,15 @@ def stage_layers(wl: Workload, lay: Layout) -> float:
     return float(v * math.ceil(layers / (pp * v)))
 
 
+def busiest_stage_share(wl: Workload, lay: Layout) -> float:
+    """The busiest pipeline stage's layers relative to an even split (``stage_layers`` x p / L, 1 without a
+    pipeline): its compute, activations, weights, optimizer state and gradients all scale with it (405B's 126
+    layers on 16 stages: 8 x 16 / 126 = 1.016)."""
+    if not wl.layers or lay.pipeline_parallel <= 1:
+        return 1.0
+    return stage_layers(wl, lay) * lay.pipeline_parallel / float(wl.layers)
+
+
 def virtual_divides(wl: Workload, lay: Layout, v: int) -> bool:
     """An interleave of v chunks per stage is offered only where each chunk holds whole layers of the busiest
     stage (Megatron-Core assigns num_layers / (p v) layers per virtual stage)."""
@@ -162,9 +172,11 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     if lay.virtual_stages and lay.virtual_stages > 1 and pp > 1:  # a fixed interleave holds more in flight
         act = act * interleave_activation_factor(pp, lay.virtual_stages, B / dp / mb)
     mem = (
-        # weights are split by TP x PP; context-parallel ranks hold replicas and share the (distributed)
-        # optimizer state with the data-parallel ones (Megatron shards it over DP x CP)
-        memory.model_state_gb(
+        # weights are split by TP x PP (the busiest stage holds ceil(L / p) layers' worth); context-parallel ranks
+        # hold replicas and share the (distributed) optimizer state with the data-parallel ones (Megatron shards it
+        # over DP x CP)
+        busiest_stage_share(wl, lay)
+        * memory.model_state_gb(
             wl.params,
             wl.trainable,
             wl.optimizer_bytes_per_param,
@@ -290,8 +302,7 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         wl.flash_attention,
         compute.forward_flops_share(wl),
     )
-    # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
-    uneven = stage_layers(wl, lay) * lay.pipeline_parallel / rows.layers if wl.layers else 1.0
+    uneven = busiest_stage_share(wl, lay)  # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
     d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
@@ -311,10 +322,15 @@ def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarra
     """Activation bytes one GPU produces in a step, for the memory-bound kernels' time: Megatron's per-layer
     bytes (no recompute; replicated outside the tensor-parallel regions without sequence parallelism) of the
     GPU's layers (the busiest stage's: ``stage_layers``), of its share of the sequence (1 / CP), for every
-    micro-batch of the step. Zero for
-    workloads that do not state their transformer shape."""
+    micro-batch of the step. Workloads that do not state their transformer shape (CNNs, BERT as shipped,
+    recommenders) move their stated activation bytes per sample (the figure their memory uses) for each sample
+    of the replica's batch, split over its tensor- and pipeline-parallel GPUs: their batch-norm, activation,
+    pooling and residual kernels are memory-bound as a transformer's are (He et al. 2016's ResNet-50 has 11.1M
+    batch-normalised elements per 224 x 224 image, each read and written in both passes)."""
     if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
-        return np.zeros(len(d["dp"]))
+        samples = d["B"] / d["dp"]
+        tp_pp = lay.tensor_parallel * lay.pipeline_parallel * lay.context_parallel
+        return np.asarray(wl.activation_bytes_per_sample * samples / tp_pp, dtype=float)
     per_micro_batch = memory.transformer_activation_gb(
         wl.sequence_length,
         wl.hidden_size,
@@ -378,10 +394,15 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         if tp > 1
         else np.zeros(len(dp))
     )
-    grad_bytes = gradient_sync_bytes(
+    uneven = busiest_stage_share(wl, lay)  # the busiest stage's parameters set the pace of its collectives
+    grad_bytes = uneven * gradient_sync_bytes(
         wl.trainable, wl.params, rows.grad_reduce_bytes_per_param, rows.grad_bytes_per_param, lay.zero_stage, tp * pp
     )
-    owned = wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
+    # ZeRO-3 / FSDP gathers the weights again for every micro-batch's forward and backward and reduce-scatters each
+    # micro-batch's gradients (DeepSpeed stage 3; FSDP outside no_sync, which would keep whole gradients): the
+    # synchronisation repeats m times a step, and each micro-batch's backward hides its own share
+    sync_rounds = m if lay.zero_stage >= 3 else np.ones(len(dp))
+    owned = uneven * wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
     kv_bytes = (
         comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp, tp)
         * stage_layers(wl, lay)
@@ -394,7 +415,8 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         "t_comp1": t_comp1,
         "act": act_msg,
         "t_tp": t_tp,
-        "grad_bytes": np.full(len(dp), grad_bytes),
+        "grad_bytes": grad_bytes * sync_rounds,
+        "sync_rounds": sync_rounds,
         "sync_ranks": dp * cp,  # gradients are reduced over data- and context-parallel ranks
         "kv_bytes": np.asarray(kv_bytes) * np.ones(len(dp)),
         "cp_cover": np.asarray(cp_cover) * np.ones(len(dp)),
@@ -484,7 +506,11 @@ def step_terms(
     else:
         bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
         virtual = np.ones(t_comp.shape, dtype=np.int64)
-    exposed = comm.exposed_gradient_sync_s(at(t_dp), t_comp, m, rows.overlap, at(su["buckets"][uu]))
+    # per synchronisation round (a step, or a micro-batch under ZeRO-3): its backward hides what it can and its last
+    # bucket stays exposed
+    exposed = comm.exposed_gradient_sync_s(
+        at(t_dp), t_comp, m / at(su["sync_rounds"][uu]), rows.overlap, at(su["buckets"][uu])
+    )
     t_opt = at(su["t_opt"][uu])
     t_a2a = (
         at(comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r]))

@@ -5,6 +5,8 @@ Cases (all from reference/):
   8xH100 systems (mlperf_training_calibration.csv; duplicates across rounds removed). The planner predicts
   samples-to-converge from the workload's convergence curve, not from the run's own log.
 * MLPerf Training Power energy-to-train, 8xH100 BERT and ResNet (mlperf_power.md).
+* MLPerf Training results at scale and on newer GPUs (A100/H100/H200/B200/GB200 to 16,384 GPUs; L40S and
+  MI300X as GPUs no fit sees), predicted at each run's own samples (mlperf_training_at_scale.csv).
 * Megatron-LM Table 1 throughput per GPU, 1.7B-1T GPT models on 32-3072 A100s (megatron.md).
 * Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
 
@@ -189,6 +191,9 @@ AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the cata
     "H200": "h200",
     "B200": "b200",
     "GB200": "gb200",
+    # GPUs no fit sees (their MFU is the fallback family's, scaled by matmul efficiency: calibration.yaml)
+    "L40S": "l40s",
+    "MI300X": "mi300x",
 }
 AT_SCALE_HOST = {
     "a100-sxm-80gb": "dgx-a100-80gb",
@@ -196,7 +201,10 @@ AT_SCALE_HOST = {
     "h200": "hgx-h200",
     "b200": "hgx-b200",
     "gb200": "gb200-nvl72",
+    "l40s": "l40s-4",
+    "mi300x": "mi300x-8",
 }
+AT_SCALE_FRAMEWORKS_NOT_MODELLED = ("tinygrad",)  # research frameworks no catalog profile describes
 NVLINK_DOMAIN_MAX = {"gb200": 72}  # GPUs one NVLink domain joins where it spans several nodes (compute trays)
 AT_SCALE_WORKLOADS = {  # MLPerf benchmark -> (workload, precision of the reference implementation)
     "resnet": ("resnet50", None),
@@ -210,15 +218,18 @@ IMAGENET_TRAIN_IMAGES = 1_281_167
 
 def at_scale_table(ref: Path) -> pd.DataFrame:
     """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
-    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, duplicates (logs re-published in
-    later rounds) removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0,
-    H200 and B200 v5.0; previews never) is fit data, every later round and all previews are test data. GB200
-    (NVL72 racks) is test data only: a system of the already fitted Blackwell family with an NVLink domain of up
-    to 72 GPUs, which the model meets nowhere in its fit."""
+    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs and the L40S and MI300X, runs of
+    frameworks no catalog profile describes (tinygrad) left out, duplicates (logs re-published in later rounds)
+    removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0, H200 and B200
+    v5.0; previews never) is fit data, every later round and all previews are test data. GB200 (NVL72 racks) is
+    test data only: a system of the already fitted Blackwell family with an NVLink domain of up to 72 GPUs, which
+    the model meets nowhere in its fit. The L40S and MI300X are test data only: GPUs whose families no fit sees,
+    predicted from the hardware figures and the fallback rule of calibration.yaml."""
     df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
     df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
     df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
     df = df[~df["notes"].fillna("").str.contains("identical per-run times")]
+    df = df[~df["framework"].fillna("").str.lower().str.contains("|".join(AT_SCALE_FRAMEWORKS_NOT_MODELLED))]
     df = df.sort_values("round", kind="stable").drop_duplicates(
         ["system", "benchmark", "gpus", "global_batch", "time_to_train_min_unscaled"]
     )
@@ -682,7 +693,7 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
     return cases
 
 
-HALF_BATCH_SCALES = (0.5, 1.0, 4.0)
+HALF_BATCH_SCALES = (0.5, 1.0, 2.0, 4.0)  # factors of 2 around the workloads' stated half-batches
 # (tokens, width) half-points of the GEMM shape efficiency: tokens_half <= 256 keeps the fitted large-GEMM MFU below
 # the GPU's measured best-shape matmul efficiency (a larger one lets the asymptote exceed it: unphysical)
 GEMM_HALF_GRID = ((0.0, 0.0), (0.0, 128.0), (0.0, 256.0), (0.0, 512.0), (256.0, 128.0), (256.0, 256.0), (256.0, 512.0))
@@ -929,7 +940,9 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "transformer layer pass (a fit runs to the edge of any grid, so it is not fitted) and the FP8/BF16 GEMM "
         "ratio 0.8 (0.7 before the memory-bound kernels were modelled apart; it moves only BF16 runs on FP8 "
         "GPUs, here the two Llama 3 405B cases). GB200 NVL72 results are test data only (the model's node is the "
-        "run's NVLink domain, up to a rack of 72). NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
+        "run's NVLink domain, up to a rack of 72). L40S and MI300X results are test data on GPU families no fit "
+        "sees: their efficiency is the fallback rule's (a fitted family's MFU scaled by measured matmul efficiency), "
+        "so they show how the model carries to new GPUs. NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
         "(NVFP4, as NVIDIA announced for that round; not stated in reference/), a precision the catalog does not "
         "model: they are predicted in FP8. MLPerf times include evaluation and start-up, which the model "
         "does not add.",

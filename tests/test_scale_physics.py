@@ -285,8 +285,9 @@ def test_memory_bound_kernels_move_the_activations_twice() -> None:
     assert step.activation_bytes_per_step(wl, lay_nosp, d)[0] == pytest.approx(
         (10 + 24 / 4) * 2048 * 12288 * 12 * 16, rel=1e-12
     )
-    # workloads without a stated transformer shape (ResNet-50) have no such term
-    assert step.activation_bytes_per_step(CAT.workload("resnet50"), Layout(), d)[0] == 0.0
+    # workloads without a stated transformer shape move their stated activation bytes per sample: ResNet-50's 60 MB
+    # per image x 64 / 4 images per replica = 0.96 GB
+    assert step.activation_bytes_per_step(CAT.workload("resnet50"), Layout(), d)[0] == pytest.approx(0.96e9, rel=1e-12)
 
 
 def test_layer_latency_floor_counts_layer_passes() -> None:
@@ -579,3 +580,71 @@ def test_fp32_and_tf32_keep_four_byte_weights_and_activations() -> None:
     s, h, a, layers = wl.sequence_length, wl.hidden_size, wl.attention_heads, wl.layers
     act_bf16 = memory.transformer_activation_gb(s, h, a, layers, 1.0, 8, True, "none", True)[()]
     assert tf32.memory_per_gpu_gb - bf16.memory_per_gpu_gb == pytest.approx(2.0 * wl.params / 8 / 1e9 + act_bf16)
+
+
+def _one_row(workload: str, framework: str | None = None, gpus: int = 32, batch: int = 128) -> step.Rows:
+    """A (server, nodes) row of DGX H100 nodes for the step functions, figures stated (no catalog lookup)."""
+    wl = CAT.workload(workload)
+    fw = CAT.framework(framework or wl.framework)
+    one = lambda v: np.asarray([v], dtype=float)  # noqa: E731
+    return step.Rows(
+        wl=wl, fw=fw, global_batch=batch, fixed_layout=True, g=np.asarray([8]), G=np.asarray([gpus]),
+        N=np.asarray([gpus // 8]), intra_bytes_s=one(INTRA), mfu=one(0.5), peak_tflops=one(989.0),
+        cpu_cores=one(112.0), storage_bytes_s=one(50e9), gpu_memory_gb=one(80.0), memory_bandwidth_tbps=one(3.35),
+        half_batch=1.0, overlap=0.85, grad_bytes_per_param=2.0, grad_reduce_bytes_per_param=2.0,
+        fp8=np.asarray([False]), nvls=np.asarray([True]), tp_overlap=0.0,
+    )  # fmt: skip
+
+
+def test_zero3_gathers_the_weights_again_for_every_micro_batch() -> None:
+    # FSDP / DeepSpeed stage 3 all-gather the weights for each micro-batch's forward and backward and reduce-scatter
+    # each micro-batch's gradients: Llama 3 8B on 32 GPUs, 4 sequences per replica in 4 micro-batches of one moves
+    # 4 x (trainable x 2 / 2 + params x 2) bytes a step; ZeRO-1 reduces once a step, whatever the micro-batches
+    rows = _one_row("llama3-8b", "pytorch-fsdp")
+    wl = rows.wl
+    per_round = step.gradient_sync_bytes(wl.trainable, wl.params, 2.0, 2.0, 3, 1)
+    assert per_round == pytest.approx(wl.trainable + 2.0 * wl.params)
+    fab = step.FabricRows(
+        u=np.asarray([0]), node_bytes_s=np.asarray([NODE]), latency_s=np.asarray([ALPHA]),
+        peer_bytes_s=np.asarray([NODE / 8]), in_network=np.asarray([False]),
+    )  # fmt: skip
+    exposed = {}
+    for zero, acc in ((3, 1), (3, 4), (1, 4)):
+        lay = Layout(zero_stage=zero, micro_batch=4 // acc)  # 4 sequences per replica in acc micro-batches
+        d = step.layout_rows(rows, lay)
+        su = step.layout_terms(rows, lay, d)
+        rounds = acc if zero == 3 else 1
+        once = step.gradient_sync_bytes(wl.trainable, wl.params, 2.0, 2.0, zero, 1)
+        assert su["grad_bytes"][0] == pytest.approx(rounds * once, rel=1e-12)
+        terms = step.step_terms(rows, fab, lay, d, su, np.asarray([0]), np.asarray([1.0]), lambda a: a, [1])
+        # each round's backward (2/3 of its compute) hides overlap of its share; each round's last bucket stays out
+        t_sync, _ = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes"], np.asarray([32]), np.asarray([8]), np.asarray([8]), np.asarray([INTRA]),
+            np.asarray([NODE]), np.asarray([ALPHA]), bucket_bytes=rows.fw.bucket_mb * 1e6,
+            in_network=np.asarray([False]), nvls=np.asarray([True]),
+        )  # fmt: skip
+        hide = 0.85 * (2.0 / 3.0) * terms["t_compute"][0]
+        buckets = comm.bucket_count(once, rows.fw.bucket_mb * 1e6)
+        want = max(t_sync[0] - hide, t_sync[0] / buckets)
+        assert terms["t_data_parallel_exposed"][0] == pytest.approx(want, rel=1e-9)
+        exposed[(zero, acc)] = terms["t_data_parallel_exposed"][0]
+    assert exposed[(3, 4)] > 3.5 * exposed[(3, 1)] > 0.0
+    assert exposed[(1, 4)] < exposed[(3, 4)] / 4
+
+
+def test_the_busiest_pipeline_stage_holds_its_share_of_the_model_state() -> None:
+    # 405B's 126 layers on 16 stages: the 8-layer stage holds 8 x 16 / 126 of an even share of the weights,
+    # gradients and optimizer state (Megatron assigns whole layers), and reduces that share of the gradients
+    rows = _one_row("llama3-405b", gpus=1024, batch=1024)
+    wl = rows.wl
+    even = memory.model_state_gb(wl.params, wl.trainable, wl.optimizer_bytes_per_param, 8 * 16, 8, 1, 2.0, 2.0)
+    lay = Layout(tensor_parallel=8, pipeline_parallel=16, zero_stage=1, sequence_parallel=True, recompute="full")
+    d = step.layout_rows(rows, lay)
+    state = d["mem"][0] - d["act"][0] - rows.embedding_gb[0] - memory.WORKSPACE_GB
+    assert step.busiest_stage_share(wl, lay) == pytest.approx(8 * 16 / 126)
+    assert state == pytest.approx(8 * 16 / 126 * even, rel=1e-9)
+    su = step.layout_terms(rows, lay, d)
+    sync = step.gradient_sync_bytes(wl.trainable, wl.params, 2.0, 2.0, 1, 8 * 16)
+    assert su["grad_bytes"][0] == pytest.approx(8 * 16 / 126 * sync, rel=1e-12)
+    # an even split (PP2: 63 + 63) holds exactly its share
+    assert step.busiest_stage_share(wl, lay.model_copy(update={"pipeline_parallel": 2})) == 1.0
