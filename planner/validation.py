@@ -5,8 +5,9 @@ Cases (all from reference/):
   8xH100 systems (mlperf_training_calibration.csv; duplicates across rounds removed). The planner predicts
   samples-to-converge from the workload's convergence curve, not from the run's own log.
 * MLPerf Training Power energy-to-train, 8xH100 BERT and ResNet (mlperf_power.md).
-* MLPerf Training results at scale and on newer GPUs (A100/H100/H200/B200/GB200 to 16,384 GPUs; L40S and
-  MI300X as GPUs no fit sees), predicted at each run's own samples (mlperf_training_at_scale.csv).
+* MLPerf Training results at scale and on newer GPUs (A100/H100/H200/B200/GB200 to 16,384 GPUs; L40S, AMD
+  MI300X-MI355X, B300 and GB300 as GPUs no fit sees), predicted at each run's own samples
+  (mlperf_training_at_scale.csv).
 * Megatron-LM Table 1 throughput per GPU, 1.7B-1T GPT models on 32-3072 A100s (megatron.md).
 * Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
 
@@ -119,7 +120,9 @@ def parse_network(text: str | float) -> tuple[str, int, float]:
     for part in re.split(r",|\+|Management:|Storage:", s):
         m = re.search(r"(\d+)\s*x", part)
         ports = int(m.group(1)) if m else 1
-        if "NDR" in part:
+        if "XDR" in part:
+            kind = ("xdr800", 800.0, 2)
+        elif "NDR" in part:
             kind = ("ndr400", 400.0, 2)
         elif "HDR100" in part or "EDR" in part or "Omni-Path" in part:
             kind = ("edr100", 100.0, 2)
@@ -191,9 +194,15 @@ AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the cata
     "H200": "h200",
     "B200": "b200",
     "GB200": "gb200",
-    # GPUs no fit sees (their MFU is the fallback family's, scaled by matmul efficiency: calibration.yaml)
+    # GPUs no fit sees (their MFU is a fitted family's -- Blackwell's for B300 / GB300, else the fallback family's
+    # scaled by matmul efficiency: calibration.yaml)
     "L40S": "l40s",
     "MI300X": "mi300x",
+    "MI325X": "mi325x",
+    "MI350X": "mi350x",
+    "MI355X": "mi355x",
+    "B300": "b300",
+    "GB300": "gb300",
 }
 AT_SCALE_HOST = {
     "a100-sxm-80gb": "dgx-a100-80gb",
@@ -203,9 +212,15 @@ AT_SCALE_HOST = {
     "gb200": "gb200-nvl72",
     "l40s": "l40s-4",
     "mi300x": "mi300x-8",
+    "mi325x": "mi325x-8",
+    "mi350x": "mi350x-8",
+    "mi355x": "mi355x-8",
+    "b300": "hgx-b300",
+    "gb300": "gb300-nvl72",
 }
 AT_SCALE_FRAMEWORKS_NOT_MODELLED = ("tinygrad",)  # research frameworks no catalog profile describes
-NVLINK_DOMAIN_MAX = {"gb200": 72}  # GPUs one NVLink domain joins where it spans several nodes (compute trays)
+# GPUs one NVLink domain joins where it spans several nodes (compute trays)
+NVLINK_DOMAIN_MAX = {"gb200": 72, "gb300": 72}
 AT_SCALE_WORKLOADS = {  # MLPerf benchmark -> (workload, precision of the reference implementation)
     "resnet": ("resnet50", None),
     "bert": ("bert-large", None),
@@ -218,13 +233,14 @@ IMAGENET_TRAIN_IMAGES = 1_281_167
 
 def at_scale_table(ref: Path) -> pd.DataFrame:
     """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
-    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs and the L40S and MI300X, runs of
+    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, the L40S and AMD MI300X-MI355X, runs of
     frameworks no catalog profile describes (tinygrad) left out, duplicates (logs re-published in later rounds)
     removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0, H200 and B200
     v5.0; previews never) is fit data, every later round and all previews are test data. GB200 (NVL72 racks) is
     test data only: a system of the already fitted Blackwell family with an NVLink domain of up to 72 GPUs, which
-    the model meets nowhere in its fit. The L40S and MI300X are test data only: GPUs whose families no fit sees,
-    predicted from the hardware figures and the fallback rule of calibration.yaml."""
+    the model meets nowhere in its fit. The L40S, the AMD MI300X/MI325X/MI350X/MI355X and the B300 / GB300 are test
+    data only: GPUs no fit sees, predicted from their catalog figures (several recalled datasheet values and stand-in
+    efficiencies, stated in gpus.yaml) and the fallback rule of calibration.yaml."""
     df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
     df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
     df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
@@ -259,7 +275,7 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     gpu = "a100-sxm-40gb" if "40GB" in str(row["accelerator"]).upper() else AT_SCALE_GPUS[family]
     host = cat.server(AT_SCALE_HOST[AT_SCALE_GPUS[family]])
     net = row["host_networking"]
-    if isinstance(net, str) and re.search(r"HDR|NDR|EDR", net):
+    if isinstance(net, str) and re.search(r"HDR|NDR|EDR|XDR", net):
         fabric, ports, port_gbps = parse_network(net)
     elif isinstance(net, str) and re.search(r"RoCE|BF3|BlueField", net, re.IGNORECASE):  # Ethernet RDMA: no SHARP
         m = re.search(r"Compute:\s*(\d+)\s*x", net)
@@ -796,7 +812,8 @@ def scale_bin(gpus: int) -> str:
 
 
 def summarize_binned(cases: list[Case]) -> pd.DataFrame:
-    """Median and worst |error| by metric group, split and scale bin (GPUs of the run), then by workload family:
+    """Median and worst |error| by metric group, split and scale bin (GPUs of the run), then by workload family and
+    by GPU family:
     the table the model's goals are stated against (median <= 10% time/throughput and <= 15% power/energy in
     every bin, no case worse than 25%)."""
     rows = []
@@ -807,6 +824,9 @@ def summarize_binned(cases: list[Case]) -> pd.DataFrame:
             keys = [("scale", label, [c for c in part if scale_bin(c.gpus) == label]) for *_, label in SCALE_BINS]
             fams = sorted({c.workload_family for c in part})
             keys += [("family", f, [c for c in part if c.workload_family == f]) for f in fams]
+            # per GPU family: ada (L40S), cdna3/cdna4 (AMD) and the B300 / GB300 rows of blackwell are GPUs no fit sees
+            gfams = sorted({c.gpu_family for c in part if c.gpu_family})
+            keys += [("GPU family", f, [c for c in part if c.gpu_family == f]) for f in gfams]
             for by, label, cs in keys:
                 if not cs:
                     continue
@@ -940,14 +960,16 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "transformer layer pass (a fit runs to the edge of any grid, so it is not fitted) and the FP8/BF16 GEMM "
         "ratio 0.8 (0.7 before the memory-bound kernels were modelled apart; it moves only BF16 runs on FP8 "
         "GPUs, here the two Llama 3 405B cases). GB200 NVL72 results are test data only (the model's node is the "
-        "run's NVLink domain, up to a rack of 72). L40S and MI300X results are test data on GPU families no fit "
-        "sees: their efficiency is the fallback rule's (a fitted family's MFU scaled by measured matmul efficiency), "
-        "so they show how the model carries to new GPUs. NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
+        "run's NVLink domain, up to a rack of 72). L40S, AMD MI300X/MI325X/MI350X/MI355X and B300/GB300 results are "
+        "test data on GPUs no fit sees (their efficiency is a fitted family's, or the fallback rule's: a fitted "
+        "family's MFU scaled by matmul efficiency; several of their catalog figures are recalled datasheet values and "
+        "stand-ins, stated in gpus.yaml), so they show how the model carries to new GPUs. "
+        "NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
         "(NVFP4, as NVIDIA announced for that round; not stated in reference/), a precision the catalog does not "
         "model: they are predicted in FP8. MLPerf times include evaluation and start-up, which the model "
         "does not add.",
         "",
-        "## Summary by scale and workload family",
+        "## Summary by scale, workload family and GPU family",
         "",
         "Median and worst |error| per bin of GPUs in the run (`test` = not used by any fit; `all` = test and fit). "
         "MLPerf results at scale are predicted at the samples each run actually trained (its own convergence "
