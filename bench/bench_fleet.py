@@ -14,7 +14,13 @@ own on the full MIP: incumbent, bound, gap, seconds, B&B nodes; the bound is HiG
 relaxation's optimum of the same MIP (planner/fleet.py, "Solving"). `--time-limit` is the whole solve's (LP +
 restricted MIP + squeeze + full MIP).
 
+`--purchase-bound S` then runs planner/fleet_bound.py on the same MIP for S seconds from the run's plan: best-first
+branching on the nodes bought per server type over the LP relaxation (with `--leaf-mip S2`, each leaf -- all
+type totals integral -- solved as a MIP for up to S2 s), and prints its root LP, its bound and the gap to the
+best plan known (the run's, or a leaf MIP's).
+
 Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --time-limit 60 --repeats 1]
+         [--purchase-bound 60 --leaf-mip 10]
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import pyomo.environ as pyo
 from planner import load_catalog
 from planner.data import Catalog
 from planner.fleet import CUT_FAMILIES, FleetRequest, Pools, build_fleet_model, fleet, job_modes, pools_of
+from planner.fleet_bound import purchase_bound
 from planner.schemas import Server
 from planner.solver import SolverOptions, solve_model
 
@@ -106,6 +113,13 @@ def main() -> None:
     ap.add_argument("--no-root", action="store_true", help="skip the root-bound history")
     ap.add_argument("--time-limit", type=float, default=60.0, help="time limit of the whole solve, seconds (the goal)")
     ap.add_argument("--no-presolve", action="store_true", help="HiGHS MIP presolve off")
+    ap.add_argument(
+        "--purchase-bound",
+        type=float,
+        default=0.0,
+        help="after the run, branch on the nodes bought per type for this many seconds (planner/fleet_bound.py)",
+    )
+    ap.add_argument("--leaf-mip", type=float, default=0.0, help="seconds per leaf MIP of --purchase-bound")
     args = ap.parse_args()
     cat = catalog_with(args.types)
     req = request(args.jobs, args.slots, args.max_nodes)
@@ -170,6 +184,17 @@ def main() -> None:
                 "  plan: "
                 + ", ".join(f"{p['added']} x {p['server']} on {p['fabric']}" for p in bought)
                 + f"; capex ${plan.totals['capex_usd']:,.0f}, cost ${plan.totals['cost_usd']:,.0f}"
+            )
+        if args.purchase_bound > 0 and plan.objective_value is not None:
+            m = build_fleet_model(cat, req, modes, pools)
+            pb = purchase_bound(m, plan.objective_value, args.purchase_bound, leaf_mip_s=args.leaf_mip)
+            inc = pb.incumbent
+            trail = ", ".join(f"{b:,.0f} at {s:.0f} s" for s, b in pb.history[:: max(1, len(pb.history) // 6)])
+            print(
+                f"  purchase bound ({args.purchase_bound:g} s, leaf MIPs {args.leaf_mip:g} s): root LP {pb.root:,.0f}, "
+                f"bound {pb.bound:,.0f}, gap {(inc - pb.bound) / inc:.2%} to {inc:,.0f}; {pb.nodes} LPs, {pb.leaves} "
+                f"leaves, {pb.open_nodes} open, {'complete' if pb.complete else 'stopped'} in {pb.seconds:.1f} s; "
+                f"bound over time: {trail}"
             )
     print(
         f"median: total {statistics.median(r[0] for r in rows):.1f} s, "

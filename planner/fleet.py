@@ -104,6 +104,13 @@ Constraints (one function each)
                    16,878 rows: root LP bound $2,539,917 -> $2,539,920). The LP's gap to the plans is its
                    fractional purchase of many pools and the time-spread use of their nodes: with the purchase
                    fixed at a plan's, LP $2.97M against MIP $3.09M; over all purchases $2.54M.
+                   Branching on the nodes bought per type outside HiGHS (planner/fleet_bound.py, a valid bound:
+                   best-first over N_p <= floor / >= ceil on the LP relaxation, leaves optionally solved as MIPs)
+                   is not used here: on bench_fleet.py it moves the bound $2,539,922 -> $2,549,215 in 60 s at 50
+                   jobs (each LP takes 5-45 s) and $1,429,396 -> $1,443,665 at 20 jobs, where HiGHS proves the
+                   optimum ($1,537,200) in 12 s. Even run to the end the purchase branches leave a gap (bench
+                   instance at 10 jobs x 8 types x 12 slots, nodes <= 64: root LP $465,955, complete search
+                   $471,548, optimum $505,634): the LP is weak in the schedule too, once the purchase is integral.
 
 Objective
 ---------
@@ -1145,6 +1152,7 @@ def set_greedy_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> N
     plan = greedy_plan(m, cat, req)
     if plan is not None:
         set_plan_start(m, cat, req, plan)
+        m.start_feasible = False  # power and budget unchecked: HiGHS decides whether it is a plan
 
 
 def set_plan_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, plan: StartPlan) -> None:
@@ -1280,6 +1288,7 @@ def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float 
     if sub.report.status.has_solution and sub.report.objective is not None:
         _load(m, sub)
         m.warm_start = True
+        m.start_feasible = True  # a solution of the restricted MIP is a plan of the full MIP
         out["restricted_objective"] = sub.report.objective
     return out
 
@@ -1311,7 +1320,9 @@ def squeeze_start(
     is squeezed (a type squeezed with success again after the others), within ``options.time_limit_s`` in all.
     Measured on bench_fleet.py (50 jobs): the restricted start buys 4 GB200 NVL72 racks ($3.35M); squeezed to 3
     racks the five 70B pre-training runs go one after another on 3 racks ($3.09M). Returns squeeze_s,
-    squeeze_objective (the start after it) and squeeze_steps (squeezes that made it cheaper)."""
+    squeeze_objective (the start after it, reported only when it is a plan: a solution of the restricted or a
+    squeeze MIP; the greedy start leaves power and budget unchecked) and squeeze_steps (squeezes that made it
+    cheaper)."""
     t0 = time.perf_counter()
     ix: Index = m.ix
     modes = ix.modes
@@ -1335,7 +1346,8 @@ def squeeze_start(
         plan = current_plan(m)
         if plan is None or left < 1.0 or not getattr(m, "warm_start", False):
             break
-        value = float(pyo.value(m.objective))
+        # a start not known to be a plan (the greedy's: power and budget unchecked) is beaten by any plan
+        value = float(pyo.value(m.objective)) if getattr(m, "start_feasible", False) else math.inf
         capex: dict[str, tuple[float, int]] = {}
         for (p, f), n in plan.bought.items():
             usd = owned_capex_usd(cat, p, f, ix.pools.owned_on(p, f), n)[0]
@@ -1369,7 +1381,7 @@ def squeeze_start(
         solved = solve_model(sub, options.model_copy(update={"time_limit_s": left}))
         tried.add(p)
         obj = solved.report.objective
-        if not solved.report.status.has_solution or obj is None or obj >= value - 1e-6 * max(1.0, abs(value)):
+        if not solved.report.status.has_solution or obj is None or obj >= value - 1e-6 * max(1.0, abs(obj)):
             continue
         _load(sub, solved)
         found = current_plan(sub)
@@ -1377,10 +1389,11 @@ def squeeze_start(
             continue
         chosen = {j: (int(sub_idx[k]), slots) for j, (k, slots) in found.chosen.items()}
         set_plan_start(m, cat, req, StartPlan(chosen, found.bought, found.kept))
+        m.start_feasible = True
         out["squeeze_steps"] += 1
         again.add(p)
     out["squeeze_s"] = time.perf_counter() - t0
-    if getattr(m, "warm_start", False):
+    if getattr(m, "warm_start", False) and getattr(m, "start_feasible", False):
         out["squeeze_objective"] = float(pyo.value(m.objective))
     return out
 
