@@ -20,9 +20,12 @@ What is modelled, stated honestly
   type per job, and a cross-cluster job would need a heterogeneous-training model we do not have.
 * Rentals are the provider's clusters: a rental pool per rentable server type, on the offer's network (the
   server's first listed fabric), at the offer's power cap (1.0 where the cap is not settable). Rent includes
-  power and network and is billed in whole periods of the offer (hour / day / month): billing periods run
-  from the start of the horizon, and a node rented in any slot that overlaps a period pays that whole
-  period (the single-job rule of planner/cost.py: a run pays ceil(hours / period) periods). Rented nodes
+  power and network and is billed in whole periods of the offer (hour / day / month). An offer whose period
+  divides the slot (hourly; daily with weekly slots) is billed per job (``billed_per_job``): the job rents
+  its own nodes and pays ceil(T / period) periods per node, the single-job rule of planner/cost.py (it runs
+  its full slots first, so only its last period is partly used) -- not the whole slot. Otherwise billing
+  periods run from the start of the horizon, and a node rented in any slot that overlaps a period pays that
+  whole period (its nodes may serve several jobs, one after another). Rented nodes
   draw the provider's power: their jobs' energy counts in the energy and carbon objectives but not against
   the site's power envelope.
 * Owned servers (type, count, fabric, age) cost no capex. They serve until they reach ``life_years`` of age
@@ -58,8 +61,8 @@ Sets
 J jobs; T slots; W_j slots job j may run in (release..due, or ..horizon end when lateness is allowed with a
 penalty); P server types; F_p fabrics type p may be bought on; E owned entries (type p_e, fabric f_e);
 G capacity groups: (p, f) per fabric for types that own nodes, (p, *) for the rest (one fabric is bought
-anyway), (p, rent) per rental offer; M_jg modes of job j in group g; B_p billing blocks of offer p (runs of
-billing periods that overlap the same slots; c_b periods each).
+anyway), (p, rent) per rental offer; P^job rental offers billed per job (billed_per_job); M_jg modes of job j
+in group g; B_p billing blocks of offer p (runs of billing periods that overlap the same slots; c_b periods each).
 
 Variables
 ---------
@@ -67,6 +70,7 @@ z_m in {0,1} job runs in mode m;              r_jt in {0,1} job j runs in slot t
 a_jg >= 0   nodes job j takes in group g;     u_jgt >= 0 nodes of group g held by job j in slot t
 y_pf in {0,1} type p is bought on fabric f;   N_pf in Z>=0 nodes of type p bought on fabric f
 K_e in Z    owned nodes kept (0..count_e);    R_pt, V_pb in Z>=0 nodes rented in slot t / billing block b
+                                              (offers p not in P^job)
 q_jt >= 0   site power of job j above idle;   late_j >= 0 slots job j finishes after its due slot
 per buy option (p, f): multi, tier2, tier3 in {0,1}; L (leaves/edge), S (spines/core), A (aggregation),
 W (switches) in Z>=0; X1, X2, X3 >= 0 (= cluster nodes when multi / tier2 / tier3)
@@ -77,7 +81,8 @@ Constraints (one function each)
 (2) work           sum_{t in W_j} r_jt >= sum_m d_m z_jm                   (d_m = ceil(T_m / H) slots)
 (3) nodes          a_jg = sum_{m in M_jg} n_m z_m
 (4) held           u_jgt >= a_jg - n^max_jg (1 - r_jt)                      (big-M from the data)
-(5) capacity       sum_j u_jgt <= sum_{f in g} N_pf + sum_{e in g} avail_et K_e   (site)  |  <= R_pt (rent)
+(5) capacity       sum_j u_jgt <= sum_{f in g} N_pf + sum_{e in g} avail_et K_e   (site)  |  <= R_pt (rent);
+                   none for offers billed per job (each job rents its own nodes)
 (6) fabric         sum_f y_pf <= 1;  N_pf <= n^max_p y_pf;  sum_{m in M_j, fabric f} z_m <= y_pf
                    (for fabrics without owned nodes of p)
 (7) power          q_jt >= sum_m dP_m z_m - dP^max_j (1 - r_jt);
@@ -87,12 +92,13 @@ Constraints (one function each)
                    R L >= 2 k n - M (1 - tier2);  2 S >= L;  A >= L - M (1 - tier3);  W >= multi;
                    W >= L + S + A;  X_i >= n - n^max (1 - bin_i)
                    capex_pf = price N + k nic X1 + cable k (X1 + X2 + X3) + switch W - capex(O)  (cost.py)
-(9) billing        V_pb >= R_pt for every slot t overlapping block b
-(10) budget        sum capex_pf + sum_pb c_b price_period_p V_pb <= B
+(9) billing        V_pb >= R_pt for every slot t overlapping block b;
+                   rent = sum_pb c_b price_p V_pb + sum_{m on p in P^job} n_m ceil(T_m / period_p) price_p z_m
+(10) budget        sum capex_pf + rent <= B
 (11) lateness      late_j >= (t - due_j) r_jt  for t > due_j   (only when a penalty is given)
 (12) valid cuts    a_jg <= sum_{f in g} N_pf + sum_{e in g} K_e  (site);  node-slots: sum_t capacity_gt >=
                    sum_{m in g} n_m d_m z_m; fabric order tier3 <= tier2 <= multi      (tighten the LP bound)
-(13) energetic     for intervals I = [a, b] (a a window start, b a window end) and groups g:
+(13) energetic     for intervals I = [a, b] (a a window start, b a window end) and groups g (with (5)):
                    sum_j e_{j,g,|W_j \ I|} <= sum_{t in I} capacity_gt,
                    e_jgo >= sum_{m in M_jg} n_m max(0, d_m - o) z_m       (a job runs >= d_m - |W_j \ I| slots in I)
 (14) network       NIC + cable + switch capex of (p, f) >= a (O_pf + N_pf) + b for every line of the lower convex
@@ -561,6 +567,39 @@ def billing_blocks(slots: int, slot_hours: float, period_h: float) -> list[tuple
     return blocks
 
 
+def billed_per_job(server: Server, slot_hours: float) -> bool:
+    """Whether the server's rental offer is billed per job: its billing period divides the slot (an hourly
+    offer with any whole-hour slot, a daily one with weekly slots). A job then rents its own nodes and pays
+    ceil(T / period) periods per node (the single-job rule of planner/cost.py): it runs its d = ceil(T / H)
+    slots with the full ones first, so every period but its last is fully used. Other offers (a period longer
+    than a slot) are billed by the slots their nodes are rented in (``billing_blocks``)."""
+    period = billing_period_h(server)
+    k = slot_hours / period
+    return k >= 1 - SLOT_EPS and abs(k - round(k)) <= SLOT_EPS * max(1.0, k)
+
+
+def job_rent_usd(server: Server, nodes: Any, hours: Any) -> np.ndarray:
+    """Rent of jobs billed per job (``billed_per_job``): nodes x ceil(T / period) x the period's price."""
+    return cost_mod.rent_usd(nodes, server.rent_usd_per_month or 0.0, hours, billing_period_h(server))
+
+
+def group_rent_usd(
+    cat: Catalog, req: FleetRequest, group: str, nodes_per_slot: np.ndarray, chosen: dict[str, pd.Series]
+) -> tuple[float, int]:
+    """Rent of a rental group (``p|rent``) in a plan: (USD, node-periods). Billed per job (``billed_per_job``):
+    each job in it pays its nodes x ceil(T / period); otherwise by the slots its nodes are rented in."""
+    server = cat.server(group.split("|")[0])
+    if not billed_per_job(server, req.slot_hours):
+        return rent_cost_usd(server, nodes_per_slot, req.slot_hours)
+    rows = [r for r in chosen.values() if r["group"] == group]
+    usd = sum(float(job_rent_usd(server, int(r["nodes"]), float(r["time_to_train_h"]))) for r in rows)
+    periods = sum(
+        int(r["nodes"]) * int(cost_mod.billed_periods(float(r["time_to_train_h"]), billing_period_h(server)))
+        for r in rows
+    )
+    return usd, periods
+
+
 def period_price_usd(server: Server) -> float:
     return (server.rent_usd_per_month or 0.0) * billing_period_h(server) / cost_mod.HOURS_PER_MONTH
 
@@ -606,6 +645,12 @@ class Index:
     groups: list[str]
     pools: Pools
     blocks: dict[str, list[tuple[list[int], int]]]
+    per_job: frozenset[str] = frozenset()  # rental offers billed per job (billed_per_job)
+
+    def block_group(self, g: str) -> bool:
+        """A group with a capacity per slot: a site cluster or a rental billed by the slot (not per job)."""
+        p, tag = g.split("|")
+        return tag != "rent" or p not in self.per_job
 
 
 def build_fleet_model(
@@ -632,7 +677,8 @@ def build_fleet_model(
         by_jg.setdefault((jj, gg), []).append(k)
     groups = sorted(set(grp_col))
     blocks = {p: billing_blocks(req.slots, req.slot_hours, billing_period_h(cat.server(p))) for p in pools.rent}
-    ix = Index(modes, window, by_job, by_jg, groups, pools, blocks)
+    per_job = frozenset(p for p in pools.rent if billed_per_job(cat.server(p), req.slot_hours))
+    ix = Index(modes, window, by_job, by_jg, groups, pools, blocks, per_job)
     m.ix = ix
     m.J = pyo.Set(initialize=[j.id for j in req.jobs], ordered=True)
     m.T = pyo.RangeSet(0, req.slots - 1)
@@ -642,7 +688,7 @@ def build_fleet_model(
     m.JGT = pyo.Set(dimen=3, initialize=[(j, g, t) for (j, g) in sorted(by_jg) for t in window[j]])
     m.BUY = pyo.Set(dimen=2, initialize=[(p, f) for p in sorted(pools.buy) for f in pools.buy[p]])
     m.E = pyo.RangeSet(0, len(pools.owned) - 1)
-    rent_used = sorted({g.split("|")[0] for g in groups if g.endswith("|rent")})
+    rent_used = sorted({g.split("|")[0] for g in groups if g.endswith("|rent") and ix.block_group(g)})
     m.RP = pyo.Set(initialize=rent_used)
     m.RB = pyo.Set(dimen=2, initialize=[(p, b) for p in rent_used for b in range(len(blocks[p]))])
 
@@ -740,7 +786,7 @@ def add_capacity(m: pyo.ConcreteModel, ix: Index, req: FleetRequest) -> None:
     for j, g, t in m.JGT:
         by_gt.setdefault((g, t), []).append(j)
     m.capacity = pyo.Constraint(
-        [(g, t) for g in ix.groups for t in range(req.slots) if (g, t) in by_gt],
+        [(g, t) for g in ix.groups for t in range(req.slots) if (g, t) in by_gt and ix.block_group(g)],
         rule=lambda m, g, t: pyo.quicksum(m.u[j, g, t] for j in by_gt[(g, t)]) <= _capacity(m, ix, g, t),
     )
 
@@ -865,12 +911,29 @@ def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalo
 
 
 def add_billing(m: pyo.ConcreteModel, ix: Index, cat: Catalog) -> Any:
-    """(9) a node rented in a slot pays every billing period the slot overlaps; returns the rent expression."""
+    """(9) a node rented in a slot pays every billing period the slot overlaps; a job on an offer billed per job
+    pays its own nodes' periods (rent_m z_m, ``job_rent_usd``); returns the rent expression."""
     m.billing = pyo.Constraint(
         [(p, b, t) for p, b in m.RB for t in ix.blocks[p][b][0]], rule=lambda m, p, b, t: m.V[p, b] >= m.R[p, t]
     )
     price = {p: _c(period_price_usd(cat.server(p))) for p in m.RP}
-    return pyo.quicksum(price[p] * ix.blocks[p][b][1] * m.V[p, b] for p, b in m.RB)
+    block = pyo.quicksum(price[p] * ix.blocks[p][b][1] * m.V[p, b] for p, b in m.RB)
+    rent = mode_rent_usd(ix, cat)
+    return block + pyo.quicksum(_c(float(rent[k])) * m.z[int(k)] for k in np.flatnonzero(rent > 0))
+
+
+def mode_rent_usd(ix: Index, cat: Catalog) -> np.ndarray:
+    """Rent of each mode on an offer billed per job (``job_rent_usd``); 0 for every other mode."""
+    modes = ix.modes
+    out = np.zeros(len(modes))
+    kind, server = modes["kind"].to_numpy(), modes["server"].to_numpy()
+    for p in ix.per_job:
+        sel = np.flatnonzero((kind == "rent") & (server == p))
+        if len(sel):
+            out[sel] = job_rent_usd(
+                cat.server(p), modes["nodes"].to_numpy()[sel], modes["time_to_train_h"].to_numpy(float)[sel]
+            )
+    return out
 
 
 def add_budget(m: pyo.ConcreteModel, req: FleetRequest, capex: dict[tuple[str, str], Any], rent: Any) -> None:
@@ -897,7 +960,7 @@ def add_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes: np.ndarr
     for (_j, g), ks in ix.by_jg.items():
         by_g.setdefault(g, []).extend(ks)
     m.node_slots = pyo.Constraint(
-        ix.groups,
+        [g for g in ix.groups if ix.block_group(g)],
         rule=lambda m, g: (
             pyo.quicksum(_capacity(m, ix, g, t) for t in range(req.slots))
             >= pyo.quicksum(int(nodes[k] * d[k]) * m.z[k] for k in by_g[g])
@@ -919,7 +982,8 @@ def add_energetic_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes
     maxd = {jg: int(max(d[k] for k in ks)) for jg, ks in ix.by_jg.items()}
     by_g: dict[str, list[str]] = {}
     for j, g in sorted(ix.by_jg):
-        by_g.setdefault(g, []).append(j)
+        if ix.block_group(g):
+            by_g.setdefault(g, []).append(j)
     rows: dict[tuple[str, tuple[tuple[str, int], ...]], tuple[int, int]] = {}
     for g, jobs in by_g.items():
         for a in starts:
@@ -1101,6 +1165,7 @@ def greedy_plan(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> StartP
     group = modes["group"].to_numpy()
     price = {p: (cat.server(p).price_usd or 0.0) for p in pools.buy}
     hourly = {p: (cat.server(p).rent_usd_per_month or 0.0) / cost_mod.HOURS_PER_MONTH for p in pools.rent}
+    job_rent = mode_rent_usd(ix, cat)
     chosen: dict[str, tuple[int, list[int]]] = {}
     size = {j: min(int(nodes[k] * d[k]) for k in ks) for j, ks in ix.by_job.items()}
     for job in sorted(req.jobs, key=lambda j: (-size[j.id], j.release_slot, j.id)):
@@ -1110,7 +1175,7 @@ def greedy_plan(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> StartP
             busy = usage.get(g, np.zeros(req.slots))
             slots = sorted(sorted(ix.window[job.id], key=lambda t: (busy[t], t))[: int(d[k])])
             if kind[k] == "rent":
-                extra = money_w * hourly[p] * H * int(nodes[k]) * len(slots)
+                extra = money_w * (job_rent[k] if p in ix.per_job else hourly[p] * H * int(nodes[k]) * len(slots))
             else:
                 needs_y = f != ANY_FABRIC and f not in pools.owned_fabrics.get(p, set())
                 if needs_y and fab.get(p, f) != f:
@@ -1564,9 +1629,8 @@ def evaluate_fleet(
         capex += owned_capex_usd(cat, p, f, pools.owned_on(p, f), n)[0]
     rent = 0.0
     for g, arr in usage.items():
-        p, tag = g.split("|")
-        if tag == "rent":
-            rent += rent_cost_usd(cat.server(p), arr, H)[0]
+        if g.endswith("|rent"):
+            rent += group_rent_usd(cat, req, g, arr, chosen)[0]
     if req.budget_usd is not None and capex + rent > req.budget_usd * (1 + 1e-9) + 1e-6:
         return None
     site_kwh = float(idle_w.sum() * H) + sum(
@@ -1676,7 +1740,7 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
         if tag != "rent":
             continue
         s = cat.server(p)
-        usd, periods = rent_cost_usd(s, arr, req.slot_hours)
+        usd, periods = group_rent_usd(cat, req, g, arr, chosen)
         purchases.append(
             {
                 "server": p,

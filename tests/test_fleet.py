@@ -172,9 +172,9 @@ def test_owned_servers_past_their_service_life_are_not_used() -> None:
     assert plan.totals["capex_usd"] == pytest.approx(20_000)
 
 
-def test_rentals_pay_whole_slots(toy: Catalog) -> None:
-    # rent 730 USD/month = 1 USD/h, billed by the hour: a node rented for a slot pays all 10 h of it, although
-    # each job trains 5.8 h; jobs in slots 0 and 1 rent one node for 2 x 10 node-hours
+def test_an_hourly_rental_pays_the_hours_each_job_runs(toy: Catalog) -> None:
+    # rent 730 USD/month = 1 USD/h, billed by the hour, which divides the 10 h slot: each job rents its node
+    # for ceil(5.83 h) = 6 hours (the single-job rule), not the whole slot -- 2 x 6 node-hours = 12 USD
     plan = fleet(
         freq(
             slots=2,
@@ -187,13 +187,32 @@ def test_rentals_pay_whole_slots(toy: Catalog) -> None:
         ),
         toy,
     )
-    assert plan.totals["rent_usd"] == pytest.approx(20.0)
-    assert [(p["kind"], p["nodes"], p["node_periods"]) for p in plan.purchases] == [("rent", 1, 20)]
+    assert plan.totals["rent_usd"] == pytest.approx(12.0)
+    assert [(p["kind"], p["nodes"], p["node_periods"]) for p in plan.purchases] == [("rent", 1, 12)]
+
+
+def test_a_daily_rental_with_shorter_slots_pays_each_day_its_nodes_are_rented_in() -> None:
+    # a daily offer (730 USD/month = 24 USD/day) does not divide 10 h slots: it is billed by the slots its nodes
+    # are rented in -- slots 0 and 1 ([0, 20) h) overlap day 0 only, so one node serving both jobs pays one day
+    cat = toy_catalog(servers=[toy_server(rent_billing_period="day")])
+    plan = fleet(
+        freq(
+            slots=2,
+            purchase="rent",
+            jobs=[
+                {"id": "a", "model": "toy-model", "due_slot": 0},
+                {"id": "b", "model": "toy-model", "release_slot": 1, "due_slot": 1},
+            ],
+        ),
+        cat,
+    )
+    assert plan.totals["rent_usd"] == pytest.approx(24.0)
+    assert [(p["nodes"], p["node_periods"]) for p in plan.purchases] == [(1, 1)]
 
 
 def test_a_monthly_rental_is_paid_once_for_jobs_in_several_slots() -> None:
     # a monthly offer (730 USD/month) billed from the start of a 20 h horizon: one node serves both jobs
-    # (slots 0 and 1) for one month's rent, where an hourly offer would bill 20 node-hours
+    # (slots 0 and 1) for one month's rent, where an hourly offer bills 12 node-hours
     cat = toy_catalog(servers=[toy_server(rent_billing_period="month")])
     plan = fleet(
         freq(
@@ -350,7 +369,7 @@ def _tiny(data: Any) -> tuple[Catalog, FleetRequest]:
     )
     cat = cat.replace(fabrics={"toy-net": net, "toy-cheap": cheap})
     slots = data.draw(st.integers(1, 3))
-    slot_hours = data.draw(st.sampled_from([3.0, 6.0, 10.0]))
+    slot_hours = data.draw(st.sampled_from([3.0, 6.0, 10.0, 24.0]))  # 24 h: daily offers billed per job
     jobs = []
     for i in range(data.draw(st.integers(1, 2))):
         rel = data.draw(st.integers(0, slots - 1))
