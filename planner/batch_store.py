@@ -144,7 +144,7 @@ def describe_difference(old: dict[str, Any], new: Identity, old_ids: set[str], n
         parts += [f"added {', '.join(added)}"] if added else []
         parts += [f"missing {', '.join(removed)}"] if removed else []
         kinds = sorted({k.split("/")[0] for k in [*changed, *added, *removed]})
-        diffs.append(f"the {' and '.join(kinds)} differ: {'; '.join(parts)}")
+        diffs.append(f"the {' and '.join(kinds)} {'differ' if len(kinds) > 1 else 'differs'}: {'; '.join(parts)}")
     if old["planner_version"] != new.planner_version:
         diffs.append(f"the planner version differs ({old['planner_version']} -> {new.planner_version})")
     return diffs

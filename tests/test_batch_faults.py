@@ -252,7 +252,7 @@ def test_another_catalog_into_the_same_directory_is_refused(
     cmd = [sys.executable, "-m", "planner.cli", "batch", str(spec_file), "--out", str(out), "--no-progress"]
     r = subprocess.run([*cmd, "--catalog", str(cat)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2
-    assert "holds the results of other inputs: the catalog differ: changed catalog/servers.yaml" in r.stderr
+    assert "holds the results of other inputs: the catalog differs: changed catalog/servers.yaml" in r.stderr
     assert "--force-new" in r.stderr and "Traceback" not in r.stderr
     exactly_once_and_equal(out, clean)  # untouched; a resume with the same catalog has nothing to do
     assert run_batch(str(spec_file), out, workers=1, progress=False).ran == 0
