@@ -1152,10 +1152,10 @@ def _phrase(name: str, needed: float, given: float | None = None, rent_past_year
     within its servers' life (in_service), so such a deadline is met by no purchase."""
     you = "" if given is None else " (you gave {})"
     if name == "deadline":
-        s = f"a deadline of at least {ceil_sig(needed):,.4g} days"
+        s = f"a deadline of at least {_sig4(needed)} days"
         if given is None:
             return s
-        said = [f"you gave {given:,.4g}"]
+        said = [f"you gave {_sig4(given, up=False)}"]
         if needed > 365.25:
             said.append(f"that is {_years(needed * 24.0)}")
             if rent_past_years is not None and needed * 24.0 > rent_past_years * cost.HOURS_PER_YEAR:
@@ -1165,8 +1165,8 @@ def _phrase(name: str, needed: float, given: float | None = None, rent_past_year
         s = f"a budget of at least {usd(needed, up=True)}"
         return s + (you.format(usd(given)) if given is not None else "")
     if name == "power":
-        s = f"at least {ceil_sig(needed):,.4g} kW of power"
-        return s + (you.format(f"{given:,.4g} kW") if given is not None else "")
+        s = f"at least {_sig4(needed)} kW of power"
+        return s + (you.format(f"{_sig4(given, up=False)} kW") if given is not None else "")
     if name == "nodes":
         s = f"at least {int(needed):,} nodes"
         return s + (f" (you allowed {int(given):,})" if given is not None else "")
@@ -1361,6 +1361,13 @@ def _delta(r: Relaxation) -> str:
     if r.requirement == "power":
         return f"+{_sig3(d)} kW"
     return f"+{math.ceil(d):,} {r.unit}"
+
+
+def _sig4(x: float, up: bool = True) -> str:
+    """x to 4 significant figures (rounded up when ``up``: a stated minimum must suffice), written out from 1,000
+    on with thousands separators ('15,330 kW', not '1.533e+04 kW')."""
+    v = ceil_sig(x, 4) if up else float(f"{x:.4g}")
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
 
 
 def _sig3(x: float) -> str:

@@ -111,3 +111,14 @@ def test_fp8_asked_for_on_gpus_without_fp8_is_bad_input_in_solve_and_pareto(
     code = main(["solve", "--model", "llama3-8b", "--tokens", "1e11", "--deadline-days", "30", "--precision", "fp8",
                  "--gpus", "A100,H100", "--alternatives", "0"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
+
+
+def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> None:
+    """Was: 'at least 1.533e+04 kW of power' for 405B on 16k GPUs; a 30,000 kW envelope given read '3e+04 kW'."""
+    from planner.optimize import _phrase
+
+    assert _phrase("power", 15_327.2, 2000) == "at least 15,330 kW of power (you gave 2,000 kW)"
+    assert _phrase("power", 45_001.0, 30_000) == "at least 45,010 kW of power (you gave 30,000 kW)"
+    assert _phrase("power", 0.4201, 0.05) == "at least 0.4201 kW of power (you gave 0.05 kW)"
+    assert _phrase("deadline", 12_345.6, 30).startswith("a deadline of at least 12,350 days (you gave 30; ")
+    assert _phrase("deadline", 62.7301) == "a deadline of at least 62.74 days"
