@@ -380,6 +380,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             f"time / life, would be {est.time_to_train_h / (args.life_years * cost.HOURS_PER_YEAR):,.3g} times the "
             "capex. Use more nodes, less work, or --rent"
         )
+    from planner.views import batch_limit_notes
+
+    notes += batch_limit_notes(wl, args.global_batch)
     if args.global_batch is not None and est.global_batch != args.global_batch:
         notes.append(
             f"global batch {args.global_batch:,} was rounded up to {est.global_batch:,} (a whole micro-batch for "

@@ -329,9 +329,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     req = request_from_args(args, args.objective, args.alternatives)
     _check_request(cat, req)
     res = with_progress(lambda: solve(req, cat), "solving")
-    from planner.views import plan_notes
+    from planner.views import batch_limit_notes, plan_notes
 
-    notes = plan_notes(cat, req, res.plan) if res.plan is not None else []
+    if res.plan is not None:
+        notes = plan_notes(cat, req, res.plan)
+    else:
+        notes = batch_limit_notes(cat.workload(req.model), req.global_batch)
     for n in notes:
         notice(n)
     if args.json:

@@ -265,7 +265,38 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
         )
     notes += owned_notes(catalog, req)
     notes += owned_retiring_notes(catalog, req, plan.time_to_train_h)
+    notes += batch_limit_notes(catalog.workload(req.model), req.global_batch)
     return notes
+
+
+def batch_limit_notes(wl: Workload, global_batch: int | None) -> list[str]:
+    """A global batch given above the workload's stated limit (plans the planner makes never exceed it): said,
+    with what the estimate then assumes -- the same tokens for an LLM (Workload.convergence empty: optimistic,
+    since beyond the critical batch more tokens reach the same loss), the convergence curve extrapolated for a
+    workload with a published convergence point (compute.samples_factor)."""
+    if global_batch is None:
+        return []
+    if wl.max_global_batch_tokens and wl.sequence_length:
+        limit = int(wl.max_global_batch_tokens // wl.sequence_length)
+        if global_batch <= limit:
+            return []
+        tokens = global_batch * wl.sequence_length
+        assumed = (
+            "this estimate trains the same tokens at it, which is optimistic: beyond the critical batch more tokens "
+            "are needed to reach the same loss"
+            if not wl.convergence
+            else "the tokens to converge at it are extrapolated from the convergence data"
+        )
+        return [
+            f"global batch {global_batch:,} sequences ({tokens:,.0f} tokens per step) is above the largest "
+            f"'{wl.id}' trains at, {limit:,} sequences ({wl.max_global_batch_tokens:,.0f} tokens): {assumed}"
+        ]
+    if wl.max_global_batch and global_batch > wl.max_global_batch:
+        return [
+            f"global batch {global_batch:,} is above the largest with a published convergence point for "
+            f"'{wl.id}', {int(wl.max_global_batch):,} samples: the samples to converge at it are extrapolated"
+        ]
+    return []
 
 
 def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float) -> list[str]:

@@ -122,3 +122,19 @@ def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> 
     assert _phrase("power", 0.4201, 0.05) == "at least 0.4201 kW of power (you gave 0.05 kW)"
     assert _phrase("deadline", 12_345.6, 30).startswith("a deadline of at least 12,350 days (you gave 30; ")
     assert _phrase("deadline", 62.7301) == "a deadline of at least 62.74 days"
+
+
+def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was silent: `evaluate --model llama3-70b --global-batch 100000` (819M tokens a step, 49x the recipe's 16.8M)
+    trained the same 1.83e9 sequences as at 1,024 and came out faster; plans the planner makes never exceed the
+    limit, a batch the user gives may, and the estimate then assumes what the note says."""
+    from planner.cli import main
+
+    args = ["evaluate", "--model", "llama3-70b", "--server", "dgx-h100", "--nodes", "128", "--global-batch"]
+    code = main([*args, "100000"])
+    err = capsys.readouterr().err
+    assert code == 0 and "global batch 100,000 sequences (819,200,000 tokens per step) is above the largest" in err
+    assert "'llama3-70b' trains at, 2,050 sequences (16,800,000 tokens): this estimate trains the same tokens" in err
+    assert main([*args, "2048"]) == 0 and "is above the largest" not in capsys.readouterr().err
+    code = main(["solve", "--model", "llama3-70b", "--deadline-days", "30", "--global-batch", "999999999"])
+    assert "global batch 999,999,999 sequences" in capsys.readouterr().err  # said on an infeasible solve too
