@@ -916,9 +916,22 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
     from planner.fleet import FleetRequest
 
     try:
-        loaded = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlannerInputError(f"{name} is not a text file (not UTF-8); give a YAML fleet request") from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
+    if loaded is None:
+        raise PlannerInputError(
+            f"{name} is empty (nothing but blanks or comments); give a fleet request (see examples/portfolio.yaml)"
+        )
+    if not isinstance(loaded, dict):
+        raise PlannerInputError(
+            f"{name}: a fleet request is a YAML mapping (slots, slot_hours, jobs, ...; see examples/portfolio.yaml), "
+            f"not a {type(loaded).__name__}"
+        )
     try:
         return FleetRequest.model_validate(loaded)
     except ValidationError as exc:

@@ -36,3 +36,24 @@ def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> 
     (tmp_path / "s.csv").write_text(csv)
     cli = load_scenarios(tmp_path / "s.csv")
     assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30
+
+
+def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
+    """Was: '(root): Input should be a valid dictionary or instance of FleetRequest (got None)' for an empty file
+    (and for a list), and "not valid YAML: 'utf-8' codec can't decode byte 0xc5" for a binary one."""
+    import pytest
+
+    from planner.errors import PlannerInputError
+    from planner.views import read_fleet_upload
+
+    cases = {
+        b"# to do\n\n": "f.yaml is empty (nothing but blanks or comments)",
+        b"- slots: 4\n": "f.yaml: a fleet request is a YAML mapping (slots, slot_hours, jobs, ...",
+        b"\xc5\x00\xff": "f.yaml is not a text file (not UTF-8)",
+    }
+    for data, said in cases.items():
+        with pytest.raises(PlannerInputError) as exc:
+            read_fleet_upload("f.yaml", data)
+        assert said in str(exc.value) and "FleetRequest" not in str(exc.value)
+    ok = read_fleet_upload("f.yaml", (Path(__file__).parent.parent / "examples" / "portfolio.yaml").read_bytes())
+    assert len(ok.jobs) > 1
