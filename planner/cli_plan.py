@@ -515,9 +515,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
-    from planner.fleet import fleet, load_fleet_request
+    from planner.fleet import fleet
+    from planner.views import read_fleet_upload
 
-    req = load_fleet_request(readable_text_file(args.file, "fleet request file"))
+    path = readable_text_file(args.file, "fleet request file")
+    req = read_fleet_upload(path, Path(path).read_bytes())  # the app's reader: the same request, the same messages
     if args.time_limit or args.gap is not None:
         opts = req.solver.model_copy(
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}

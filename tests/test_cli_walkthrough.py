@@ -138,3 +138,12 @@ def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.Ca
     assert main([*args, "2048"]) == 0 and "is above the largest" not in capsys.readouterr().err
     code = main(["solve", "--model", "llama3-70b", "--deadline-days", "30", "--global-batch", "999999999"])
     assert "global batch 999,999,999 sequences" in capsys.readouterr().err  # said on an infeasible solve too
+
+
+def test_a_fleet_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
+    """Was: 'f.yaml: (root): Input should be a valid dictionary or instance of FleetRequest (got [...])'."""
+    f = tmp_path / "f.yaml"
+    f.write_text("- {id: a, model: llama3-8b}\n")
+    p = planner_process("fleet", str(f))
+    assert p.returncode == 2 and f"{f}: a fleet request is a YAML mapping (slots, slot_hours, jobs" in p.stderr
+    assert "FleetRequest" not in p.stderr and "Traceback" not in p.stderr
