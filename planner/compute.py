@@ -137,6 +137,14 @@ def overlap_fractions(calibration: dict[str, Any], framework: FrameworkProfile) 
     return min(1.0, float(dp)), min(1.0, float(tp))
 
 
+def half_batch_scale(calibration: dict[str, Any], workload: Workload) -> float:
+    """The fitted scale of the workload's efficiency_half_batch, for the workload families it was fitted on
+    (calibration.yaml half_batch_scale_families: the MLPerf CNN and encoder cases); 1 for the others, whose
+    stated half-batch no data has checked."""
+    families = calibration.get("half_batch_scale_families", ("cnn", "encoder"))
+    return float(calibration.get("half_batch_scale", 1.0)) if workload.family in families else 1.0
+
+
 def kernel_efficiency(mfu: ArrayLike, micro_batch: ArrayLike, half_batch: float) -> NDArray[np.float64]:
     mb = np.asarray(micro_batch, dtype=float)
     return np.asarray(mfu, dtype=float) * mb / (mb + half_batch)

@@ -296,7 +296,7 @@ def evaluate_space(
     cpu_cores = per_server(lambda s, _g: s.cpu_cores).astype(float)
     storage_bw = per_server(lambda s, _g: s.storage_read_gb_s).astype(float) * 1e9
     fw = catalog.framework(wl.framework)
-    half_batch = wl.efficiency_half_batch * float(catalog.calibration.get("half_batch_scale", 1.0))
+    half_batch = wl.efficiency_half_batch * compute.half_batch_scale(catalog.calibration, wl)
     overlap, tp_overlap = compute.overlap_fractions(catalog.calibration, fw)
 
     # ---- layout search ----------------------------------------------------------------------------
@@ -463,10 +463,11 @@ class _LayoutSearch:
     (``step.step_lower_bound`` x samples per sample of batch). Phase B (``_grid``) visits layouts from the best
     bound and skips a row whose bound cannot beat the worst current score among its configurations: exact
     pruning. Dominance (also exact): on a row where a layout fits at every interleave it may be timed at (a
-    variant that holds less memory may be allowed a larger one), a variant that only adds recomputation, only
-    raises ZeRO from stage 1 or 2 to 3, or (without pipelining) only adds accumulation steps is never faster --
-    every step term is at least as large (more recompute FLOPs or collectives hide at most as much all-reduce as
-    they add) -- so the variant is skipped there (``_dominating_keys``). ``_finish`` computes the full breakdown
+    variant that holds less memory may be allowed a larger one), a variant that only adds recomputation or
+    (without pipelining) only adds accumulation steps is never faster -- every step term is at least as large
+    (more recompute FLOPs or micro-batches hide at most as much all-reduce as they add) -- so the variant is skipped
+    there (``_dominating_keys``). ZeRO-3 is always searched: its traffic is larger but splits into more buckets,
+    and no term-by-term ordering against stage 1 or 2 is proved. ``_finish`` computes the full breakdown
     once per configuration, for its winner."""
 
     def __init__(
@@ -835,8 +836,6 @@ def _dominating_keys(lay: Layout) -> list[LayoutKey]:
     keys: list[LayoutKey] = []
     for less in RECOMPUTE_ORDER[: RECOMPUTE_ORDER.index(rec)]:
         keys.append((tp, pp, z, less, acc, sp, cp))
-    if z == 3:
-        keys += [(tp, pp, lower, rec, acc, sp, cp) for lower in (1, 2)]  # same sharded optimizer step, less traffic
     if pp == 1:
         keys += [(tp, pp, z, rec, a, sp, cp) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys

@@ -329,8 +329,9 @@ def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarra
     batch-normalised elements per 224 x 224 image, each read and written in both passes)."""
     if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
         samples = d["B"] / d["dp"]
-        tp_pp = lay.tensor_parallel * lay.pipeline_parallel * lay.context_parallel
-        return np.asarray(wl.activation_bytes_per_sample * samples / tp_pp, dtype=float)
+        model_parallel = lay.tensor_parallel * lay.pipeline_parallel * lay.context_parallel
+        share = busiest_stage_share(wl, lay)
+        return np.asarray(wl.activation_bytes_per_sample * samples / model_parallel * share, dtype=float)
     per_micro_batch = memory.transformer_activation_gb(
         wl.sequence_length,
         wl.hidden_size,
@@ -420,7 +421,9 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         "sync_ranks": dp * cp,  # gradients are reduced over data- and context-parallel ranks
         "kv_bytes": np.asarray(kv_bytes) * np.ones(len(dp)),
         "cp_cover": np.asarray(cp_cover) * np.ones(len(dp)),
-        "buckets": comm.bucket_count(grad_bytes, rows.fw.bucket_mb * 1e6) * np.ones(len(dp)),
+        # buckets of a round as a fraction (bytes / bucket size, at least 1): the round's last bucket is a whole
+        # bucket, so the exposed floor (sync / buckets) is one bucket's time and never falls as the bytes grow
+        "buckets": np.maximum(grad_bytes / (rows.fw.bucket_mb * 1e6), 1.0) * np.ones(len(dp)),
         "dp_local": np.maximum(np.minimum(dp * cp, rows.g // tp), 1),
         "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, rows.memory_bandwidth_tbps),
         "a2a_bytes": B / rows.G * wl.embedding_exchange_bytes_per_sample,
@@ -482,8 +485,9 @@ def step_terms(
     m = at(su["m"][uu])
     t_comp = at(su["t_comp1"][uu]) * x
     t_tp = at(su["t_tp"][uu])
+    rounds = su["sync_rounds"][uu]  # ZeRO-3 synchronises every micro-batch: m calls of a round's bytes
     t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
-        su["grad_bytes"][uu],
+        su["grad_bytes"][uu] / rounds,
         su["sync_ranks"][uu],
         su["dp_local"][uu],
         rows.g[uu],
@@ -494,6 +498,7 @@ def step_terms(
         in_network=fab.in_network[r],
         nvls=rows.nvls[uu],
     )
+    t_dp = t_dp * rounds
     if pp > 1:
         bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
         p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])

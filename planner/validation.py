@@ -11,15 +11,17 @@ Cases (all from reference/):
 * Megatron-LM Table 1 throughput per GPU, 1.7B-1T GPT models on 32-3072 A100s (megatron.md).
 * Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
 
-Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper x
-cnn/encoder/llm -- and two global scales (overlap_scale on the frameworks' overlap fractions,
-half_batch_scale on the workloads' efficiency_half_batch). Fabric bandwidth and efficiency are catalog
-physics (line rate x nccl-tests efficiency), not fitted. Fit split: the MLPerf results of the first round
-each GPU type was available in (A100: v2.0, H100: v3.0; "preview" submissions are never fit data), at all
-scales (a result resubmitted unchanged later counts in its first round), and the Megatron rows on at most
-512 GPUs. Everything else (later rounds, Megatron >= 1024 GPUs, all energy
-cases) is test data. Power, memory and convergence figures are physical/catalog values, not fitted.
-Power-cap curves are refitted leaving the validated network out for their own validation rows.
+Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper/blackwell x
+cnn/encoder/llm --, per framework the share of the backward pass hiding the gradient all-reduce (and Megatron's
+tensor-parallel overlap), the GEMM shape half-points, and half_batch_scale on the efficiency_half_batch of the CNN
+and encoder workloads it is fitted on. Fabric bandwidth and efficiency are catalog physics (line rate x
+nccl-tests efficiency), not fitted. Fit split: the MLPerf results of the first round each GPU type was
+available in (<= 128 GPUs: A100 v2.0, H100 v3.0; at scale: A100 v1.1, H100 v3.0, H200 and B200 v5.0; "preview"
+submissions are never fit data; a result resubmitted unchanged later counts in its first round), and the Megatron
+rows on at most 512 GPUs. GPUs of no fitted type (GB200, L40S, AMD, B300/GB300) are test data only, as is everything
+else (later rounds, Megatron >= 1024 GPUs, all energy cases). Power, memory and convergence figures are
+physical/catalog values, not fitted. Power-cap curves are refitted leaving the validated network out for their own
+validation rows.
 """
 
 from __future__ import annotations
@@ -280,6 +282,9 @@ def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Confi
     elif isinstance(net, str) and re.search(r"RoCE|BF3|BlueField", net, re.IGNORECASE):  # Ethernet RDMA: no SHARP
         m = re.search(r"Compute:\s*(\d+)\s*x", net)
         rate = re.search(r"(\d+)\s*Gb", net.split("Compute:")[-1])
+        ew = re.search(r"(\d+)\s*x\s*\S*\s*(\d+)\s*Gb\w*\s+for\s+EW", net)  # the east-west (compute) NICs
+        if ew:
+            m, rate = ew, re.search(r"(\d+)\s*Gb", ew.group(0).split("x", 1)[1])
         fabric, ports = "roce400", int(m.group(1)) if m else host.nic_ports
         port_gbps = min(float(rate.group(1)), 400.0) if rate else 400.0
     else:  # not stated: the host template's fabric
@@ -709,6 +714,9 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
     return cases
 
 
+# the workload families whose MLPerf cases fit the half-batch scale (LLMs use the GEMM shape efficiency instead);
+# other families (recommenders: no validation data) keep their stated efficiency_half_batch
+HALF_BATCH_FIT_FAMILIES = ("cnn", "encoder")
 HALF_BATCH_SCALES = (0.5, 1.0, 2.0, 4.0)  # factors of 2 around the workloads' stated half-batches
 # (tokens, width) half-points of the GEMM shape efficiency: tokens_half <= 256 keeps the fitted large-GEMM MFU below
 # the GPU's measured best-shape matmul efficiency (a larger one lets the asymptote exceed it: unphysical)
@@ -747,7 +755,13 @@ def fit_all(cat: Catalog, ref: Path) -> dict[str, Any]:
     scored by its own workload family's fit cases; MFU refitted at every point. Best fit-split score wins."""
     best: tuple[float, dict[str, Any]] | None = None
     for hb in HALF_BATCH_SCALES:
-        start = {**cat.calibration, "half_batch_scale": hb, "overlap": {}, "tp_overlap": {}}
+        start = {
+            **cat.calibration,
+            "half_batch_scale": hb,
+            "half_batch_scale_families": list(HALF_BATCH_FIT_FAMILIES),
+            "overlap": {},
+            "tp_overlap": {},
+        }
         for retired in ("overlap_scale", "fabric_efficiency_scale"):
             start.pop(retired, None)
         calibration, score = fit_mfu(cat.replace(calibration=start), ref)
@@ -1024,6 +1038,7 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
                     "overlap",
                     "tp_overlap",
                     "half_batch_scale",
+                    "half_batch_scale_families",
                     "gemm_tokens_half",
                     "gemm_width_half",
                 )
@@ -1082,7 +1097,8 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
         "# memory-bound kernels and communication are modelled apart, so this is the GEMM ratio, not end-to-end).\n"
         "# overlap / tp_overlap: per framework, the share of the backward pass hiding the gradient all-reduce and\n"
         "# of tensor-parallel communication hidden under GEMMs (frameworks without a value use their profile's);\n"
-        "# half_batch_scale multiplies every workload's efficiency_half_batch: fitted on grids on the same split.\n"
+        "# half_batch_scale multiplies the efficiency_half_batch of the workload families it was fitted on\n"
+        "# (half_batch_scale_families): fitted on grids on the same split.\n"
         "# Fabric efficiency and collective algorithms are catalog physics, not fitted.\n"
     )
     (cdir / "calibration.yaml").write_text(header + yaml.safe_dump(calibration, sort_keys=False))

@@ -169,6 +169,18 @@ def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
     # The search prunes with lower bounds and dominance; it must return exactly the least time to train
     # over every candidate layout evaluated on its own (pipelines only across nodes or 8-GPU boards, as the
     # search allows).
+    _assert_search_is_exhaustive(CAT, model)
+
+
+@pytest.mark.parametrize("framework", ["deepspeed", "pytorch-fsdp"])
+def test_pruned_layout_search_is_exact_with_zero3(framework: str) -> None:
+    # ZeRO-3 moves more bytes than stage 1/2 but in more buckets; the search must still find the exact optimum
+    # (BERT-Large on DeepSpeed's 1 GB buckets once picked a ZeRO-2 layout 9% slower than the best ZeRO-3 one)
+    wl = CAT.workload("bert-large").model_copy(update={"framework": framework})
+    _assert_search_is_exhaustive(CAT.replace(workloads={**CAT.workloads, wl.id: wl}), wl.id)
+
+
+def _assert_search_is_exhaustive(cat: Catalog, model: str) -> None:
     from planner.model import candidate_layouts
 
     rng = np.random.default_rng(7)
@@ -180,23 +192,23 @@ def test_pruned_layout_search_equals_exhaustive_search(model: str) -> None:
         }
         for _ in range(24)
     ]
-    space = pd.DataFrame([{**r, "fabric": CAT.server(r["server"]).fabrics[0]} for r in rows])
+    space = pd.DataFrame([{**r, "fabric": cat.server(r["server"]).fabrics[0]} for r in rows])
     space = space[
         [
-            CAT.gpu(CAT.server(s).gpu or "").min_power_limit_w <= c * CAT.gpu(CAT.server(s).gpu or "").tdp_w
+            cat.gpu(cat.server(s).gpu or "").min_power_limit_w <= c * cat.gpu(cat.server(s).gpu or "").tdp_w
             for s, c in zip(space["server"], space["power_cap"], strict=True)
         ]
     ].reset_index(drop=True)
-    auto = evaluate_space(CAT, model, space=space)
+    auto = evaluate_space(cat, model, space=space)
     best = np.full(len(space), np.inf)
-    for lay in candidate_layouts(CAT, CAT.workload(model), 8):
+    for lay in candidate_layouts(cat, cat.workload(model), 8):
         try:
-            df = evaluate_space(CAT, model, space=space, layout=lay)
+            df = evaluate_space(cat, model, space=space, layout=lay)
         except PlannerInputError:  # a layout valid for none of these configurations
             continue
         placeable = step.pipeline_placeable(
             lay.pipeline_parallel,
-            np.asarray([CAT.server(s).gpus_per_node for s in space["server"]]),
+            np.asarray([cat.server(s).gpus_per_node for s in space["server"]]),
             space["nodes"].to_numpy(),
         )
         ok = df["fits_memory"].to_numpy() & placeable
