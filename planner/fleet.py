@@ -112,11 +112,12 @@ Constraints (one function each)
                    fixed at a plan's, LP $2.97M against MIP $3.09M; over all purchases $2.54M.
                    Branching on the nodes bought per type outside HiGHS (planner/fleet_bound.py, a valid bound:
                    best-first over N_p <= floor / >= ceil on the LP relaxation, leaves optionally solved as MIPs)
-                   is not used here: on bench_fleet.py it moves the bound $2,539,922 -> $2,549,215 in 60 s at 50
-                   jobs (each LP takes 5-45 s) and $1,429,396 -> $1,443,665 at 20 jobs, where HiGHS proves the
-                   optimum ($1,537,200) in 12 s. Even run to the end the purchase branches leave a gap (bench
-                   instance at 10 jobs x 8 types x 12 slots, nodes <= 64: root LP $465,955, complete search
-                   $471,548, optimum $505,634): the LP is weak in the schedule too, once the purchase is integral.
+                   is not used here: on bench_fleet.py it moves the bound $3,058,187 -> $3,058,541 in 60 s at 50
+                   jobs (18 LPs; $2,539,922 -> $2,549,215 before the physics update bc08729) and $1,283,107 ->
+                   $1,285,939 in 30 s at 20 jobs, where HiGHS's own bound reaches $1,307,544. Even run to the
+                   end the purchase branches leave a gap (bench instance at 10 jobs x 8 types x 12 slots, nodes
+                   <= 64, older physics: root LP $465,955, complete search $471,548, optimum $505,634): the LP
+                   is weak in the schedule too, once the purchase is integral.
 
 Objective
 ---------

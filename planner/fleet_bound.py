@@ -31,13 +31,13 @@ The bound is +inf when the LP relaxation is infeasible or (finished search, leaf
 It is never below the root LP (a child's LP is a restriction of its parent's; the value kept is the larger
 of the two). It bounds the MIP's objective as written, with its 1e-6 early-slot tie-break.
 
-Measured (``python bench/bench_fleet.py [--jobs N] --no-root --purchase-bound 60 --leaf-mip 10``, 2 shared
-cores): at 50 jobs each LP takes 5-45 s -- the root LP buys 3.11 GB200 NVL72 racks (type-24); N <= 3 gives
-2,547,179 USD, N >= 4 gives 3,008,042 USD -- and in 60 s the bound goes from 2,539,922 to 2,549,215 USD (10 LPs)
-against a plan of 3,092,592 USD. At 20 jobs 1,429,396 -> 1,443,665 USD in 60 s, where HiGHS proves the optimum
-(1,537,200 USD) in 12 s. Run to the end on 10 jobs x 8 types x 12 slots (nodes <= 64) it stops at 471,548 USD
-(root 465,955, optimum 505,634): once the purchase is integral the LP is still weak in the schedule. So
-planner.fleet does not call it; the bench does.
+Measured (``python bench/bench_fleet.py [--jobs N] [--no-root] --purchase-bound 60 [--leaf-mip 10]``, 2 shared
+cores): at 50 jobs each LP takes seconds and moves the bound little -- 3,058,187 -> 3,058,541 USD in 60 s (18 LPs)
+against a plan of 3,915,785 USD (before the physics update bc08729: the root LP bought 3.11 GB200 NVL72 racks,
+N <= 3 gave 2,547,179 USD, N >= 4 3,008,042 USD, and 60 s reached 2,549,215 from 2,539,922). 20 jobs: 1,283,107
+-> 1,285,939 USD in 30 s, below HiGHS's own 1,307,544. Run to the end on 10 jobs x 8 types x 12 slots (nodes
+<= 64, older physics) it stops at 471,548 USD (root 465,955, optimum 505,634): once the purchase is integral the
+LP is still weak in the schedule. So planner.fleet does not call it; the bench does.
 """
 
 from __future__ import annotations
