@@ -206,6 +206,13 @@ def clean(obj: Any) -> Any:
     return obj
 
 
+def number_text(v: float) -> str:
+    """A number for people: from 1,000 on in whole units with thousands separators, else 4 significant figures."""
+    if math.isfinite(v) and 1e3 <= abs(v) < 1e15:
+        return f"{v:,.0f}"
+    return f"{v:,.4g}" if isinstance(v, float) else str(v)
+
+
 def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """Rows as a text table: numbers to 4 significant figures below 1,000, written out in whole units with
     thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW;
@@ -216,11 +223,7 @@ def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
         return isinstance(v, int | float) and not isinstance(v, bool)
 
     def cell(v: Any) -> Any:
-        if not number(v):
-            return "" if v is None else v
-        if math.isfinite(v) and 1e3 <= abs(v) < 1e15:
-            return f"{v:,.0f}"
-        return f"{v:,.4g}" if isinstance(v, float) else str(v)
+        return number_text(v) if number(v) else ("" if v is None else v)
 
     body = [[cell(r.get(c)) for c in columns] for r in rows]
     align = ["right" if rows and all(number(r.get(c)) or r.get(c) is None for r in rows) else "left" for c in columns]

@@ -27,6 +27,7 @@ from planner.cli_common import (
     gap_fraction,
     non_negative_float,
     notice,
+    number_text,
     positive_float,
     positive_int,
     positive_limit,
@@ -569,8 +570,13 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         "provider's):"
     )
     print(fleet_schedule_text(plan, req.slots, req.slot_hours))
-    print("\nTotals: " + ", ".join(f"{k} {v:,.4g}" for k, v in plan.totals.items()))
+    print("\n" + fleet_totals_text(plan.totals))
     return EXIT_OK
+
+
+def fleet_totals_text(totals: dict[str, float]) -> str:
+    """'Totals: capex_usd 6,294,600, rent_usd 33,155, ...' (was 6.295e+06, 3.316e+04)."""
+    return "Totals: " + ", ".join(f"{k} {number_text(v)}" for k, v in totals.items())
 
 
 FIRST_TICK_S, TICK_S = 3.0, 1.0

@@ -147,3 +147,11 @@ def test_a_fleet_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
     p = planner_process("fleet", str(f))
     assert p.returncode == 2 and f"{f}: a fleet request is a YAML mapping (slots, slot_hours, jobs" in p.stderr
     assert "FleetRequest" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_fleet_totals_line_writes_money_and_energy_out() -> None:
+    """Was 'Totals: capex_usd 6.295e+06, rent_usd 3.316e+04, ... facility_energy_kwh 1.034e+06'."""
+    from planner.cli_plan import fleet_totals_text
+
+    text = fleet_totals_text({"capex_usd": 6_294_600.0, "rent_usd": 33_155.4, "penalty_usd": 0.0, "peak_kw": 527.04})
+    assert text == "Totals: capex_usd 6,294,600, rent_usd 33,155, penalty_usd 0, peak_kw 527"
