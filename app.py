@@ -539,8 +539,7 @@ def page_fleet() -> None:
     if plan.objective_value is None:
         st.error(f"No feasible fleet. {plan.explanation}")
         return
-    status = "Optimal" if plan.status == "optimal" else "Best found within the time limit (not proven optimal)"
-    st.subheader(f"{status} fleet: {plan.objective} = {plan.objective_value:,.6g}")
+    st.subheader(views.fleet_headline(plan))
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
     st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/cost.py.")
     st.markdown("\n".join(views.fleet_summary(plan)))

@@ -535,14 +535,10 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if plan.objective_value is None:
         print("No feasible fleet.", plan.explanation or "")
         return EXIT_INFEASIBLE
-    from planner.views import OBJECTIVE_UNITS, fleet_summary
+    from planner.views import fleet_headline, fleet_summary
 
-    head = "Optimal fleet" if plan.status == "optimal" else "BEST FLEET WITHIN THE TIME LIMIT (not proven optimal)"
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
-    print(
-        f"{head}: {plan.objective} = {plan.objective_value:,.6g} {OBJECTIVE_UNITS.get(plan.objective, '')} "
-        f"(gap {gap:.2e})"
-    )
+    print(f"{fleet_headline(plan)} (gap {gap:.2e})")
     print("\n".join(line.replace("**", "") for line in fleet_summary(plan)))
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0])))

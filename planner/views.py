@@ -752,6 +752,15 @@ def ladder(max_nodes: int) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------------- fleet
+def fleet_headline(plan: Any) -> str:
+    """'Optimal fleet: cost = 31,815,406 USD' (was 3.18154e+07): the objective with its unit, whole units from
+    1,000 on; a plan stopped by the time limit says it is not proven optimal."""
+    v = float(plan.objective_value)
+    value = f"{v:,.0f}" if abs(v) >= 1000 else human(v, 6)
+    head = "Optimal fleet" if plan.status == "optimal" else "Best fleet within the time limit (not proven optimal)"
+    return f"{head}: {plan.objective} = {value} {OBJECTIVE_UNITS.get(plan.objective, '')}".rstrip()
+
+
 def fleet_gantt(plan: Any, slot_hours: float) -> Any:
     """Gantt-style schedule (one bar per job over the slots it runs) and facility power per slot."""
     alt = _alt()

@@ -57,3 +57,18 @@ def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
         assert said in str(exc.value) and "FleetRequest" not in str(exc.value)
     ok = read_fleet_upload("f.yaml", (Path(__file__).parent.parent / "examples" / "portfolio.yaml").read_bytes())
     assert len(ok.jobs) > 1
+
+
+def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
+    """Was 'Optimal fleet: cost = 3.18154e+07 USD' on the command line and 'Optimal fleet: cost = 3.18154e+07'
+    (no unit) in the app."""
+    from types import SimpleNamespace
+
+    from planner.views import fleet_headline
+
+    plan = SimpleNamespace(objective="cost", objective_value=31_815_406.2, status="optimal")
+    assert fleet_headline(plan) == "Optimal fleet: cost = 31,815,406 USD"
+    plan = SimpleNamespace(objective="energy", objective_value=527.04, status="time_limit")
+    assert (
+        fleet_headline(plan) == "Best fleet within the time limit (not proven optimal): energy = 527.04 kWh (facility)"
+    )
