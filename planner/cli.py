@@ -35,6 +35,7 @@ from planner.cli_common import (
     negative_numbers_as_values,
     notice,
     positive_int,
+    sig4,
     table,
     validated,
     writable_file,
@@ -483,15 +484,15 @@ def format_estimate(d: dict[str, Any]) -> str:
         f"{d['model']} on {d['nodes']} x {d['server']} ({d['gpus']} x {d['gpu']}), fabric {d['fabric']}, "
         f"cap {d['power_cap']:.0%} ({d['power_cap_w']:.0f} W), {d['purchase']} at {d['site']}",
         f"  layout            {d['layout']}   global batch {d['global_batch']:,}   precision {d['precision']}",
-        f"  throughput        {d['throughput_samples_per_s']:,.4g} samples/s   step {d['step_time_s']:.4g} s",
-        f"  time to train     {d['time_to_train_h']:,.4g} h ({d['time_to_train_h'] / 24:,.3g} days) "
-        f"for {d['samples_to_train']:,.4g} samples",
+        f"  throughput        {sig4(d['throughput_samples_per_s'])} samples/s   step {sig4(d['step_time_s'])} s",
+        f"  time to train     {sig4(d['time_to_train_h'])} h ({sig4(d['time_to_train_h'] / 24)} days) "
+        f"for {sig4(d['samples_to_train'])} samples",
         f"  memory per GPU    {d['memory_per_gpu_gb']:,.1f} of {d['gpu_memory_gb']:.0f} GB  fits: {fits}",
-        f"  power             {d['power_kw']:,.4g} kW IT, {d['facility_power_kw']:,.4g} kW facility "
-        f"(GPU {d['gpu_power_w']:.0f} W, node {d['node_power_w']:,.0f} W, {d['switches']} switches)",
-        f"  energy            {d['energy_kwh']:,.4g} kWh IT, {d['facility_energy_kwh']:,.4g} kWh facility",
+        f"  power             {sig4(d['power_kw'])} kW IT, {sig4(d['facility_power_kw'])} kW facility "
+        f"(GPU {d['gpu_power_w']:.0f} W, node {d['node_power_w']:,.0f} W, {d['switches']:,} switches)",
+        f"  energy            {sig4(d['energy_kwh'])} kWh IT, {sig4(d['facility_energy_kwh'])} kWh facility",
         money,
-        f"  carbon            {d['carbon_kg']:,.4g} kgCO2e",
+        f"  carbon            {sig4(d['carbon_kg'])} kgCO2e",
         f"  efficiency        {d['achieved_tflops_per_gpu']:.4g} TFLOP/s per GPU, MFU {d['mfu']:.1%}, "
         f"bottleneck: {d['bottleneck']}",
         "  step breakdown    " + ", ".join(f"{k} {v:.3g}s" for k, v in d["step_time_breakdown_s"].items() if v),

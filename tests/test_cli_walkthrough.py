@@ -155,3 +155,22 @@ def test_the_fleet_totals_line_writes_money_and_energy_out() -> None:
 
     text = fleet_totals_text({"capex_usd": 6_294_600.0, "rent_usd": 33_155.4, "penalty_usd": 0.0, "peak_kw": 527.04})
     assert text == "Totals: capex_usd 6,294,600, rent_usd 33,155, penalty_usd 0, peak_kw 527"
+
+
+def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was, for Llama 3 405B on 2,048 DGX H100: '1.444e+04 kW IT', '2.567e+07 kWh', '1.33e+07 kgCO2e',
+    '1.904e+09 samples' -- every headline figure of a 16,384-GPU run in exponent form."""
+    import re
+
+    from planner.cli import main
+    from planner.cli_common import sig4
+
+    assert [sig4(x) for x in (25_674_321.0, 1777.4, 74.06, 8.3081, 0.000337, 0.0)] == [
+        "25,670,000", "1,777", "74.06", "8.308", "0.000337", "0",
+    ]  # fmt: skip
+    assert sig4(4.084e291) == "4.084e+291"  # absurd amounts stay short
+    code = main(["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048"])
+    out = capsys.readouterr().out
+    body = out.split("step breakdown")[0]
+    assert code == 0 and not re.search(r"\de[+-]\d", body), body
+    assert re.search(r"energy +[\d,]{10} kWh IT", body) and "switches)" in body
