@@ -29,6 +29,7 @@ from planner.cli_common import (
     add_work_args,
     bounded_int,
     catalog_from,
+    check_work_flags,
     clean,
     emit_json,
     fraction,
@@ -336,6 +337,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         check_layout_cluster(layout, server, args.nodes)
         if args.global_batch is None:
             check_layout_batch_limit(layout, wl, cat.framework(wl.framework), server.gpus_per_node * args.nodes)
+    check_work_flags(wl, args.tokens, args.epochs)
     samples = work_from(wl, args.samples, args.tokens, args.epochs)
     config = validated(
         Configuration,

@@ -254,6 +254,24 @@ def add_catalog_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", metavar="DIR", help="workload library directory (default: the shipped one)")
 
 
+def check_work_flags(wl: Any, tokens: float | None, epochs: float | None) -> None:
+    """--tokens for a model that is not a sequence model, --epochs for one without a dataset size: bad input in the
+    flags' terms (the API's message names its fields: 'give samples or epochs')."""
+    from planner.errors import PlannerInputError
+
+    others = ["--samples"] + (["--tokens"] if wl.sequence_length else []) + (["--epochs"] if wl.dataset_samples else [])
+    if tokens is not None and not wl.sequence_length:
+        raise PlannerInputError(
+            f"--tokens: '{wl.id}' is not a sequence model (its work is counted in {wl.sample_unit}s): give "
+            f"{' or '.join(o for o in others if o != '--tokens')}"
+        )
+    if epochs is not None and not wl.dataset_samples:
+        raise PlannerInputError(
+            f"--epochs: '{wl.id}' states no dataset size (dataset_samples in its workload file): give "
+            f"{' or '.join(o for o in others if o != '--epochs')}"
+        )
+
+
 def add_work_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument(

@@ -20,6 +20,7 @@ from planner.cli_common import (
     bounded_int,
     catalog_from,
     check_caps_usable,
+    check_work_flags,
     clean,
     csv_list,
     emit_json,
@@ -253,6 +254,7 @@ def _check_request(cat: Any, req: Any) -> None:
     """Input checks the optimizer would otherwise turn into an empty search."""
     from planner.optimize import allowed_servers, check_owned
 
+    check_work_flags(cat.workload(req.model), req.tokens, req.epochs)
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
     servers = allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
     if req.precision == "fp8":  # asked for by name on GPUs none of which has fp8: exit 2, as `evaluate` does

@@ -105,7 +105,7 @@ def test_evaluate_work_options(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(
         capsys, "evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "8", "--epochs", "1"
     )
-    assert code == 2 and "no dataset_samples" in err
+    assert code == 2 and "--epochs: 'llama3-8b' states no dataset size (dataset_samples" in err
 
 
 @pytest.mark.parametrize(

@@ -174,3 +174,16 @@ def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[
     body = out.split("step breakdown")[0]
     assert code == 0 and not re.search(r"\de[+-]\d", body), body
     assert re.search(r"energy +[\d,]{10} kWh IT", body) and "switches)" in body
+
+
+def test_a_unit_of_work_the_model_has_not_is_said_in_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: "model 'llama3-405b' has no dataset_samples: give samples or tokens" (fields, not the flags to type)."""
+    from planner.cli import main
+
+    assert main(["solve", "--model", "llama3-405b", "--epochs", "3", "--deadline-days", "90"]) == 2
+    err = capsys.readouterr().err
+    assert "--epochs: 'llama3-405b' states no dataset size" in err and "give --samples or --tokens" in err
+    assert main(["evaluate", "--model", "resnet50", "--tokens", "1e9", "--server", "dgx-h100", "--nodes", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--tokens: 'resnet50' is not a sequence model (its work is counted in images)" in err
+    assert "give --samples or --epochs" in err
