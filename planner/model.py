@@ -107,6 +107,10 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     # gradients are reduced in fp32 and parameters gathered in 16 bits), so in this model the highest of them
     # dominates stage 0 (no more time, less memory); stage 3 trades more volume for memory.
     zeros = sorted({min(fw.max_zero_stage, 2)} | ({3} if fw.max_zero_stage == 3 else set()))
+    # pipelines only with the ZeRO stages the framework runs them with (DeepSpeed: ZeRO-2 and ZeRO-3 are
+    # incompatible with pipeline parallelism), at the highest of them
+    pipeline_zero = fw.max_zero_stage if fw.pipeline_max_zero_stage is None else fw.pipeline_max_zero_stage
+    zeros_pp = [z for z in zeros if z <= pipeline_zero] or [pipeline_zero]
     # Selective recomputation only where the framework has it and the attention kernel stores its scores (a
     # FlashAttention kernel never does, so selective would equal none).
     recs = ["none", "full"] if transformer else ["none"]
@@ -128,10 +132,10 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
             sequence_parallel=fw.sequence_parallel and t > 1,
             context_parallel=c,
         )
-        for t, p, z, r, a, c in itertools.product(tps, pps, zeros, recs, accs, cps)
+        for t, p, z, r, a, c in itertools.product(tps, pps, sorted(set(zeros) | set(zeros_pp)), recs, accs, cps)
         # context parallelism only once tensor parallelism spans at least half a node (Megatron practice: CP after
         # TP has used the NVLink domain; it keeps the layout space, and the search time, in proportion)
-        if c == 1 or t >= min(4, tps[-1])
+        if (c == 1 or t >= min(4, tps[-1])) and z in (zeros if p == 1 else zeros_pp)
     ]
 
 

@@ -239,6 +239,8 @@ class FrameworkProfile(Strict):
     """Supports pipeline parallelism."""
     max_zero_stage: Annotated[int, Field(ge=0, le=3)]
     """Highest ZeRO/FSDP sharding stage it supports (0 = plain data parallel)."""
+    pipeline_max_zero_stage: Annotated[int, Field(ge=0, le=3)] | None = None
+    """Highest ZeRO stage it runs together with pipeline parallelism (None: max_zero_stage)."""
     bucket_mb: Annotated[float, Field(gt=0)] = 25.0
     """Gradient bucket (fusion buffer) size, MB: gradients are all-reduced bucket by bucket as the backward
     pass produces them; each bucket pays the collective's latency once."""

@@ -227,3 +227,16 @@ def test_virtual_stages_beyond_the_layers_or_without_a_pipeline_are_clear_errors
     lay = Layout(tensor_parallel=8, pipeline_parallel=16, zero_stage=1, recompute=True, virtual_stages=8)
     with pytest.raises(PlannerInputError, match="128 virtual pipeline stages but 'gpt3-175b' has only 96 layers"):
         evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64, layout=lay))
+
+
+def test_deepspeed_pipelines_run_with_zero1_only() -> None:
+    # DeepSpeed's pipeline engine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism": the search
+    # offers its pipelines at ZeRO-1 and keeps stages 2 and 3 for pure data parallelism
+    from planner.model import candidate_layouts
+
+    wl = CAT.workload("gpt3-175b").model_copy(update={"framework": "deepspeed"})
+    lays = candidate_layouts(CAT, wl, 8)
+    assert {lay.zero_stage for lay in lays if lay.pipeline_parallel > 1} == {1}
+    assert {lay.zero_stage for lay in lays if lay.pipeline_parallel == 1} == {2, 3}
+    megatron = candidate_layouts(CAT, CAT.workload("gpt3-175b"), 8)  # no limit stated: max_zero_stage throughout
+    assert {lay.zero_stage for lay in megatron} == {1}
