@@ -191,10 +191,21 @@ def test_an_hourly_rental_pays_the_hours_each_job_runs(toy: Catalog) -> None:
     assert [(p["kind"], p["nodes"], p["node_periods"]) for p in plan.purchases] == [("rent", 1, 12)]
 
 
-def test_a_daily_rental_with_shorter_slots_pays_each_day_its_nodes_are_rented_in() -> None:
-    # a daily offer (730 USD/month = 24 USD/day) does not divide 10 h slots: it is billed by the slots its nodes
-    # are rented in -- slots 0 and 1 ([0, 20) h) overlap day 0 only, so one node serving both jobs pays one day
-    cat = toy_catalog(servers=[toy_server(rent_billing_period="day")])
+@pytest.mark.parametrize(
+    ("period", "rent_usd"),
+    [
+        # a daily offer (730 USD/month = 24 USD/day) does not divide 10 h slots: it is billed by the slots its nodes
+        # are rented in -- slots 0 and 1 ([0, 20) h) overlap day 0 only, so one node serving both jobs pays one day
+        ("day", 24.0),
+        # a monthly offer billed from the start of the 20 h horizon: one month's rent for both jobs (slots 0 and 1),
+        # where an hourly offer bills 12 node-hours
+        ("month", 730.0),
+    ],
+)
+def test_a_rental_longer_than_a_slot_is_paid_once_per_period_for_jobs_in_several_slots(
+    period: str, rent_usd: float
+) -> None:
+    cat = toy_catalog(servers=[toy_server(rent_billing_period=period)])
     plan = fleet(
         freq(
             slots=2,
@@ -206,26 +217,7 @@ def test_a_daily_rental_with_shorter_slots_pays_each_day_its_nodes_are_rented_in
         ),
         cat,
     )
-    assert plan.totals["rent_usd"] == pytest.approx(24.0)
-    assert [(p["nodes"], p["node_periods"]) for p in plan.purchases] == [(1, 1)]
-
-
-def test_a_monthly_rental_is_paid_once_for_jobs_in_several_slots() -> None:
-    # a monthly offer (730 USD/month) billed from the start of a 20 h horizon: one node serves both jobs
-    # (slots 0 and 1) for one month's rent, where an hourly offer bills 12 node-hours
-    cat = toy_catalog(servers=[toy_server(rent_billing_period="month")])
-    plan = fleet(
-        freq(
-            slots=2,
-            purchase="rent",
-            jobs=[
-                {"id": "a", "model": "toy-model", "due_slot": 0},
-                {"id": "b", "model": "toy-model", "release_slot": 1, "due_slot": 1},
-            ],
-        ),
-        cat,
-    )
-    assert plan.totals["rent_usd"] == pytest.approx(730.0)
+    assert plan.totals["rent_usd"] == pytest.approx(rent_usd)
     assert [(p["nodes"], p["node_periods"]) for p in plan.purchases] == [(1, 1)]
 
 
