@@ -290,6 +290,15 @@ def check_layout_framework(layout: Any, fw: Any) -> None:
         problems.append(f"pipeline parallelism (--pp {layout.pipeline_parallel})")
     if layout.zero_stage > fw.max_zero_stage:
         problems.append(f"ZeRO stage {layout.zero_stage} (it goes up to {fw.max_zero_stage})")
+    elif (
+        layout.pipeline_parallel > 1
+        and fw.pipeline_max_zero_stage is not None
+        and layout.zero_stage > fw.pipeline_max_zero_stage
+    ):
+        problems.append(
+            f"ZeRO stage {layout.zero_stage} with pipeline parallelism (--pp {layout.pipeline_parallel}: it pipelines "
+            f"up to stage {fw.pipeline_max_zero_stage})"
+        )
     if layout.sequence_parallel and not fw.sequence_parallel:
         problems.append("sequence parallelism (--sequence-parallel)")
     if layout.recompute == "selective" and not fw.selective_recompute:

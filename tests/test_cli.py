@@ -277,6 +277,10 @@ BASE_EVAL = ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nod
         ([*BASE_EVAL, "--tp", "2", "--framework", "pytorch-ddp"], "does not support tensor parallelism"),
         ([*BASE_EVAL, "--zero", "3", "--framework", "horovod"], "does not support ZeRO stage 3"),
         (
+            [*BASE_EVAL, "--pp", "2", "--zero", "3", "--framework", "deepspeed"],
+            "does not support ZeRO stage 3 with pipeline parallelism (--pp 2: it pipelines up to stage 1)",
+        ),
+        (
             [*BASE_EVAL, "--tp", "2", "--sequence-parallel", "--framework", "pytorch-fsdp"],
             "does not support sequence parallelism",
         ),
