@@ -35,6 +35,7 @@ import pandas as pd
 
 from planner.batch_scenarios import PLAN_COLUMNS
 from planner.batch_store import FINAL_STATUSES, Store
+from planner.textfmt import sig4
 
 OK = ("optimal", "time_limit")
 TOP = 10
@@ -130,7 +131,7 @@ def sensitivity(ok: pd.DataFrame, params: Iterable[str], attributes: Iterable[st
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return sig4(v)
     return str(v)
 
 
@@ -141,7 +142,9 @@ def _relaxation(text: Any) -> str:
         rel = json.loads(text)
     except json.JSONDecodeError:
         return ""
-    return "; ".join(f"{r['requirement']}: given {r['given']:.4g}, needs {r['needed']:.4g} {r['unit']}" for r in rel)
+    return "; ".join(
+        f"{r['requirement']}: given {sig4(r['given'])}, needs {sig4(r['needed'])} {r['unit']}" for r in rel
+    )
 
 
 # ------------------------------------------------------------------------------------------- charts

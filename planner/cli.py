@@ -36,11 +36,11 @@ from planner.cli_common import (
     negative_numbers_as_values,
     notice,
     positive_int,
-    sig4,
     table,
     validated,
     writable_file,
 )
+from planner.textfmt import sig4
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format_estimate", "main"]
 

@@ -163,7 +163,7 @@ def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[
     import re
 
     from planner.cli import main
-    from planner.cli_common import sig4
+    from planner.textfmt import sig4
 
     assert [sig4(x) for x in (25_674_321.0, 1777.4, 74.06, 8.3081, 0.000337, 0.0)] == [
         "25,670,000", "1,777", "74.06", "8.308", "0.000337", "0",
@@ -187,3 +187,15 @@ def test_a_unit_of_work_the_model_has_not_is_said_in_flags(capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "--tokens: 'resnet50' is not a sequence model (its work is counted in images)" in err
     assert "give --samples or --epochs" in err
+
+
+def test_the_batch_report_writes_relaxations_out() -> None:
+    """Was 'power: given 2000, needs 1.533e+04 kW; budget: given 3e+06, needs 2.411e+07 USD' in report.md/html."""
+    from planner.batch_report import _relaxation
+
+    rel = [
+        {"requirement": "power", "given": 2000.0, "needed": 15_327.2, "unit": "kW"},
+        {"requirement": "budget", "given": 3e6, "needed": 24_108_600.0, "unit": "USD"},
+    ]
+    text = _relaxation(json.dumps(rel))
+    assert text == "power: given 2,000, needs 15,330 kW; budget: given 3,000,000, needs 24,110,000 USD"
