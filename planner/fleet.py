@@ -37,7 +37,8 @@ What is modelled, stated honestly
   to the pool's limit (``max_nodes`` per cluster plus the owned nodes on that fabric) -- so every count at
   which some layout fits and is valid (multiples of the tensor x pipeline group, batch divisibility) is
   seen -- then pruned exactly: a mode of one job, pool and fabric is dropped when another has no more nodes,
-  no more slots ceil(T/H), no more energy and no more site power (the coefficients it enters the MIP with).
+  no more slots ceil(T/H), no more energy, no more site power and, on a rental offer billed per job, no more
+  rent (the coefficients it enters the MIP with).
   Any schedule of the dominated mode is feasible for the dominating one and no worse in any term (capacity,
   power per slot, energy, rent), so the optimum is unchanged. Pruning is done once per distinct
   (workload, work) and a job then keeps the survivors that fit its window (a dominating mode needs no more
@@ -235,6 +236,15 @@ class FleetRequest(BaseModel):
             raise ValueError("power caps are fractions of TDP in (0, 1]")
         if self.node_counts is not None and any(n < 1 for n in self.node_counts):
             raise ValueError("node_counts must be positive")
+        horizon_years = self.slots * self.slot_hours / cost_mod.HOURS_PER_YEAR
+        if self.purchase in ("buy", "either") and horizon_years > self.life_years * (1 + 1e-9):
+            # servers are bought at the start and serve life_years: past it they are retired, and their hardware
+            # share (capex x horizon / life) would exceed what they cost -- the single-job rule (optimize.in_service)
+            raise ValueError(
+                f"the horizon ({self.slots} slots x {self.slot_hours:g} h = {horizon_years:.2f} years) is longer than "
+                f"the {self.life_years:g}-year service life of the servers it buys: plan at most "
+                f"{math.floor(self.life_years * cost_mod.HOURS_PER_YEAR / self.slot_hours)} slots, or set life_years"
+            )
         return self
 
 
@@ -499,7 +509,16 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
                 p_coef = np.maximum(power[idx] - nodes[idx] * idle_pair[pr], 0.0)
             else:
                 e_coef, p_coef = energy[idx], np.zeros(len(idx))
-            X = np.column_stack([nodes[idx], d[idx], e_coef, p_coef])
+            # the rent a mode pays on an offer billed per job, nodes x ceil(T / period) (0 elsewhere: nodes and
+            # slots price the rest): more nodes may finish in fewer whole periods and pay less
+            per_job = np.asarray(
+                [kind == "rent" and billed_per_job(cat.server(pairs[q][0]), req.slot_hours) for q in pr]
+            )
+            rent_coef = np.zeros(len(idx))
+            for q in np.unique(pr[per_job]):
+                sel = per_job & (pr == q)
+                rent_coef[sel] = job_rent_usd(cat.server(pairs[q][0]), nodes[idx][sel], hours[idx][sel])
+            X = np.column_stack([nodes[idx], d[idx], e_coef, p_coef, rent_coef])
             keep = np.ones(len(idx), dtype=bool)
             fitting += sum(int((d[idx] <= len(job_window(req, j))).sum()) for j in jobs)
             # a one-node mode of a type bought on any fabric needs no network: its time, power and energy are

@@ -221,6 +221,29 @@ def test_a_rental_longer_than_a_slot_is_paid_once_per_period_for_jobs_in_several
     assert [(p["nodes"], p["node_periods"]) for p in plan.purchases] == [(1, 1)]
 
 
+def test_an_hourly_rental_on_more_nodes_may_pay_fewer_node_hours() -> None:
+    # an hourly offer bills nodes x ceil(T / 1 h): for 2.64M samples 3 nodes finish in fewer whole node-hours than 2
+    # (15 against 16, found by a property test), so the mode on more nodes must survive the dominance pruning that
+    # would drop it for its nodes and energy alone -- the plan is brute force's cheapest rental
+    cat = toy_catalog(servers=[toy_server(id="s0", rent_billing_period="hour", nic_ports=3)], overhead_ms=0.0)
+    req = freq(
+        slots=1,
+        purchase="rent",
+        objective="cost",
+        node_counts=[1, 2, 3],
+        jobs=[{"id": "a", "model": "toy-model", "samples": 2640779.737690789, "due_slot": 0}],
+    )
+    modes = job_modes(cat, req, prune=False)
+    rent = {
+        int(r["nodes"]): int(r["nodes"]) * math.ceil(float(r["time_to_train_h"]) - 1e-9)
+        for _, r in modes[modes["kind"] == "rent"].iterrows()
+    }
+    assert rent[3] < rent[2]  # the instance is the one the pruning got wrong
+    plan = fleet(req, cat, explain=False)
+    assert plan.totals["rent_usd"] == pytest.approx(min(rent.values()))  # 730 USD/month = 1 USD per hour
+    assert plan.objective_value == pytest.approx(_enumerate(cat, req), rel=1e-9)
+
+
 def test_billing_blocks_group_periods_by_the_slots_they_overlap() -> None:
     # weekly slots, monthly periods (730 h): period 0 = [0, 730) h overlaps slots 0-4 (slot 4 = [672, 840))
     blocks = billing_blocks(slots=6, slot_hours=168.0, period_h=730.0)
@@ -548,3 +571,15 @@ def test_single_job_beyond_the_owned_servers_pays_only_the_difference(toy: Catal
     assert res.plan.upfront_usd == pytest.approx(10_000)
     fresh = solve(_plan_req(deadline_days=4 / 24, objective="cost"), toy)
     assert fresh.plan is not None and fresh.plan.upfront_usd == pytest.approx(20_000)
+
+
+def test_a_horizon_past_the_servers_life_is_bad_input_when_buying() -> None:
+    # bought servers serve life_years from the start of the horizon: a 260-week horizon (4.98 years) would run them
+    # retired and charge a hardware share above their capex; renting over it is fine
+    from pydantic import ValidationError
+
+    jobs = [{"id": "a", "model": "toy-model", "due_slot": 259}]
+    with pytest.raises(ValidationError, match=r"longer than the 4-year service life.*at most 208 slots"):
+        freq(slots=260, slot_hours=168.0, purchase="buy", jobs=jobs)
+    assert freq(slots=260, slot_hours=168.0, purchase="rent", jobs=jobs).slots == 260
+    assert freq(slots=260, slot_hours=168.0, purchase="buy", jobs=jobs, life_years=5.0).slots == 260
