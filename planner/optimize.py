@@ -31,6 +31,7 @@ from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
 from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
+from planner.textfmt import sig4
 
 Objective = Literal["energy", "cost", "carbon", "time"]
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -238,10 +239,10 @@ class PlanResult(BaseModel):
             f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({p.switches} switches), cap {p.power_cap:.0%} "
             f"({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
-            f"  time {p.time_to_train_days:,.3g} days; facility power {p.facility_power_kw:,.4g} kW; "
-            f"facility energy {p.facility_energy_kwh:,.4g} kWh; {p.rack_units:,} rack units",
-            f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {p.carbon_kg:,.4g} kg",
-            f"  objective {self.objective} = {self.objective_value:,.6g} {OBJECTIVE_UNITS[self.objective]} "
+            f"  time {sig4(p.time_to_train_days)} days; facility power {sig4(p.facility_power_kw)} kW; "
+            f"facility energy {sig4(p.facility_energy_kwh)} kWh; {p.rack_units:,} rack units",
+            f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {sig4(p.carbon_kg)} kg",
+            f"  objective {self.objective} = {sig4(self.objective_value or 0.0)} {OBJECTIVE_UNITS[self.objective]} "
             f"({self.status}{gap})",
             f"  binding (relaxing by {self.binding_step:.0%} improves the objective): "
             f"{', '.join(self.binding) or 'none'}",

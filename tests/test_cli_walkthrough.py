@@ -199,3 +199,15 @@ def test_the_batch_report_writes_relaxations_out() -> None:
     ]
     text = _relaxation(json.dumps(rel))
     assert text == "power: given 2,000, needs 15,330 kW; budget: given 3,000,000, needs 24,110,000 USD"
+
+
+def test_the_plan_headline_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was 'facility energy 2.055e+07 kWh' and 'objective cost = 2.70727e+07 USD' in `planner solve`'s summary."""
+    from planner.cli import main
+
+    args = ["solve", "--model", "llama3-405b", "--tokens", "15e12", "--deadline-days", "90", "--power-kw", "20000"]
+    code = main(args)
+    out = capsys.readouterr().out
+    assert code == 0
+    headline = out.split("  solver:")[0]  # the plan's figures (the solver's own diagnostics follow)
+    assert "e+0" not in headline and "facility energy" in headline and "objective energy =" in headline, headline
