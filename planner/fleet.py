@@ -1130,7 +1130,9 @@ def add_objective(
     )
     site_kwh = pyo.quicksum(float(e[k]) * m.z[int(k)] for k in site_k) + idle_kwh
     energy = site_kwh + pyo.quicksum(float(e[k]) * m.z[int(k)] for k in rent_k)
-    penalty = pyo.quicksum((j.penalty_usd_per_slot or 0.0) * m.late[j.id] for j in req.jobs)
+    # only jobs that may finish late: a zero-price term would leave late[j] out of the solver's model, with no value
+    # after a solve for the objective's evaluation (squeeze_start) to read
+    penalty = pyo.quicksum(j.penalty_usd_per_slot * m.late[j.id] for j in req.jobs if j.penalty_usd_per_slot)
     if req.objective == "energy":
         obj = energy
     elif req.objective == "carbon":
