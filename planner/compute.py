@@ -137,11 +137,16 @@ def overlap_fractions(calibration: dict[str, Any], framework: FrameworkProfile) 
     return min(1.0, float(dp)), min(1.0, float(tp))
 
 
+# the workload families whose MLPerf cases fit the half-batch scale (LLMs use the GEMM shape efficiency instead);
+# other families (recommenders: no validation data) keep their stated efficiency_half_batch
+HALF_BATCH_FIT_FAMILIES = ("cnn", "encoder")
+
+
 def half_batch_scale(calibration: dict[str, Any], workload: Workload) -> float:
     """The fitted scale of the workload's efficiency_half_batch, for the workload families it was fitted on
     (calibration.yaml half_batch_scale_families: the MLPerf CNN and encoder cases); 1 for the others, whose
     stated half-batch no data has checked."""
-    families = calibration.get("half_batch_scale_families", ("cnn", "encoder"))
+    families = calibration.get("half_batch_scale_families", HALF_BATCH_FIT_FAMILIES)
     return float(calibration.get("half_batch_scale", 1.0)) if workload.family in families else 1.0
 
 

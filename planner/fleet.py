@@ -444,6 +444,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
     )
     rent_ok = np.asarray([pools.rent.get(p) == f for p, f in pairs])
     settable = np.asarray([cap_settable(cat.server(p)) for p, _ in pairs])
+    per_job_pair = np.asarray([billed_per_job(cat.server(p), req.slot_hours) for p, _ in pairs], dtype=bool)
     idle_pair = np.asarray([pools.idle_kw[p] for p, _ in pairs])
     site_group = [pools.site_group(p, f) for p, f in pairs]
     type_ids = sorted({p for p, _ in pairs})
@@ -511,9 +512,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
                 e_coef, p_coef = energy[idx], np.zeros(len(idx))
             # the rent a mode pays on an offer billed per job, nodes x ceil(T / period) (0 elsewhere: nodes and
             # slots price the rest): more nodes may finish in fewer whole periods and pay less
-            per_job = np.asarray(
-                [kind == "rent" and billed_per_job(cat.server(pairs[q][0]), req.slot_hours) for q in pr]
-            )
+            per_job = per_job_pair[pr] & (kind == "rent")
             rent_coef = np.zeros(len(idx))
             for q in np.unique(pr[per_job]):
                 sel = per_job & (pr == q)

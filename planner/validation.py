@@ -37,6 +37,7 @@ import pandas as pd
 import yaml
 
 from planner import calibration as calib
+from planner import compute
 from planner.data import Catalog, load_catalog, reference_dir
 from planner.model import evaluate
 from planner.schemas import Configuration, Layout, Server, Workload
@@ -714,9 +715,6 @@ def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
     return cases
 
 
-# the workload families whose MLPerf cases fit the half-batch scale (LLMs use the GEMM shape efficiency instead);
-# other families (recommenders: no validation data) keep their stated efficiency_half_batch
-HALF_BATCH_FIT_FAMILIES = ("cnn", "encoder")
 HALF_BATCH_SCALES = (0.5, 1.0, 2.0, 4.0)  # factors of 2 around the workloads' stated half-batches
 # (tokens, width) half-points of the GEMM shape efficiency: tokens_half <= 256 keeps the fitted large-GEMM MFU below
 # the GPU's measured best-shape matmul efficiency (a larger one lets the asymptote exceed it: unphysical)
@@ -758,7 +756,7 @@ def fit_all(cat: Catalog, ref: Path) -> dict[str, Any]:
         start = {
             **cat.calibration,
             "half_batch_scale": hb,
-            "half_batch_scale_families": list(HALF_BATCH_FIT_FAMILIES),
+            "half_batch_scale_families": list(compute.HALF_BATCH_FIT_FAMILIES),
             "overlap": {},
             "tp_overlap": {},
         }
