@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from planner import views
+from planner.cli_common import MAX_LIFE_YEARS
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.optimize import Objective, PlanRequest, PlanResult, pareto, parse_owned, solve
@@ -169,6 +170,15 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         help="Rent is billed in whole billing periods of each offer (cloud GPU servers by the hour, dedicated "
         "servers by the month); rented cloud GPUs run at full power (their power limit is not settable).",
     )
+    life = sb.number_input(
+        "Service life of bought servers (years)",
+        value=4.0,
+        step=0.5,
+        format="%.6g",
+        key="life_years",
+        help=f"Years bought (and owned) servers serve, in (0, {MAX_LIFE_YEARS:g}] (as `--life-years`): a bought run "
+        "is charged capex x run time / life, must end within it, and owned servers serve until this age.",
+    )
     owned_text = sb.text_input(
         "Servers you own (optional)",
         key="owned",
@@ -176,7 +186,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         help="Servers the team already has: SERVER:COUNT[:FABRIC[:AGE_YEARS]], comma separated (FABRIC: the "
         "network they are cabled to, default the server's first listed; AGE_YEARS: their age now, default 0). A "
         "bought plan of that server on that fabric runs on them at no capex and pays only for the nodes and "
-        "network it adds; they serve until 4 years of age (the amortization life). Owned nodes the run does not "
+        "network it adds; they serve until the service life above. Owned nodes the run does not "
         "use are not charged: their idle power (kW) is shown.",
     )
     precision = sb.selectbox(
@@ -228,6 +238,10 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         problems.append("The power envelope must be >= 0 kW (0 = each site's own envelope).")
     if max_nodes is None or not 1 <= max_nodes <= 100_000:
         problems.append("Max nodes must be a whole number from 1 to 100,000.")
+    if life is None or not 0 < life <= MAX_LIFE_YEARS:
+        problems.append(
+            f"The service life of bought servers must be a number of years in (0, {MAX_LIFE_YEARS:g}] (default 4)."
+        )
     if not sites:
         problems.append("Choose at least one site.")
     servers = views.servers_with_gpus(cat, gpus)
@@ -261,6 +275,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "precision": None if precision == "default" else precision,
         "framework": None if framework == "default" else framework,
         "owned": owned,
+        "life_years": life,
     }
     try:
         return PlanRequest.model_validate(fields)

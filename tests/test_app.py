@@ -215,3 +215,19 @@ def test_allowed_gpus_are_exactly_the_chosen_ones() -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert metrics(at)["GPUs"].endswith(" x b200"), metrics(at)
     assert any("--servers hgx-b200" in c.value for c in at.code)
+
+
+def test_the_service_life_goes_through_the_request() -> None:
+    """Was: the app had no input for the bought servers' service life (`--life-years` on the command line): every
+    plan was amortized over 4 years, and a bought run could not be checked against a shorter or longer life."""
+    at = app()
+    at.selectbox(key="objective").set_value("cost").run()
+    at.number_input(key="life_years").set_value(1.5).run()
+    api = solve(default_request(objective="cost", life_years=1.5))
+    _shows(at, api)
+    assert api.plan is not None and metrics(at)["Cost (this run)"] == f"${api.plan.cost_usd:,.0f}"
+    assert any("--life-years 1.5" in c.value for c in at.code)
+    assert "years" in (at.number_input(key="life_years").help or "")
+    at.number_input(key="life_years").set_value(16.0).run()  # beyond the request's bound: a message, no plan
+    assert not at.exception and any("service life" in e.value and "15" in e.value for e in at.error)
+    assert not metrics(at)
