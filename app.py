@@ -278,10 +278,16 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "life_years": life,
     }
     try:
-        return PlanRequest.model_validate(fields)
+        req = PlanRequest.model_validate(fields)
     except Exception as exc:
         st.error(f"Input problem: {exc}")
         return None
+    too_large = views.search_size_problem(cat, req, app=True)
+    if too_large:
+        st.error(too_large[0].upper() + too_large[1:] + ".")
+        st.info("Fix the input above to see a plan.")
+        return None
+    return req
 
 
 def _downloads(chart: Any, name: str, key: str) -> None:

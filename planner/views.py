@@ -324,6 +324,47 @@ def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | N
     return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
 
 
+def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:
+    """The largest node limit whose exact search stays within optimize.MAX_CONFIGS for the request's allowed servers,
+    fabrics and caps: a solve scans every node count 1..m + node_step(m) (the binding step of the node limit too)
+    for each (server, fabric, cap) option, so m is the largest with options x (m + node_step(m)) <= MAX_CONFIGS
+    (0 when even one node count is too many)."""
+    from planner.optimize import MAX_CONFIGS, _options_per_count, node_step
+
+    per = _options_per_count(catalog, req, allowed_servers(catalog, req))
+    m = int(MAX_CONFIGS // per)  # an upper bound (m + node_step(m) >= m + 1 > MAX_CONFIGS / per); step down to fit
+    while m > 0 and per * (m + node_step(m)) > MAX_CONFIGS:
+        m -= max(1, (per * (m + node_step(m)) - MAX_CONFIGS) // (2 * per))
+    return max(m, 0)
+
+
+def search_size_problem(catalog: Catalog, req: PlanRequest, app: bool = False) -> str | None:
+    """None when the exact search over every node count up to the request's max_nodes is within its size limit,
+    else what to change, in the command line's flags (or the app's inputs): the largest node limit that fits with
+    the allowed hardware as it is, or fewer GPU types, servers, fabrics or caps. (optimize.physics_chunks refuses
+    such a search too, but its message names neither the node limit that would do nor the app's inputs.)"""
+    from planner.optimize import MAX_CONFIGS, _options_per_count, node_step
+
+    cat = catalog_for(catalog, req)
+    per = _options_per_count(cat, req, allowed_servers(cat, req))
+    n = req.max_nodes
+    if per * (n + node_step(n)) <= MAX_CONFIGS:
+        return None
+    most = largest_max_nodes(cat, req)
+    fits = max(1, MAX_CONFIGS // (n + node_step(n)))
+    if app:
+        limit, give, narrow = "Max nodes", "set Max nodes to", "allow fewer GPUs or fabrics"
+    else:
+        limit, give, narrow = "--max-nodes", "give --max-nodes", "restrict --gpus, --servers, --fabrics or --power-caps"
+    head = (
+        f"{limit} {n:,} makes too large a search: {per:,} server x fabric x power-cap options at every node count "
+        f"1..{n + node_step(n):,} (the limit plus its 1% binding step) = {per * (n + node_step(n)):,} "
+        f"configurations, over the exact search's limit of {MAX_CONFIGS:,}: "
+    )
+    fix = f"{narrow} (to at most {fits:,} options at {limit} {n:,})"
+    return head + (f"{give} {most:,} or less, or {fix}" if most >= 1 else fix)
+
+
 def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
     """Owned servers no plan of the request can run on, and why (never silently unused)."""
     allowed = set(allowed_servers(catalog, req))

@@ -5,6 +5,7 @@ AppTest runs app.py in-process; test_browser.py drives the real server in Chromi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -230,4 +231,15 @@ def test_the_service_life_goes_through_the_request() -> None:
     assert "years" in (at.number_input(key="life_years").help or "")
     at.number_input(key="life_years").set_value(16.0).run()  # beyond the request's bound: a message, no plan
     assert not at.exception and any("service life" in e.value and "15" in e.value for e in at.error)
+    assert not metrics(at)
+
+
+def test_a_too_large_search_names_the_apps_inputs() -> None:
+    """Was: 'Input problem: an exact search over every node count 1..101000 ...: lower --max-nodes, or restrict
+    --gpus, ...' -- command-line flags the app does not have, and no limit that would do."""
+    at = app()
+    at.number_input(key="max_nodes").set_value(100_000).run()
+    text = " ".join(e.value for e in at.error)
+    assert not at.exception and "Max nodes 100,000 makes too large a search" in text and "--" not in text, text
+    assert re.search(r"set Max nodes to [\d,]+ or less, or allow fewer GPUs or fabrics", text), text
     assert not metrics(at)
