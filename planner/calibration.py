@@ -27,6 +27,55 @@ import numpy as np
 import pandas as pd
 import yaml
 
+
+def read_calibration(path: Path) -> dict[str, Any]:
+    """catalog/calibration.yaml as the mapping the model reads, checked against schemas.CalibrationFile: malformed
+    YAML, a file that is not a mapping, or a known key of the wrong type, out of range or naming an unknown workload
+    family is a PlannerInputError naming the file, the key and the valid values (exit 2 from the CLI)."""
+    from pydantic import ValidationError
+
+    from planner.errors import PlannerInputError
+    from planner.schemas import CalibrationFile
+
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise PlannerInputError(
+            f"{path}: the calibration is a YAML mapping of keys (mfu, default_mfu, fallback_references, "
+            f"half_batch_scale, ...), not a {type(data).__name__}"
+        )
+    try:
+        CalibrationFile.model_validate(data)
+    except ValidationError as exc:
+        raise PlannerInputError("\n".join(_calibration_problem(path, e) for e in exc.errors())) from None
+    return data
+
+
+def _calibration_problem(path: Path, error: Any) -> str:
+    """One line per problem: the key path, what is wrong, the value given and, for a workload family, the valid
+    ones and the form the key takes."""
+    from planner.schemas import WORKLOAD_FAMILIES
+
+    loc = [str(p) for p in error["loc"] if p != "[key]"]
+    key = ".".join(loc) or "(root)"
+    got = error.get("input")
+    shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
+    line = f"{path}: {key}: {error['msg']}{shown}"
+    if loc and loc[0] in ("half_batch_scale_families", "default_mfu", "mfu"):
+        valid = ", ".join(WORKLOAD_FAMILIES)
+        if loc[0] == "half_batch_scale_families":
+            line += (
+                f"; give a YAML list of workload families among {valid}, e.g. half_batch_scale_families: [cnn, encoder]"
+            )
+        elif error["type"] == "literal_error":
+            line += f"; workload families are {valid}"
+    return line
+
+
 ZEUS_GPUS: dict[str, dict[str, Any]] = {
     # curve id -> trace file, TDP used to normalise, what it stands in for
     "datacenter-v100": {"file": "zeus_v100.csv", "tdp_w": 250, "gpu": "V100 SXM2 (250 W)"},

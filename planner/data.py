@@ -224,7 +224,9 @@ def _load_cached(cdir: Path, mdir: Path, _s1: object, _s2: object) -> Catalog:
     if dup:
         raise PlannerInputError(f"{mdir}: duplicate model ids: {', '.join(dup)}")
     calib_path = cdir / "calibration.yaml"
-    calibration = yaml.safe_load(calib_path.read_text()) if calib_path.exists() else {}
+    from planner.calibration import read_calibration  # checked against schemas.CalibrationFile
+
+    calibration = read_calibration(calib_path) if calib_path.exists() else {}
     cat = Catalog(
         gpus=_by_id(load_file(_find(cdir, "gpus"), Gpu)),
         servers=_by_id(load_file(_find(cdir, "servers"), Server)),

@@ -7,6 +7,7 @@ ignored column) and values are range-checked, so a bad file fails at load time w
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -16,6 +17,8 @@ NonNegative = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Precision = Literal["bf16", "fp16", "fp8", "tf32", "fp32"]
 Purchase = Literal["buy", "rent"]
+WorkloadFamily = Literal["cnn", "encoder", "llm", "recsys"]
+WORKLOAD_FAMILIES: tuple[str, ...] = typing.get_args(WorkloadFamily)
 
 
 class Strict(BaseModel):
@@ -275,7 +278,7 @@ class Workload(Strict):
     """Library identifier."""
     name: str
     """Human name."""
-    family: Literal["cnn", "encoder", "llm", "recsys"]
+    family: WorkloadFamily
     """Workload family: the calibration key."""
     framework: str
     """Framework profile id (frameworks.yaml)."""
@@ -364,6 +367,46 @@ class Workload(Strict):
 
 
 # --------------------------------------------------------------------------- configurations
+# --------------------------------------------------------------------------- calibration (catalog/calibration.yaml)
+OverlapFraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class CalibrationReference(Strict):
+    family: str
+    """GPU family whose fitted MFU a family without a fit borrows."""
+    matmul_efficiency: Positive
+    """That family's measured matmul efficiency (the borrowed MFU is scaled by gpu / reference)."""
+
+
+class CalibrationFile(BaseModel):
+    """The keys of catalog/calibration.yaml the model reads (planner/compute.py, planner/model.py), each
+    type- and range-checked when the catalog is loaded; other keys are kept (a fit may add its own), but a known
+    key of the wrong type, out of range or naming an unknown workload family is an error naming the key and the
+    valid values (was: silently ignored, or an internal error deep in the model)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    mfu: dict[str, dict[WorkloadFamily, Fraction]] = Field(default_factory=dict)
+    """Achievable MFU at a large micro-batch per GPU family x workload family, in (0, 1]."""
+    default_mfu: dict[WorkloadFamily, Fraction] = Field(default_factory=dict)
+    """Unvalidated MFU estimates per workload family, in (0, 1]."""
+    fallback_references: list[CalibrationReference] = Field(default_factory=list)
+    """GPU families whose fit a family without one borrows, in order."""
+    fp8_efficiency_ratio: Positive | None = None
+    """GEMM MFU against the FP8 peak relative to BF16's."""
+    half_batch_scale: Positive | None = None
+    """Scale of the efficiency_half_batch of the families below."""
+    half_batch_scale_families: list[WorkloadFamily] | None = None
+    """Workload families the half-batch scale was fitted on (some of cnn, encoder, llm, recsys)."""
+    overlap: dict[str, OverlapFraction] = Field(default_factory=dict)
+    """Per framework id: share of the backward pass hiding the gradient all-reduce, in [0, 1]."""
+    tp_overlap: dict[str, OverlapFraction] = Field(default_factory=dict)
+    """Per framework id: share of tensor-parallel communication hidden under GEMMs, in [0, 1]."""
+    gemm_tokens_half: NonNegative | None = None
+    """GEMM shape efficiency: tokens per micro-batch at half efficiency (0 = off)."""
+    gemm_width_half: NonNegative | None = None
+    """GEMM shape efficiency: hidden width per tensor-parallel rank at half efficiency (0 = off)."""
+
+
 class Layout(Strict):
     tensor_parallel: Annotated[int, Field(ge=1)] = 1
     """Tensor-parallel degree (inside a node)."""

@@ -4,8 +4,11 @@ limits, bad input), each pinned by the check that found it. Messages in-process 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
+import yaml
 
 from planner.cli import main
 from planner.data import Catalog
@@ -52,3 +55,61 @@ def test_the_node_limit_the_message_names_is_the_largest_that_solves(
     assert search_size_problem(cat, ok) is None and solve(ok, cat).plan is not None
     with pytest.raises(PlannerInputError):
         solve(req.model_copy(update={"max_nodes": most + 1}), cat)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_FAMILIES = "half_batch_scale_families:\n- cnn\n- encoder\n"
+
+
+@pytest.mark.parametrize(
+    ("families", "said"),
+    [
+        # a string: `family in 'cnn'` was a substring test, silently
+        ("half_batch_scale_families: cnn\n", "half_batch_scale_families: Input should be a valid list (got 'cnn')"),
+        # a misspelt family was silently ignored: the fitted scale no longer applied to CNNs
+        ("half_batch_scale_families: [cnnn, encoder]\n", "half_batch_scale_families.0: Input should be 'cnn', "),
+        # a number was an internal error (TypeError: argument of type 'int' is not iterable), exit 3
+        ("half_batch_scale_families: 3\n", "half_batch_scale_families: Input should be a valid list (got 3)"),
+    ],
+)
+def test_a_wrong_half_batch_scale_families_is_bad_input_naming_the_valid_families(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], families: str, said: str
+) -> None:
+    cat = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", cat)
+    text = (cat / "calibration.yaml").read_text()
+    assert SHIPPED_FAMILIES in text
+    (cat / "calibration.yaml").write_text(text.replace(SHIPPED_FAMILIES, families))
+    argv = ["evaluate", "--model", "bert-large", "--server", "dgx-a100-80gb", "--nodes", "1", "--catalog", str(cat)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{cat / 'calibration.yaml'}: {said}" in err and "cnn, encoder, llm, recsys" in err, err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_the_calibration_file_is_checked_key_by_key_and_other_keys_are_kept(tmp_path: Path) -> None:
+    """Was: `mfu: 3` or `overlap: x` an internal error ('int' object has no attribute 'get'), malformed YAML a
+    ParserError with exit 3, a negative fp8_efficiency_ratio or a misspelt workload family silently used."""
+    from planner.calibration import read_calibration
+
+    shipped = (ROOT / "catalog" / "calibration.yaml").read_text()
+    path = tmp_path / "calibration.yaml"
+    cases = {
+        "mfu: 3\n": "mfu: Input should be a valid dictionary (got 3)",
+        "overlap: x\n": "overlap: Input should be a valid dictionary (got 'x')",
+        "fp8_efficiency_ratio: -1\n": "fp8_efficiency_ratio: Input should be greater than 0 (got -1)",
+        "default_mfu: {recsis: 0.2}\n": "default_mfu.recsis: Input should be 'cnn', 'encoder', 'llm' or 'recsys'",
+        "tp_overlap: {megatron: 1.5}\n": "tp_overlap.megatron: Input should be less than or equal to 1 (got 1.5)",
+        "a: [unclosed\n": "not valid YAML",
+    }
+    for extra, said in cases.items():
+        path.write_text(shipped + extra)
+        with pytest.raises(PlannerInputError) as exc:
+            read_calibration(path)
+        assert f"{path}: {said}" in str(exc.value), str(exc.value)
+    path.write_text("- 1\n")
+    with pytest.raises(PlannerInputError, match="the calibration is a YAML mapping of keys"):
+        read_calibration(path)
+    path.write_text(shipped + "a_new_fit_parameter: 0.5\n")  # a key the schema does not know is kept
+    assert read_calibration(path)["a_new_fit_parameter"] == 0.5
+    assert read_calibration(ROOT / "catalog" / "calibration.yaml") == yaml.safe_load(shipped)
