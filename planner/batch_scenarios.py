@@ -253,6 +253,13 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
             if key not in _OVERRIDE_CACHE:
                 _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
             cat = _OVERRIDE_CACHE[key]
+        from planner.views import fp8_problem, plan_notes
+
+        no_fp8 = fp8_problem(
+            cat, req, flags=False
+        )  # as `planner solve` refuses it (exit 2): never a bf16 plan silently
+        if no_fp8:
+            raise PlannerInputError(f"scenario {s.get('id')}: {no_fp8}")
         res = solve(req, cat)
         row["status"] = res.status
         row["objective"] = res.objective
@@ -275,7 +282,7 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
                 }
             )
             row["gap"] = res.solver.gap if res.solver else None
-            row["message"] = ""
+            row["message"] = "; ".join(plan_notes(cat, req, p))  # what was adjusted (fp8 on a GPU without it, ...)
         else:
             row["message"] = res.explanation.message if res.explanation else "infeasible"
             if res.explanation and res.explanation.relaxations:

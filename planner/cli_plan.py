@@ -256,7 +256,7 @@ def _check_request(cat: Any, req: Any) -> None:
 
     check_work_flags(cat.workload(req.model), req.tokens, req.epochs)
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
-    servers = allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
+    allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
     from planner.views import search_size_problem
 
     too_large = search_size_problem(cat, req)  # an exact search beyond its size limit: how far to lower, exit 2
@@ -264,15 +264,13 @@ def _check_request(cat: Any, req: Any) -> None:
         from planner.errors import PlannerInputError
 
         raise PlannerInputError(too_large)
-    if req.precision == "fp8":  # asked for by name on GPUs none of which has fp8: exit 2, as `evaluate` does
-        gpus = sorted({cat.server(s).gpu or "" for s in servers})
-        if all(cat.gpu(g).fp8_tflops is None for g in gpus):
-            from planner.errors import PlannerInputError
+    from planner.views import fp8_problem
 
-            raise PlannerInputError(
-                f"--precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give --precision bf16, or "
-                "allow GPUs with fp8 (Hopper or newer, e.g. --gpus H100,B200)"
-            )
+    no_fp8 = fp8_problem(cat, req)  # fp8 asked for by name on GPUs none of which has it: exit 2, as `evaluate` does
+    if no_fp8:
+        from planner.errors import PlannerInputError
+
+        raise PlannerInputError(no_fp8)
     check_rented_caps(cat, req)
     if req.power_caps:
         from planner.optimize import _match_gpus

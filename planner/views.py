@@ -324,6 +324,27 @@ def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | N
     return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
 
 
+def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True) -> str | None:
+    """``precision: fp8`` asked for by name where none of the allowed GPUs has fp8: bad input (exit 2 from solve and
+    pareto, a bad_input row in a batch), never a plan silently computed in bf16; None otherwise (where some allowed
+    GPUs have fp8, a plan on one without says so: plan_notes). Worded in the command line's flags or, for a batch
+    scenario, in its fields."""
+    if req.precision != "fp8":
+        return None
+    gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
+    if any(catalog.gpu(g).fp8_tflops is not None for g in gpus):
+        return None
+    if flags:
+        return (
+            f"--precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give --precision bf16, or allow "
+            "GPUs with fp8 (Hopper or newer, e.g. --gpus H100,B200)"
+        )
+    return (
+        f"precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give precision: bf16, or allow GPUs "
+        "with fp8 (Hopper or newer, e.g. gpus: [H100, B200])"
+    )
+
+
 def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:
     """The largest node limit whose exact search stays within optimize.MAX_CONFIGS for the request's allowed servers,
     fabrics and caps: a solve scans every node count 1..m + node_step(m) (the binding step of the node limit too)

@@ -1,0 +1,40 @@
+"""Batch defects met walking the product as a procurement engineer, each pinned by the check that found it
+(scenarios run in-process through run_scenario, as a worker runs them)."""
+
+from __future__ import annotations
+
+from planner.batch_scenarios import run_scenario, scenario_id
+from planner.data import Catalog
+from planner.optimize import PlanRequest, solve
+
+
+def _scenario(**fields: object) -> dict[str, object]:
+    s = dict(fields)
+    s["id"] = scenario_id(s)
+    return s
+
+
+def test_fp8_on_gpus_without_fp8_is_bad_input_as_in_solve(shipped: Catalog) -> None:
+    """Was: a scenario {precision: fp8, gpus: [A100]} came back 'optimal' with an empty message -- a plan computed in
+    bf16, silently -- where `planner solve --precision fp8 --gpus A100` exits 2."""
+    row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, precision="fp8", gpus=["A100"]), shipped)
+    assert row["status"] == "bad_input", row
+    assert "precision fp8: none of the allowed GPUs (a100-pcie-80gb, a100-sxm-80gb) has fp8" in row["message"]
+    assert "give precision: bf16" in row["message"]
+    row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, precision="fp8", gpus=["B300"]), shipped)
+    assert row["status"] == "optimal" and row["gpu"] == "b300", row
+
+
+def test_a_plan_row_says_what_was_adjusted(shipped: Catalog) -> None:
+    """Was: message '' on every plan row, so a global batch rounded up to whole micro-batches (a note from
+    `planner solve`) was silent in a batch. The row's message carries the plan's notes, as solve prints them."""
+    from planner.views import plan_notes
+
+    fields = {"model": "llama3-8b", "deadline_days": 30, "gpus": ["H100"], "global_batch": 1001, "objective": "cost"}
+    row = run_scenario(_scenario(**fields), shipped)
+    req = PlanRequest.model_validate({**fields, "alternatives": 0})
+    res = solve(req, shipped)
+    assert res.plan is not None and row["status"] == "optimal"
+    notes = plan_notes(shipped, req, res.plan)
+    assert notes and row["message"] == "; ".join(notes)
+    assert "global batch 1,001 was rounded up" in row["message"]
