@@ -500,15 +500,20 @@ def format_estimate(d: dict[str, Any]) -> str:
         f"for {sig4(d['samples_to_train'])} samples",
         f"  memory per GPU    {d['memory_per_gpu_gb']:,.1f} of {d['gpu_memory_gb']:.0f} GB  fits: {fits}",
         f"  power             {sig4(d['power_kw'])} kW IT, {sig4(d['facility_power_kw'])} kW facility "
-        f"(GPU {d['gpu_power_w']:.0f} W, node {d['node_power_w']:,.0f} W, {d['switches']:,} switches)",
+        f"(GPU {d['gpu_power_w']:,.0f} W, node {d['node_power_w']:,.0f} W, {switches_text(d['switches'])})",
         f"  energy            {sig4(d['energy_kwh'])} kWh IT, {sig4(d['facility_energy_kwh'])} kWh facility",
         money,
         f"  carbon            {sig4(d['carbon_kg'])} kgCO2e",
-        f"  efficiency        {d['achieved_tflops_per_gpu']:.4g} TFLOP/s per GPU, MFU {d['mfu']:.1%}, "
+        f"  efficiency        {sig4(d['achieved_tflops_per_gpu'])} TFLOP/s per GPU, MFU {d['mfu']:.1%}, "
         f"bottleneck: {d['bottleneck']}",
-        "  step breakdown    " + ", ".join(f"{k} {v:.3g}s" for k, v in d["step_time_breakdown_s"].items() if v),
+        "  step breakdown    " + ", ".join(f"{k} {sig4(v)} s" for k, v in d["step_time_breakdown_s"].items() if v),
     ]
     return "\n".join(lines)
+
+
+def switches_text(count: int) -> str:
+    """'1 switch', '171 switches' (was '1 switches')."""
+    return f"{count:,} switch" + ("" if count == 1 else "es")
 
 
 def usd(value: float) -> str:

@@ -368,8 +368,8 @@ def render_result(res: Any) -> str:
     lines = [f"{head} (objective: {res.objective})", res.summary()]
     if rep:
         lines.append(
-            f"  solver: HiGHS {rep.highs_status}, objective {rep.objective:,.6g}, bound "
-            f"{rep.bound if rep.bound is None else format(rep.bound, ',.6g')}, gap "
+            f"  solver: HiGHS {rep.highs_status}, objective {number_text(rep.objective)}, bound "
+            f"{rep.bound if rep.bound is None else number_text(rep.bound)}, gap "
             f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )

@@ -106,7 +106,7 @@ def plan_card(res: PlanResult) -> dict[str, str]:
     return {
         "Servers": f"{p.nodes} x {p.server}",
         "GPUs": f"{p.gpus} x {p.gpu}",
-        "Fabric": f"{p.fabric} ({p.switches} switches)",
+        "Fabric": f"{p.fabric} ({p.switches:,} switch{'' if p.switches == 1 else 'es'})",
         "Power cap": f"{p.power_cap:.0%} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
         "Time to train": f"{human(p.time_to_train_days, 3)} days",

@@ -113,3 +113,29 @@ def test_the_calibration_file_is_checked_key_by_key_and_other_keys_are_kept(tmp_
     path.write_text(shipped + "a_new_fit_parameter: 0.5\n")  # a key the schema does not know is kept
     assert read_calibration(path)["a_new_fit_parameter"] == 0.5
     assert read_calibration(ROOT / "catalog" / "calibration.yaml") == yaml.safe_load(shipped)
+
+
+def test_evaluate_and_solve_write_their_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'efficiency 1673 TFLOP/s per GPU' (no separator, '{:.4g}': 1.235e+04 past 9,999), 'compute 36.6s',
+    '1 switches' in `evaluate`; 'objective 2.02093e+07, bound 2.02093e+07' on solve's solver line."""
+    import json
+
+    from planner.textfmt import sig4
+
+    argv = ["evaluate", "--model", "llama3-70b", "--server", "hgx-b300", "--nodes", "8", "--precision", "fp8"]
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"efficiency        {sig4(d['achieved_tflops_per_gpu'])} TFLOP/s per GPU" in out
+    compute_s = d["step_time_breakdown_s"]["compute"]
+    assert f"step breakdown    compute {sig4(compute_s)} s" in out
+    switches = d["switches"]
+    assert f"{switches:,} switch{'' if switches == 1 else 'es'})" in out and "1 switches" not in out
+    argv = ["solve", "--model", "llama3-405b", "--tokens", "15e12", "--deadline-days", "70", "--gpus", "B300"]
+    assert main([*argv, "--power-kw", "20000", "--alternatives", "0", "--json"]) == 0
+    objective = json.loads(capsys.readouterr().out)["solver"]["objective"]
+    assert objective >= 1e6  # the case that was written 2.02093e+07
+    assert main([*argv, "--power-kw", "20000", "--alternatives", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"objective {objective:,.0f}, bound " in out and re.search(r"objective [\d,]+, bound [\d,]+, gap", out), out
