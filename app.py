@@ -44,6 +44,13 @@ def cached_pareto(request_json: str, version: str, x: Objective, y: Objective, _
     return pareto(PlanRequest.model_validate_json(request_json), x=x, y=y, points=PARETO_POINTS, catalog=_cat)
 
 
+def show_table(df: Any) -> None:
+    """A table for people: numbers of 1,000 and more with thousands separators (6,069,200 USD, 1,500,000,000,000
+    tokens; were 6069200 and 1500000000000), as the command line's tables write them."""
+    config = {c: st.column_config.NumberColumn(format="localized") for c in views.separated_columns(df)}
+    st.dataframe(df, hide_index=True, column_config=config)
+
+
 def guarded(fn: Any, *args: Any) -> Any:
     """Run a page; turn any bad input into a message instead of a traceback."""
     try:
@@ -339,7 +346,7 @@ def page_plan() -> None:
     with st.expander("Why this plan", expanded=True):
         st.markdown("\n".join(views.why_this_plan(res)))
     st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
-    st.dataframe(views.alternatives_table(res), hide_index=True)
+    show_table(views.alternatives_table(res))
     c1, c2, c3 = st.columns(3)
     c1.download_button("Plan as JSON", views.result_json(res), "plan.json", "application/json")
     c2.download_button("Plan as CSV", views.plan_csv(res), "plan.csv", "text/csv")
@@ -378,7 +385,7 @@ def page_plan() -> None:
             chart = views.pareto_chart(front, x, y)
             st.caption(views.pareto_note(front, PARETO_POINTS))
             st.altair_chart(chart)
-            st.dataframe(views.readable(front), hide_index=True)
+            show_table(views.readable(front))
             _downloads(chart, "Pareto chart", "pareto")
 
 
@@ -408,9 +415,9 @@ def page_catalog() -> None:
             st.success(f"Using the edited {table} table on the Plan page.")
     st.download_button(f"Download {table}.yaml", views.table_yaml(catalog(), table), f"{table}.yaml")
     with st.expander("Fabrics and sites"):
-        st.dataframe(views.readable([f.model_dump() for f in cat.fabrics.values()]), hide_index=True)
-        st.dataframe(views.readable([s.model_dump() for s in cat.sites.values()]), hide_index=True)
-        st.dataframe(views.readable([f.model_dump() for f in cat.frameworks.values()]), hide_index=True)
+        show_table(views.readable([f.model_dump() for f in cat.fabrics.values()]))
+        show_table(views.readable([s.model_dump() for s in cat.sites.values()]))
+        show_table(views.readable([f.model_dump() for f in cat.frameworks.values()]))
 
 
 def page_models() -> None:
@@ -429,7 +436,7 @@ def page_models() -> None:
         }
         for w in cat.workloads.values()
     ]
-    st.dataframe(views.readable(rows), hide_index=True)
+    show_table(views.readable(rows))
     upload = st.file_uploader(
         "Add a custom model (YAML, see models/_template.yaml)", type=["yaml", "yml"], key="model_upload"
     )
@@ -546,10 +553,10 @@ def page_fleet() -> None:
         + (f"; power {req.power_kw:g} kW" if req.power_kw else "")
         + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd is not None else "")
     )
-    st.dataframe(views.readable([j.model_dump() for j in req.jobs]), hide_index=True)
+    show_table(views.readable([j.model_dump() for j in req.jobs]))
     if req.owned:
         st.markdown("**Owned servers**")
-        st.dataframe(views.readable([o.model_dump() for o in req.owned]), hide_index=True)
+        show_table(views.readable([o.model_dump() for o in req.owned]))
     key = f"fleet_plan::{catalog_version()}::{req.model_dump_json()}"
     if st.button("Plan the fleet", key="fleet_run", type="primary") and key not in st.session_state:
         st.session_state[key] = _fleet_with_progress(req)
@@ -567,17 +574,17 @@ def page_fleet() -> None:
     owned = views.fleet_owned_table(plan)
     if not owned.empty:
         st.markdown("**Owned servers: kept and retired**")
-        st.dataframe(views.readable(owned), hide_index=True)
+        show_table(views.readable(owned))
     bought = views.fleet_bought_table(plan)
     st.markdown("**Bought**" if not bought.empty else "**Bought**: nothing")
     if not bought.empty:
-        st.dataframe(views.readable(bought), hide_index=True)
+        show_table(views.readable(bought))
     rented = views.fleet_rented_table(plan, catalog())
     st.markdown("**Rented**" if not rented.empty else "**Rented**: nothing")
     if not rented.empty:
-        st.dataframe(views.readable(rented), hide_index=True)
+        show_table(views.readable(rented))
     st.markdown("**Jobs**")
-    st.dataframe(views.readable(plan.assignment_frame().drop(columns=["slots"])), hide_index=True)
+    show_table(views.readable(plan.assignment_frame().drop(columns=["slots"])))
     chart = views.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")
@@ -609,7 +616,7 @@ def page_batch() -> None:
     if st.button("Run", key="batch_run"):
         with st.spinner(f"Solving {len(scenarios)} scenarios..."):
             df = batch(scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False)
-        st.dataframe(views.readable(df), hide_index=True)
+        show_table(views.readable(df))
         st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shlex
 import typing
 from typing import Any
@@ -148,6 +149,12 @@ def plan_card_html(card: dict[str, str]) -> str:
 
 UNIT_SUFFIXES = {
     "_usd": "(USD)",
+    "_years": "(years)",
+    "_gbps": "(Gb/s)",
+    "_tflops": "(TFLOP/s)",
+    "_ms": "(ms)",
+    "_us": "(us)",
+    "_mb": "(MB)",
     "_kwh": "(kWh)",
     "_kw": "(kW)",
     "_w": "(W)",
@@ -164,6 +171,12 @@ def readable_header(col: str) -> str:
     """snake_case with a unit suffix -> 'Sentence case (unit)': facility_energy_kwh -> 'Facility energy (kWh)'."""
     if col in READABLE:
         return READABLE[col]
+    per = re.fullmatch(r"(.+?)_(usd|kg|kwh|kw|w|h)_per_(.+)", col)  # penalty_usd_per_slot -> Penalty (USD per slot)
+    if per:
+        words, unit, base = per.group(1).replace("_", " "), per.group(2), per.group(3).replace("_", " ")
+        unit = UNIT_SUFFIXES[f"_{unit}"].strip("()")
+        base = {"kwh": "kWh", "gpu hour": "GPU hour"}.get(base, base)
+        return f"{words[:1].upper()}{words[1:]} ({unit} per {base})"
     for suffix, unit in UNIT_SUFFIXES.items():
         if col.endswith(suffix) and len(col) > len(suffix):
             words = col[: -len(suffix)].replace("_", " ")
@@ -172,13 +185,34 @@ def readable_header(col: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+def display_number(v: float) -> float:
+    """A figure for a table: whole units from 1,000 on (a capex of $6,069,200 stays 6,069,200, as the summary beside
+    it and the command line's tables write it; 4 significant figures made it 6,069,000), else 4 significant
+    figures."""
+    x = float(v)
+    return float(round(x)) if np.isfinite(x) and abs(x) >= 1000 else _sig(x, 4)
+
+
 def readable(df: Any) -> pd.DataFrame:
-    """A table for people: readable headers, floats rounded to 4 significant figures."""
+    """A table for people: readable headers, floats as display_number rounds them."""
     out = pd.DataFrame(df).copy()
     for col in out.columns:
         if pd.api.types.is_float_dtype(out[col]):
-            out[col] = out[col].map(lambda v: _sig(float(v), 4))
+            out[col] = out[col].map(display_number)
     return out.rename(columns={c: readable_header(str(c)) for c in out.columns})
+
+
+def separated_columns(df: pd.DataFrame) -> list[str]:
+    """The number columns a table shows with thousands separators: those with a value of 1,000 or more (a column
+    of small fractions keeps its digits)."""
+    cols = []
+    for col in df.columns:
+        values = df[col]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            top = pd.to_numeric(values, errors="coerce").abs().max()
+            if pd.notna(top) and top >= 1000:
+                cols.append(str(col))
+    return cols
 
 
 def alternatives_frame(res: PlanResult) -> pd.DataFrame:
@@ -197,7 +231,7 @@ def alternatives_table(res: PlanResult) -> pd.DataFrame:
         return df
     df = df.copy()
     for col in ("time_to_train_days", "facility_energy_kwh", "carbon_kg"):
-        df[col] = df[col].map(_sig)
+        df[col] = df[col].map(display_number)
     for col in ("cost_usd", "upfront_usd"):
         df[col] = df[col].round(0)
     df["power_cap"] = df["power_cap"].map(lambda c: f"{c:.0%}")

@@ -72,3 +72,36 @@ def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
     assert (
         fleet_headline(plan) == "Best fleet within the time limit (not proven optimal): energy = 527.04 kWh (facility)"
     )
+
+
+def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
+    """Was: the fleet page's Bought table showed capex 6069000 beside '$6,069,200' in the summary above it (every
+    float rounded to 4 significant figures), and the alternatives 3 figures of energy (24,400 for 24,354 kWh);
+    headers 'Penalty usd per slot', 'Age years', 'Rent usd per month'."""
+    import pandas as pd
+
+    from planner.views import readable, readable_header, separated_columns
+
+    frame = readable(pd.DataFrame({"capex_usd": [6_069_200.0], "gap": [1.23456e-5], "power_cap": [0.7]}))
+    assert frame.to_dict("records") == [{"Capex (USD)": 6_069_200.0, "Gap": 1.235e-5, "Power cap (of TDP)": 0.7}]
+    assert separated_columns(frame) == ["Capex (USD)"]  # a column of small fractions keeps its digits
+    assert {c: readable_header(c) for c in ("penalty_usd_per_slot", "rent_usd_per_month", "age_years")} == {
+        "penalty_usd_per_slot": "Penalty (USD per slot)",
+        "rent_usd_per_month": "Rent (USD per month)",
+        "age_years": "Age (years)",
+    }
+    assert readable_header("carbon_kg_per_kwh") == "Carbon (kg CO2e per kWh)"
+    assert readable_header("port_bandwidth_gbps") == "Port bandwidth (Gb/s)"
+
+
+def test_app_tables_write_thousands_separators() -> None:
+    """Was: 'Tokens 1500000000000' in the fleet page's job table (st.dataframe's plain numbers)."""
+    from streamlit.testing.v1 import AppTest
+
+    app = Path(__file__).resolve().parent.parent / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=120).run()
+    at.radio(key="page").set_value("Fleet").run()
+    jobs = at.dataframe[0]
+    assert "Penalty (USD per slot)" in jobs.value.columns
+    assert '"Tokens": {"type_config": {"type": "number", "format": "localized"}}' in jobs.proto.columns
+    assert '"Release slot"' not in jobs.proto.columns  # small numbers as they are
