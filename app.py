@@ -289,6 +289,11 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     except Exception as exc:
         st.error(f"Input problem: {exc}")
         return None
+    excluded = views.no_server_problem(cat, req.model_copy(update={"servers": None, "gpus": gpus or None}), "app")
+    if excluded:
+        st.error(excluded[0].upper() + excluded[1:] + ".")
+        st.info("Fix the input above to see a plan.")
+        return None
     too_large = views.search_size_problem(cat, req, app=True)
     if too_large:
         st.error(too_large[0].upper() + too_large[1:] + ".")

@@ -253,8 +253,11 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
             if key not in _OVERRIDE_CACHE:
                 _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
             cat = _OVERRIDE_CACHE[key]
-        from planner.views import fp8_problem, plan_notes
+        from planner.views import fp8_problem, no_server_problem, plan_notes
 
+        excluded = no_server_problem(cat, req, style="fields")  # servers, gpus and fabrics that exclude each other
+        if excluded:
+            raise PlannerInputError(f"scenario {s.get('id')}: {excluded}")
         no_fp8 = fp8_problem(
             cat, req, flags=False
         )  # as `planner solve` refuses it (exit 2): never a bf16 plan silently

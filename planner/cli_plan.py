@@ -256,6 +256,13 @@ def _check_request(cat: Any, req: Any) -> None:
 
     check_work_flags(cat.workload(req.model), req.tokens, req.epochs)
     check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
+    from planner.views import no_server_problem
+
+    excluded = no_server_problem(cat, req)  # --servers, --gpus and --fabrics that exclude each other: say how
+    if excluded:
+        from planner.errors import PlannerInputError
+
+        raise PlannerInputError(excluded)
     allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
     from planner.views import search_size_problem
 

@@ -358,6 +358,52 @@ def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | N
     return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
 
 
+NO_SERVER = "no server in the catalog matches the allowed GPUs/servers/fabrics"
+FILTER_NAMES = {
+    "cli": ("--servers", "--gpus", "--fabrics"),
+    "app": ("Allowed servers", "Allowed GPUs", "Allowed fabrics"),
+    "fields": ("servers", "gpus", "fabrics"),
+}
+
+
+def no_server_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") -> str | None:
+    """Why no server is left when the allowed servers, GPUs and fabrics exclude each other, and what would do
+    (optimize.allowed_servers says only 'no server in the catalog matches the allowed GPUs/servers/fabrics'):
+    the servers given carry none of the GPUs allowed, or none of the allowed servers can be built with the
+    fabrics allowed (say which fabrics they take, and which servers take the fabrics asked for). None when
+    servers are left (or allowed_servers has another complaint, e.g. an unknown id: it says that itself).
+    ``style``: the command line's flags ('cli'), the app's inputs ('app') or a batch scenario's fields ('fields')."""
+    from planner.optimize import _match_gpus
+
+    try:
+        allowed_servers(catalog, req)
+        return None
+    except PlannerInputError as exc:
+        if NO_SERVER not in str(exc):
+            return None
+    servers_name, gpus_name, fabrics_name = FILTER_NAMES[style]
+    base = catalog.gpu_servers()
+    by_servers = [s for s in base if req.servers is None or s.id in set(req.servers)]
+    gpus = _match_gpus(catalog, req.gpus) if req.gpus is not None else None
+    by_gpus = [s for s in by_servers if gpus is None or s.gpu in gpus]
+    if not by_gpus:
+        carried = sorted({s.gpu or "" for s in by_servers})
+        return (
+            f"{servers_name} {', '.join(req.servers or [])} carr{'y' if len(by_servers) > 1 else 'ies'} "
+            f"{', '.join(carried)}, which {gpus_name} "
+            f"{', '.join(req.gpus or [])} does not allow: allow their GPUs, or leave one of the two out"
+        )
+    asked = list(req.fabrics or [])
+    takes = list(dict.fromkeys(f for s in by_gpus for f in s.fabrics))
+    elsewhere = [s.id for s in base if set(s.fabrics) & set(asked)]
+    what = "the servers of the allowed GPUs" if style == "app" else "the allowed servers"
+    line = (
+        f"{fabrics_name} {', '.join(asked)}: none of {what} ({', '.join(s.id for s in by_gpus)}) can be built with "
+        f"{'it' if len(asked) == 1 else 'them'}; they take {', '.join(takes)}: allow one of those"
+    )
+    return line + (f", or servers that take {', '.join(asked)} ({', '.join(elsewhere)})" if elsewhere else "")
+
+
 def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True) -> str | None:
     """``precision: fp8`` asked for by name where none of the allowed GPUs has fp8: bad input (exit 2 from solve and
     pareto, a bad_input row in a batch), never a plan silently computed in bf16; None otherwise (where some allowed

@@ -243,3 +243,13 @@ def test_a_too_large_search_names_the_apps_inputs() -> None:
     assert not at.exception and "Max nodes 100,000 makes too large a search" in text and "--" not in text, text
     assert re.search(r"set Max nodes to [\d,]+ or less, or allow fewer GPUs or fabrics", text), text
     assert not metrics(at)
+
+
+def test_gpus_and_fabrics_that_exclude_each_other_say_what_would_do() -> None:
+    """Was: 'Input problem: no server in the catalog matches the allowed GPUs/servers/fabrics'."""
+    at = app()
+    at.multiselect(key="gpus").set_value(["mi325x"]).run()
+    at.multiselect(key="fabrics").set_value(["xdr800"]).run()
+    text = " ".join(e.value for e in at.error)
+    assert not at.exception and "Allowed fabrics xdr800: none of the servers of the allowed GPUs (mi325x-8)" in text
+    assert "servers that take xdr800 (hgx-b300, gb300-nvl72)" in text and not metrics(at)

@@ -38,3 +38,14 @@ def test_a_plan_row_says_what_was_adjusted(shipped: Catalog) -> None:
     notes = plan_notes(shipped, req, res.plan)
     assert notes and row["message"] == "; ".join(notes)
     assert "global batch 1,001 was rounded up" in row["message"]
+
+
+def test_filters_that_exclude_each_other_are_said_in_the_scenarios_fields(shipped: Catalog) -> None:
+    """Was: 'no server in the catalog matches the allowed GPUs/servers/fabrics' for {gpus: [MI350X], fabrics:
+    [xdr800]} in a sweep over fabrics."""
+    row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, gpus=["MI350X"], fabrics=["xdr800"]), shipped)
+    assert row["status"] == "bad_input", row
+    assert (
+        "fabrics xdr800: none of the allowed servers (mi350x-8) can be built with it; they take ndr400"
+        in (row["message"])
+    )

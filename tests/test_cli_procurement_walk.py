@@ -139,3 +139,27 @@ def test_evaluate_and_solve_write_their_figures_out(capsys: pytest.CaptureFixtur
     assert main([*argv, "--power-kw", "20000", "--alternatives", "0"]) == 0
     out = capsys.readouterr().out
     assert f"objective {objective:,.0f}, bound " in out and re.search(r"objective [\d,]+, bound [\d,]+, gap", out), out
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (
+            ["--gpus", "MI325X", "--fabrics", "xdr800"],
+            "--fabrics xdr800: none of the allowed servers (mi325x-8) can be built with it; they take ndr400, "
+            "roce400, hdr200, roce100, eth25: allow one of those, or servers that take xdr800 (hgx-b300, gb300-nvl72)",
+        ),
+        (
+            ["--gpus", "B300", "--servers", "dgx-h100"],
+            "--servers dgx-h100 carries h100-sxm, which --gpus B300 does not allow",
+        ),
+    ],
+)
+def test_filters_that_exclude_each_other_say_what_would_do(
+    capsys: pytest.CaptureFixture[str], flags: list[str], said: str
+) -> None:
+    """Was: 'no server in the catalog matches the allowed GPUs/servers/fabrics' -- not which filter excludes which,
+    nor which fabrics the MI325X servers take (XDR is on the B300 and GB300 servers only)."""
+    assert main(["solve", "--model", "llama3-8b", "--deadline-days", "30", *flags]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "no server in the catalog matches" not in err, err
