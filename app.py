@@ -621,7 +621,9 @@ def page_batch() -> None:
     if st.button("Run", key="batch_run"):
         with st.spinner(f"Solving {len(scenarios)} scenarios..."):
             df = batch(scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False)
-        show_table(views.readable(df))
+        head, table = views.batch_results_table(df)
+        st.markdown(f"**{head}**")
+        show_table(table)
         st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv")
 
 

@@ -1089,6 +1089,38 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
         raise PlannerInputError(describe_validation_error(exc, name)) from None
 
 
+BATCH_LEAD_COLUMNS = [
+    "id",
+    "status",
+    "server",
+    "gpu",
+    "nodes",
+    "fabric",
+    "power_cap",
+    "purchase",
+    "site",
+    "time_to_train_days",
+    "cost_usd",
+    "upfront_usd",
+    "facility_energy_kwh",
+    "carbon_kg",
+    "layout",
+    "message",
+]
+
+
+def batch_results_table(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """(a headline, the table) of a batch's results for people: the counts per status ('6 scenarios: 5 optimal,
+    1 bad_input'), then per scenario its status and plan first -- server, nodes, fabric, time, money -- and its
+    message, the scenario's fields (JSON) and the run's bookkeeping after them; 'gpus' (the plan's GPU count, not the
+    request's allowed GPUs) named so. The results' own columns (results.csv) are unchanged."""
+    counts = df["status"].astype(str).value_counts() if "status" in df else pd.Series(dtype=int)
+    head = f"{len(df):,} scenarios: " + ", ".join(f"{n:,} {k}" for k, n in counts.items())
+    lead = [c for c in BATCH_LEAD_COLUMNS if c in df]
+    table = df[lead + [c for c in df.columns if c not in lead]].rename(columns={"gpus": "gpu_count"})
+    return head, readable(table)
+
+
 def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     """The scenarios of an uploaded file, read as `planner batch FILE` reads it (numbers as YAML 1.2 / CSV cells
     spelling numbers are numbers), so the app and the command line give the same scenarios and ids."""

@@ -49,3 +49,23 @@ def test_filters_that_exclude_each_other_are_said_in_the_scenarios_fields(shippe
         "fabrics xdr800: none of the allowed servers (mi350x-8) can be built with it; they take ndr400"
         in (row["message"])
     )
+
+
+def test_the_apps_batch_table_leads_with_status_and_plan(shipped: Catalog) -> None:
+    """Was: the app's batch results opened on id, the scenario's JSON, model, budget kind and budget -- the plan
+    (server, nodes, cost) off screen to the right, no count of how many scenarios had a plan, and a 'Gpus' column
+    (the plan's GPU count) beside scenarios whose 'gpus' are the allowed GPU types."""
+    import pandas as pd
+
+    from planner.views import batch_results_table
+
+    rows = [
+        run_scenario(_scenario(model="llama3-8b", deadline_days=30, gpus=["B300"], objective="cost"), shipped),
+        run_scenario(_scenario(model="llama3-8b", deadline_days=-3), shipped),
+    ]
+    head, table = batch_results_table(pd.DataFrame(rows))
+    assert head == "2 scenarios: 1 optimal, 1 bad_input"
+    assert list(table.columns[:5]) == ["Id", "Status", "Server", "GPU", "Nodes"]
+    assert "Gpu count" in table.columns and "Gpus" not in table.columns
+    assert list(table.columns).index("Scenario") > list(table.columns).index("Message")
+    assert table["Cost (USD)"].iloc[0] == round(rows[0]["cost_usd"])
