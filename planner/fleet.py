@@ -47,12 +47,17 @@ What is modelled, stated honestly
   power and energy are the same on every fabric, and it runs on whatever fabric its type is bought on.
 * Solving: coefficients below 1e-7 are written as 0 (they change no plan but can mislead presolve), an
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
-  From RESTRICTED_START_MODES modes on, the start is improved first (``restricted_start``): the LP relaxation
-  is solved, then the MIP restricted to the modes it uses (and the greedy plan's), with 40% of the time
-  limit; then the most expensive bought type is squeezed by one node (``squeeze_start``: a MIP over a mode
-  subset with N_p <= n - 1, in which the jobs that shared those nodes run one after another; SQUEEZE_SHARE of
-  the limit). Each of these plans is a plan of the full MIP, which HiGHS then solves from the best within the
-  rest of the limit (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is left). Status and
+  The time limit is the whole call's: mode generation, the Pyomo build, the start heuristics and HiGHS all
+  come out of it (EXTRACT_RESERVE_S is kept for reading the plan back; each solve gets at least 1 s, so a limit
+  shorter than the modes and build take is overrun by those). From RESTRICTED_START_MODES modes on, the start
+  is improved first (``restricted_start``): the LP relaxation is solved, then the MIP restricted to the modes it
+  uses (and the greedy plan's), with RESTRICTED_SHARE of the time then left; then the most expensive bought
+  type is squeezed by one node (``squeeze_start``: a MIP over a mode subset with N_p <= n - 1, in which the
+  jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time). Each of these plans is a
+  plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
+  presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's arrays once
+  (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
+  and the full MIP. Status and
   incumbent are HiGHS's own on the full MIP; the bound is HiGHS's, or the LP relaxation's optimum of the same
   full MIP (solved first, a valid lower bound) when that is higher -- HiGHS, started late, may not finish its
   root LP -- and the gap is computed from that bound.
@@ -159,7 +164,9 @@ RESTRICTED_START_MODES = 2000  # from this many modes on, the start comes from a
 FULL_PRESOLVE_MIN_S = 120.0  # after a restricted start, the full MIP is presolved only with this much time left
 RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much enter the restricted MIP
 SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the squeeze MIP (squeeze_start)
-SQUEEZE_SHARE = 0.45  # share of the time limit for squeeze_start
+RESTRICTED_SHARE = 0.4  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
+SQUEEZE_SHARE = 0.45  # share of that time for squeeze_start (the full MIP gets the rest)
+EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
 
@@ -775,6 +782,20 @@ def _capacity(m: pyo.ConcreteModel, ix: Index, g: str, t: int | None) -> Any:
     return bought + own
 
 
+def _capacity_sum(m: pyo.ConcreteModel, ix: Index, g: str, ts: range) -> Any:
+    """Nodes group g has summed over the slots ts, one term per variable: |ts| N_pf + (its slots in service) K_e,
+    or the rented R_pt (the sum of ``_capacity`` over ts, written compactly)."""
+    p, tag = g.split("|")
+    if tag == "rent":
+        return pyo.quicksum(m.R[p, t] for t in ts)
+    fabs = ix.pools.buy.get(p, []) if tag == "*" else [tag] if tag in ix.pools.buy.get(p, []) else []
+    bought = pyo.quicksum(len(ts) * m.N[p, f] for f in fabs)
+    own = pyo.quicksum(
+        sum(e.avail[t] for t in ts) * m.K[i] for i, e in enumerate(ix.pools.owned) if e.server == p and e.fabric == tag
+    )
+    return bought + own
+
+
 def add_one_mode(m: pyo.ConcreteModel, ix: Index) -> None:
     """(1) every job runs in exactly one mode."""
     m.one_mode = pyo.Constraint(m.J, rule=lambda m, j: pyo.quicksum(m.z[k] for k in ix.by_job[j]) == 1)
@@ -831,7 +852,8 @@ def add_power(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) 
     """(7) site power per slot: jobs above idle + idle of every powered node <= the envelope."""
     modes = ix.modes
     dp = modes["power_coef_kw"].to_numpy(float)
-    site_modes = {j: [k for k in ks if modes.at[k, "kind"] == "site"] for j, ks in ix.by_job.items()}
+    site = modes["kind"].to_numpy() == "site"
+    site_modes = {j: [k for k in ks if site[k]] for j, ks in ix.by_job.items()}
     top = {j: max((float(dp[k]) for k in ks), default=0.0) for j, ks in site_modes.items()}
 
     def job_power(m: pyo.ConcreteModel, j: str, t: int) -> Any:
@@ -981,8 +1003,7 @@ def add_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes: np.ndarr
     m.node_slots = pyo.Constraint(
         [g for g in ix.groups if ix.block_group(g)],
         rule=lambda m, g: (
-            pyo.quicksum(_capacity(m, ix, g, t) for t in range(req.slots))
-            >= pyo.quicksum(int(nodes[k] * d[k]) * m.z[k] for k in by_g[g])
+            _capacity_sum(m, ix, g, range(req.slots)) >= pyo.quicksum(int(nodes[k] * d[k]) * m.z[k] for k in by_g[g])
         ),
     )
 
@@ -1035,7 +1056,7 @@ def add_energetic_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, nodes
         range(len(keys)),
         rule=lambda m, i: (
             pyo.quicksum(m.e[j, keys[i][0], o] for j, o in keys[i][1])
-            <= pyo.quicksum(_capacity(m, ix, keys[i][0], t) for t in range(rows[keys[i]][0], rows[keys[i]][1] + 1))
+            <= _capacity_sum(m, ix, keys[i][0], range(rows[keys[i]][0], rows[keys[i]][1] + 1))
         ),
     )
 
@@ -1309,23 +1330,8 @@ def set_plan_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, plan: 
 
 # ------------------------------------------------------------------------------------------------ driver
 def _relaxed_solve(m: pyo.ConcreteModel, options: SolverOptions) -> Any:
-    """Solve the LP relaxation of m (integer variables made continuous within their bounds, restored after)."""
-    saved = []
-    for v in m.component_data_objects(pyo.Var, descend_into=True):
-        if v.is_integer() or v.is_binary():
-            lb, ub = v.lb, v.ub
-            saved.append((v, v.domain))
-            v.domain = pyo.Reals
-            v.setlb(lb)
-            v.setub(ub)
-    warm = getattr(m, "warm_start", False)
-    m.warm_start = False
-    try:
-        return solve_model(m, options)
-    finally:
-        for v, dom in saved:
-            v.domain = dom
-        m.warm_start = warm
+    """Solve the LP relaxation of m (integer variables continuous within their bounds; no start)."""
+    return solve_model(m, options, relax=True)
 
 
 def _load(m: pyo.ConcreteModel, solved: Any) -> None:
@@ -1341,13 +1347,14 @@ def _load(m: pyo.ConcreteModel, solved: Any) -> None:
             comp[idx].set_value(float(val), skip_validation=True)
 
 
-def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float = 0.4) -> dict[str, float]:
-    """A better starting solution: solve the LP relaxation, then the MIP restricted to the modes the LP uses
-    (z > RESTRICTED_SUPPORT) and the modes of the current start (the greedy plan), with ``share`` of the time
-    limit. Every solution of the restricted MIP is a solution of the full MIP (the other z are fixed at 0, a
-    value they may take), so HiGHS gets it as a start and checks it; the full MIP is then solved from it and its
-    bound, gap and optimality are HiGHS's own on the full model. Returns the seconds spent in each solve
-    (lp_s, restricted_s) and the figures (start_objective: the start it began from, lp_bound, restricted_objective)."""
+def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float = RESTRICTED_SHARE) -> dict[str, float]:
+    """A better starting solution: solve the LP relaxation (within ``options.time_limit_s``), then the MIP
+    restricted to the modes the LP uses (z > RESTRICTED_SUPPORT) and the modes of the current start (the greedy
+    plan), with ``share`` of the time limit left after the LP. Every solution of the restricted MIP is a solution
+    of the full MIP (the other z are fixed at 0, a value they may take), so HiGHS gets it as a start and checks
+    it; the full MIP is then solved from it and its bound, gap and optimality are HiGHS's own on the full model.
+    Returns the seconds spent in each solve (lp_s, restricted_s) and the figures (start_objective: the start it
+    began from, lp_bound, restricted_objective)."""
     t0 = time.perf_counter()
     out = {"start_objective": float(pyo.value(m.objective))} if getattr(m, "warm_start", False) else {}
     lp = _relaxed_solve(m, options.model_copy(update={"presolve": False}))
@@ -1366,7 +1373,8 @@ def restricted_start(m: pyo.ConcreteModel, options: SolverOptions, share: float 
         m.z[k].fix(0)
     t1 = time.perf_counter()
     try:
-        sub = solve_model(m, options.model_copy(update={"time_limit_s": max(1.0, share * options.time_limit_s)}))
+        rest = options.time_limit_s - out["lp_s"]
+        sub = solve_model(m, options.model_copy(update={"time_limit_s": max(1.0, share * rest)}))
     finally:
         for k in fixed:
             m.z[k].unfix()
@@ -1492,6 +1500,12 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     for j in req.jobs:
         cat.workload(j.model)
     t0 = time.perf_counter()
+    # the time limit is the whole call's: modes, build, start heuristics and HiGHS all come out of it
+    deadline = t0 + req.solver.time_limit_s
+
+    def left() -> float:
+        return max(1.0, deadline - time.perf_counter() - EXTRACT_RESERVE_S)
+
     pools = pools_of(cat, req)
     modes = job_modes(cat, req, pools=pools)
     t_modes = time.perf_counter() - t0
@@ -1504,23 +1518,25 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         )
     t1 = time.perf_counter()
     m = build_fleet_model(cat, req, modes, pools)
+    m.reuse_compiled = True  # compiled once for the LP relaxation, the restricted MIP and the full MIP
     t_build = time.perf_counter() - t1
     set_greedy_start(m, cat, req)
     heur: dict[str, float] = {}
     opts = req.solver
     if len(modes) >= RESTRICTED_START_MODES:
-        heur = restricted_start(m, opts)
-        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE * opts.time_limit_s})
+        heur = restricted_start(m, opts.model_copy(update={"time_limit_s": left()}))
+        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * left()})
         heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
-        spent = sum(heur.get(k, 0.0) for k in ("lp_s", "restricted_s", "squeeze_s"))
-        left = max(1.0, opts.time_limit_s - spent)
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
-        opts = opts.model_copy(update={"time_limit_s": left, "presolve": opts.presolve and left >= FULL_PRESOLVE_MIN_S})
-    solved = solve_model(m, opts, build_time_s=t_build)
+        opts = opts.model_copy(update={"presolve": opts.presolve and left() >= FULL_PRESOLVE_MIN_S})
+    solved = solve_model(m, opts.model_copy(update={"time_limit_s": left()}), build_time_s=t_build)
     if solved.report.status.value == "infeasible" and req.solver.presolve:
-        # an infeasibility claim is confirmed without presolve before it is reported
-        solved = solve_model(m, req.solver.model_copy(update={"presolve": False}), build_time_s=t_build)
+        # an infeasibility claim is confirmed without presolve before it is reported (HiGHS proves small
+        # infeasible fleets at once; one that cannot be confirmed in the time left is reported as no solution)
+        solved = solve_model(
+            m, opts.model_copy(update={"presolve": False, "time_limit_s": left()}), build_time_s=t_build
+        )
     rep = solved.report
     lp_bound = heur.get("lp_bound") if heur.get("lp_optimal") else None
     late = rep.status.value == "time_limit" and rep.objective is not None and lp_bound is not None

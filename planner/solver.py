@@ -103,15 +103,39 @@ def deadline_interrupt(deadline_s: float) -> Any:
     return stop
 
 
-def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: float = 0.0) -> Solved:
+def _compile(m: pyo.ConcreteModel) -> Any:
+    """The model in standard form (LinearStandardFormCompiler, mixed form). A model that sets ``m.reuse_compiled``
+    is compiled once, with every variable free of its fixing (a fixed variable stays a column; its value becomes
+    both bounds at each solve), and the arrays are kept on the model for the next solves: a model re-solved with
+    other variables fixed (the fleet's LP relaxation, restricted MIP and full MIP) is not compiled again. Only
+    variables may change between such solves (values, bounds, fixing), not constraints."""
+    if not getattr(m, "reuse_compiled", False):
+        return LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+    repn = getattr(m, "_compiled", None)
+    if repn is None:
+        fixed = [v for v in m.component_data_objects(pyo.Var, descend_into=True) if v.fixed]
+        for v in fixed:
+            v.unfix()
+        try:
+            repn = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+        finally:
+            for v in fixed:
+                v.fix()
+        m._compiled = repn
+    return repn
+
+
+def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: float = 0.0, relax: bool = False) -> Solved:
+    """Solve m with HiGHS (``relax``: its LP relaxation, every integer column continuous within its bounds, and
+    no starting solution) and read the answer back."""
     global _THREADS
     t0 = time.perf_counter()
-    repn = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+    repn = _compile(m)
     cols = repn.columns
     ncol, nrow = len(cols), repn.A.shape[0]
-    lower = np.array([-highspy.kHighsInf if v.lb is None else v.lb for v in cols], dtype=float)
-    upper = np.array([highspy.kHighsInf if v.ub is None else v.ub for v in cols], dtype=float)
-    integer = np.array([v.is_integer() or v.is_binary() for v in cols])
+    lower = np.array([v.value if v.fixed else -highspy.kHighsInf if v.lb is None else v.lb for v in cols], dtype=float)
+    upper = np.array([v.value if v.fixed else highspy.kHighsInf if v.ub is None else v.ub for v in cols], dtype=float)
+    integer = np.array([(v.is_integer() or v.is_binary()) and not relax for v in cols], dtype=bool)
     sense = np.array([s for _, s in repn.rows], dtype=int)
     rhs = np.asarray(repn.rhs, dtype=float)
     row_lo = np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs)
@@ -138,9 +162,10 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
     lp.a_matrix_.index_ = A.indices
     lp.a_matrix_.value_ = A.data
     lp.offset_ = offset
-    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+    if integer.any():
+        lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
     h.passModel(lp)
-    if getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
+    if not relax and getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
         # a starting solution (e.g. a greedy plan) from the variables' values: HiGHS keeps it if it is feasible
         start = highspy.HighsSolution()
         start.col_value = [float(v.value) for v in cols]
