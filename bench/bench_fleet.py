@@ -223,11 +223,13 @@ def main() -> None:
             print(
                 f"  start: greedy {st.get('start_objective', float('nan')):,.0f}; LP relaxation "
                 f"{st.get('lp_bound', float('nan')):,.0f} ({tm.get('lp_s', 0):.1f} s); restricted MIP "
-                f"{st.get('restricted_objective', float('nan')):,.0f} ({tm.get('restricted_s', 0):.1f} s); squeezed "
+                f"{st.get('restricted_objective', float('nan')):,.0f} ({tm.get('restricted_s', 0):.1f} s); flattened "
+                f"{st.get('flatten_objective', float('nan')):,.0f} ({st.get('flatten_moves', 0):.0f} moves, "
+                f"{tm.get('flatten_s', 0):.1f} s); squeezed "
                 f"{st.get('squeeze_objective', float('nan')):,.0f} ({st.get('squeeze_steps', 0):.0f} steps, "
                 f"{tm.get('squeeze_s', 0):.1f} s)"
             )
-        start_s = sum(tm.get(k, 0.0) for k in ("lp_s", "restricted_s", "squeeze_s"))
+        start_s = sum(tm.get(k, 0.0) for k in ("lp_s", "restricted_s", "flatten_s", "squeeze_s"))
         print(
             f"  run: total {total:.1f} s CPU {cpu:.1f} s (modes {tm.get('modes_s', 0):.1f}, Pyomo build "
             f"{tm.get('build_s', 0):.1f}, start {start_s:.1f}, "
@@ -237,11 +239,20 @@ def main() -> None:
         )
         bought = [p for p in plan.purchases if p["added"]]
         if plan.objective_value is not None:
+            busy = plan.schedule_frame().groupby("pool")["nodes"].mean() if plan.schedule else pd.Series(dtype=float)
             print(
                 "  plan: "
-                + ", ".join(f"{p['added']} x {p['server']} on {p['fabric']}" for p in bought)
+                + ", ".join(
+                    f"{p['added']} x {p['server']} on {p['fabric']} (busy: peak {p['peak_busy_nodes']}, mean "
+                    f"{busy.get(p['server'] + '|' + p['fabric'], 0.0):.1f} over the slots)"
+                    for p in bought
+                )
                 + f"; capex ${plan.totals['capex_usd']:,.0f}, cost ${plan.totals['cost_usd']:,.0f}"
             )
+            for p in bought:  # the jobs on each bought cluster: nodes x slots
+                on = [a for a in plan.assignments if a["pool"] == f"{p['server']}|{p['fabric']}"]
+                sizes = sorted(((a["nodes"], len(a["slots"])) for a in on), reverse=True)
+                print(f"    {p['server']}: {len(on)} jobs, nodes x slots " + " ".join(f"{n}x{d}" for n, d in sizes))
         if args.purchase_bound > 0 and plan.objective_value is not None:
             m = build_fleet_model(cat, req, modes, pools)
             pb = purchase_bound(m, plan.objective_value, args.purchase_bound, leaf_mip_s=args.leaf_mip)

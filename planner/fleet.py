@@ -166,6 +166,7 @@ RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much ent
 SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the squeeze MIP (squeeze_start)
 RESTRICTED_SHARE = 0.4  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
 SQUEEZE_SHARE = 0.45  # share of that time for squeeze_start (the full MIP gets the rest)
+FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
@@ -454,6 +455,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
     per_job_pair = np.asarray([billed_per_job(cat.server(p), req.slot_hours) for p, _ in pairs], dtype=bool)
     idle_pair = np.asarray([pools.idle_kw[p] for p, _ in pairs])
     site_group = [pools.site_group(p, f) for p, f in pairs]
+    any_pair = np.asarray([g.endswith("|*") for g in site_group], dtype=bool)  # a type without owned nodes
     type_ids = sorted({p for p, _ in pairs})
     type_of = np.asarray([type_ids.index(p) for p, _ in pairs], dtype=np.int64)
     rows = []
@@ -529,7 +531,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
             fitting += sum(int((d[idx] <= len(job_window(req, j))).sum()) for j in jobs)
             # a one-node mode of a type bought on any fabric needs no network: its time, power and energy are
             # the same on every fabric (no NICs, switches or inter-node traffic), so it is one mode on "any"
-            anyfab = (nodes[idx] == 1) & np.asarray([site_group[q].endswith("|*") for q in pr]) & (kind == "site")
+            anyfab = (nodes[idx] == 1) & any_pair[pr] & (kind == "site")
             key = np.where(anyfab, len(pairs) + type_of[pr], pr)
             if prune:
                 keep[:] = False
@@ -1492,6 +1494,118 @@ def squeeze_start(
     return out
 
 
+def _plan_value(cat: Catalog, req: FleetRequest, ix: Index, plan: StartPlan) -> float | None:
+    """The exact value of a complete plan (``evaluate_fleet``: the objective without the tie-break), None when it
+    breaks a rule."""
+    modes = ix.modes
+    chosen = {j: modes.loc[k] for j, (k, _s) in plan.chosen.items()}
+    slots = {j: s for j, (_k, s) in plan.chosen.items()}
+    kept = plan.kept if plan.kept is not None else [e.count for e in ix.pools.owned]
+    ev = evaluate_fleet(cat, req, ix.pools, chosen, slots, plan.bought, kept)
+    return None if ev is None else float(ev["value"])
+
+
+def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
+    """A better start by local search on the current one (a plan: restricted or squeezed MIP): a bought site
+    cluster is paid for its peak use, so each job on it in turn is moved to the mode of that cluster (same type;
+    the fabric it is bought on, or a one-node mode) and the slots of its window that make the cluster's
+    (capex share + idle energy) + the job's energy and lateness least, the other jobs held where they are: for a
+    mode of n nodes and d slots the best slots are the d least busy of the window (earliest first), which give
+    the cluster a peak of max(busiest slot of the others, d-th least busy + n). Rounds repeat while one
+    lowers the cost, within ``time_limit_s``. Clusters holding owned nodes, rentals and budget are left alone
+    (their jobs stay). The result replaces the start only when ``evaluate_fleet`` finds it a plan (capacity,
+    fabric, power, budget) of lower value, so it is a plan of the full MIP. Returns flatten_s, and
+    flatten_objective (the start's value after it) and flatten_moves (jobs moved) when it improved the start."""
+    t0 = time.perf_counter()
+    ix: Index = m.ix
+    out: dict[str, float] = {}
+    plan = current_plan(m)
+    if plan is None or not getattr(m, "start_feasible", False) or req.budget_usd is not None:
+        out["flatten_s"] = time.perf_counter() - t0
+        return out
+    before = _plan_value(cat, req, ix, plan)
+    modes = ix.modes
+    nodes = modes["nodes"].to_numpy(np.int64)
+    d = modes["slots_needed"].to_numpy(np.int64)
+    kind = modes["kind"].to_numpy()
+    server = modes["server"].to_numpy()
+    fabric = modes["fabric"].to_numpy()
+    site = cat.site(req.site)
+    H = req.slot_hours
+    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    cost_obj = req.objective == "cost"
+    e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
+    e_coef = modes["energy_coef_kwh"].to_numpy(float)
+    jobs = {j.id: j for j in req.jobs}
+    chosen = dict(plan.chosen)
+    bought = dict(plan.bought)
+    fab_of = {p: f for (p, f), n in bought.items() if n > 0}
+    # clusters without owned nodes, bought on one fabric: their jobs may move
+    movable = {p: f for p, f in fab_of.items() if p not in ix.pools.owned_fabrics}
+
+    def cluster_usd(p: str, f: str, n: int) -> float:
+        capex = owned_capex_usd(cat, p, f, 0, n)[0] if n > 0 else 0.0
+        idle = ix.pools.idle_kw[p] * H * req.slots * n * e_w
+        return (share * capex if cost_obj else 0.0) + idle
+
+    def late_usd(j: str, last: int) -> float:
+        job = jobs[j]
+        return (job.penalty_usd_per_slot or 0.0) * max(0, last - job.due_slot)
+
+    moves = 0
+    improved = True
+    while improved and time.perf_counter() - t0 < time_limit_s:
+        improved = False
+        for p, f in movable.items():
+            on_p = [j for j, (k, _s) in chosen.items() if kind[k] == "site" and server[k] == p]
+            usage = np.zeros(req.slots)
+            for j in on_p:
+                k, sl = chosen[j]
+                usage[sl] += nodes[k]
+            for j in sorted(on_p, key=lambda j: -nodes[chosen[j][0]]):
+                k0, sl0 = chosen[j]
+                other = usage.copy()
+                other[sl0] -= nodes[k0]
+                win = np.asarray(ix.window[j])
+                order = win[np.lexsort((win, other[win]))]  # least busy slots of the window, earliest first
+                cand = np.asarray(
+                    [
+                        k
+                        for k in ix.by_job[j]
+                        if kind[k] == "site" and server[k] == p and fabric[k] in (f, ANY_FABRIC) and d[k] <= len(win)
+                    ]
+                )
+                peak_other = float(other.max())
+                peak = np.maximum(peak_other, other[order][d[cand] - 1] + nodes[cand])
+                cur_peak = float(usage.max())
+                best = (cluster_usd(p, f, round(cur_peak)) + e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
+                for i in np.argsort(peak + 1e-9 * e_coef[cand], kind="stable")[:64]:
+                    k = int(cand[i])
+                    sl = sorted(int(t) for t in order[: d[k]])
+                    usd = cluster_usd(p, f, round(float(peak[i]))) + e_w * e_coef[k] + late_usd(j, sl[-1])
+                    if usd < best[0] - 1e-6 * max(1.0, abs(best[0])):
+                        best = (usd, k, sl)
+                if best[1] != k0 or best[2] != sl0:
+                    k, sl = best[1], best[2]
+                    usage = other
+                    usage[sl] += nodes[k]
+                    chosen[j] = (k, sl)
+                    moves += 1
+                    improved = True
+            bought[(p, f)] = round(float(usage.max()))
+        if time.perf_counter() - t0 >= time_limit_s:
+            break
+    new = StartPlan(chosen, {pf: n for pf, n in bought.items() if n > 0}, plan.kept)
+    after = _plan_value(cat, req, ix, new)
+    if moves and after is not None and before is not None and after < before - 1e-9 * max(1.0, abs(before)):
+        set_plan_start(m, cat, req, new)
+        m.start_feasible = True
+        out["flatten_objective"] = float(pyo.value(m.objective))
+        out["flatten_moves"] = float(moves)
+    out["flatten_s"] = time.perf_counter() - t0
+    return out
+
+
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible."""
     req = request if isinstance(request, FleetRequest) else FleetRequest.model_validate(request)
@@ -1526,6 +1640,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     if len(modes) >= RESTRICTED_START_MODES:
         heur = restricted_start(m, opts.model_copy(update={"time_limit_s": left()}))
         squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * left()})
+        heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left()))
         heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached

@@ -486,6 +486,9 @@ def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> Non
     # the squeezed start (squeeze_start) is a plan: priced by the MIP's objective it is never below the optimum
     if "squeeze_objective" in plan.start:
         assert plan.start["squeeze_objective"] >= brute * (1 - 1e-6) - 1e-3
+    # so is the flattened start (flatten_start)
+    if "flatten_objective" in plan.start:
+        assert plan.start["flatten_objective"] >= brute * (1 - 1e-6) - 1e-3
 
 
 def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Catalog) -> None:
@@ -601,3 +604,66 @@ def test_the_objective_prices_lateness_only_of_jobs_with_a_penalty(toy: Catalog)
     m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
     late = {v.index() for v in identify_variables(m.objective.expr) if v.parent_component() is m.late}
     assert late == {"a"}
+
+
+@pytest.mark.parametrize("relax", [False, True])
+def test_a_model_compiled_once_solves_as_a_fresh_compile_after_fixing_variables(relax: bool) -> None:
+    # solver.solve_model with m.reuse_compiled keeps the arrays of the first compile (no variable fixed then) and
+    # turns later fixings into bounds: the fleet's LP, restricted MIP and full MIP share one compile. Knapsack:
+    # max 5a + 4b + 3c with 2a + 3b + c <= 3 is 8 (a and c fill it, the LP too); with a fixed at 0 it is 4 (b
+    # alone; LP: c and 2/3 b = 17/3); unfixed again, 8 again.
+    from planner.solver import SolverOptions, solve_model
+
+    def knapsack() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(["a", "b", "c"], domain=pyo.Binary)
+        m.cap = pyo.Constraint(expr=2 * m.x["a"] + 3 * m.x["b"] + m.x["c"] <= 3)
+        m.obj = pyo.Objective(expr=-(5 * m.x["a"] + 4 * m.x["b"] + 3 * m.x["c"]))
+        return m
+
+    opts = SolverOptions(time_limit_s=10)
+    kept = knapsack()
+    kept.reuse_compiled = True
+    values = []
+    for fix_a in (False, True, False):
+        if fix_a:
+            kept.x["a"].fix(0)
+        else:
+            kept.x["a"].unfix()
+        fresh = knapsack()
+        if fix_a:
+            fresh.x["a"].fix(0)
+        a, b = solve_model(kept, opts, relax=relax).report, solve_model(fresh, opts, relax=relax).report
+        assert a.objective == pytest.approx(b.objective, abs=1e-9)
+        values.append(-(a.objective or 0.0))
+    assert values == pytest.approx([8, 17 / 3, 8] if relax else [8, 4, 8])
+    assert kept.x["a"].fixed is False and kept._compiled is not None
+
+
+def test_flatten_moves_a_job_off_the_peak_so_the_cluster_buys_fewer_nodes(toy: Catalog) -> None:
+    # two jobs of one 5.83 h run on one toy-a node, both free in slots 0 and 1 (10 h each): a start that runs both
+    # in slot 0 buys 2 nodes (20,000 USD); the local search moves one of them to slot 1, the least busy slot of its
+    # window, and one node serves both (10,000 USD) -- the optimum's purchase.
+    req = freq(slots=2, servers=["toy-a"], jobs=[{"id": j, "model": "toy-model", "due_slot": 1} for j in ("a", "b")])
+    pools = pools_of(toy, req)
+    modes = job_modes(toy, req, pools=pools)
+    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
+    ix = m.ix
+    one = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
+    fab = pools.buy["toy-a"][0]
+    fleet_mod.set_plan_start(
+        m, toy, req, fleet_mod.StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
+    )
+    m.start_feasible = True
+    before = pyo.value(m.objective)
+    out = fleet_mod.flatten_start(m, toy, req, 10.0)
+    plan = fleet_mod.current_plan(m)
+    assert plan is not None and out["flatten_moves"] >= 1
+    assert plan.bought == {("toy-a", fab): 1}
+    assert sorted(slots for _k, slots in plan.chosen.values()) == [[0], [1]]
+    chosen = {j: ix.modes.loc[k] for j, (k, _s) in plan.chosen.items()}
+    ev = evaluate_fleet(toy, req, pools, chosen, {j: s for j, (_k, s) in plan.chosen.items()}, plan.bought, [])
+    assert ev is not None and ev["capex_usd"] == pytest.approx(10_000)
+    assert ev["value"] == pytest.approx(out["flatten_objective"], abs=1e-4) and ev["value"] < before
+    best = fleet(req, toy).objective_value
+    assert best is not None and ev["value"] == pytest.approx(best, abs=1e-4)
