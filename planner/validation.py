@@ -6,28 +6,30 @@ Cases (all from reference/):
   samples-to-converge from the workload's convergence curve, not from the run's own log.
 * MLPerf Training Power energy-to-train, 8xH100 BERT and ResNet (mlperf_power.md).
 * MLPerf Training results at scale and on newer GPUs (A100/H100/H200/B200/GB200 to 16,384 GPUs; L40S, AMD
-  MI300X-MI355X, B300 and GB300 as GPUs no fit sees), predicted at each run's own samples
-  (mlperf_training_at_scale.csv).
+  MI300X-MI355X, B300 and GB300), predicted at each run's own samples (mlperf_training_at_scale.csv).
 * Megatron-LM Table 1 throughput per GPU, 1.7B-1T GPT models on 32-3072 A100s (megatron.md).
 * Zeus power-cap traces: time and energy at a cap relative to the highest limit, leave-one-network-out.
 
-Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper/blackwell x
-cnn/encoder/llm --, per framework the share of the backward pass hiding the gradient all-reduce (and Megatron's
-tensor-parallel overlap), the GEMM shape half-points, and half_batch_scale on the efficiency_half_batch of the CNN
-and encoder workloads it is fitted on. Fabric bandwidth and efficiency are catalog physics (line rate x
-nccl-tests efficiency), not fitted. Fit split: the MLPerf results of the first round each GPU type was
-available in (<= 128 GPUs: A100 v2.0, H100 v3.0; at scale: A100 v1.1, H100 v3.0, H200 and B200 v5.0; "preview"
-submissions are never fit data; a result resubmitted unchanged later counts in its first round), and the Megatron
-rows on at most 512 GPUs. GPUs of no fitted type (GB200, L40S, AMD, B300/GB300) are test data only, as is everything
-else (later rounds, Megatron >= 1024 GPUs, all energy cases). Power, memory and convergence figures are
-physical/catalog values, not fitted. Power-cap curves are refitted leaving the validated network out for their own
-validation rows.
+Fitted parameters: the achievable MFU per (GPU family, workload family) -- ampere/ampere-pcie/hopper/blackwell/ada/
+cdna3/cdna4 x cnn/encoder/llm, where the family has fit cases --, per framework the share of the backward pass hiding
+the gradient all-reduce (and Megatron's tensor-parallel overlap), the GEMM shape half-points, and half_batch_scale on
+the efficiency_half_batch of the CNN and encoder workloads it is fitted on. Fabric bandwidth and efficiency are
+catalog physics (line rate x nccl-tests efficiency), not fitted. Fit split: the MLPerf results of the first round each
+GPU type was available in (<= 128 GPUs: A100 v2.0, H100 v3.0; at scale ``AT_SCALE_FIRST_ROUND``: A100 v1.1, H100 v3.0,
+H200 and B200 v5.0, L40S v3.1, MI300X and MI325X v5.0, MI350X, MI355X and B300 v5.1; "preview" submissions are never
+fit data; a result resubmitted unchanged later counts in its first round), and the Megatron rows on at most 512 GPUs.
+Rack-scale NVL72 systems (GB200, GB300) are test data only, as is everything else (later rounds, Megatron >= 1024
+GPUs, all energy cases). How the model carries to a GPU family it has never seen is measured apart
+(``unseen_family_cases``: each family with its own fit removed, predicted by the fallback rule). Power, memory and
+convergence figures are physical/catalog values, not fitted. Power-cap curves are refitted leaving the validated
+network out for their own validation rows.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,8 +199,8 @@ AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the cata
     "H200": "h200",
     "B200": "b200",
     "GB200": "gb200",
-    # GPUs no fit sees (their MFU is a fitted family's -- Blackwell's for B300 / GB300, else the fallback family's
-    # scaled by matmul efficiency: calibration.yaml)
+    # GPUs added with the catalog's current generation (fitted on their first round like the others: B300 within the
+    # Blackwell family, the L40S as Ada, MI300X/MI325X as CDNA3, MI350X/MI355X as CDNA4)
     "L40S": "l40s",
     "MI300X": "mi300x",
     "MI325X": "mi325x",
@@ -206,6 +208,23 @@ AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the cata
     "MI355X": "mi355x",
     "B300": "b300",
     "GB300": "gb300",
+}
+# The fit split at scale: the MLPerf round each GPU type was first available in, one rule for every type (A100 v1.1,
+# H100 v3.0, H200 and B200 v5.0 as before; the L40S v3.1; MI300X and MI325X v5.0; MI350X, MI355X and B300 v5.1, their
+# only round). Rack-scale NVLink systems (GB200 / GB300 NVL72) are test data only: systems of a fitted family whose
+# NVLink domain of up to 72 GPUs the fit meets nowhere. How the model carries to a GPU family no fit has seen is
+# reported apart (``unseen_family_cases``: each family predicted with its own fit removed).
+AT_SCALE_FIRST_ROUND = {
+    "A100": "v1.1",
+    "H100": "v3.0",
+    "H200": "v5.0",
+    "B200": "v5.0",
+    "L40S": "v3.1",
+    "MI300X": "v5.0",
+    "MI325X": "v5.0",
+    "MI350X": "v5.1",
+    "MI355X": "v5.1",
+    "B300": "v5.1",
 }
 AT_SCALE_HOST = {
     "a100-sxm-80gb": "dgx-a100-80gb",
@@ -238,12 +257,9 @@ def at_scale_table(ref: Path) -> pd.DataFrame:
     """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
     types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, the L40S and AMD MI300X-MI355X, runs of
     frameworks no catalog profile describes (tinygrad) left out, duplicates (logs re-published in later rounds)
-    removed. Split: the first round each GPU type was available in (A100 v1.1 at scale, H100 v3.0, H200 and B200
-    v5.0; previews never) is fit data, every later round and all previews are test data. GB200 (NVL72 racks) is
-    test data only: a system of the already fitted Blackwell family with an NVLink domain of up to 72 GPUs, which
-    the model meets nowhere in its fit. The L40S, the AMD MI300X/MI325X/MI350X/MI355X and the B300 / GB300 are test
-    data only: GPUs no fit sees, predicted from their catalog figures (several recalled datasheet values and stand-in
-    efficiencies, stated in gpus.yaml) and the fallback rule of calibration.yaml."""
+    removed. Split (``AT_SCALE_FIRST_ROUND``): the first round each GPU type was available in is fit data, every
+    later round and all previews are test data. GB200 and GB300 (NVL72 racks) are test data only: systems of the
+    fitted Blackwell family with an NVLink domain of up to 72 GPUs, which the model meets nowhere in its fit."""
     df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
     df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
     df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
@@ -252,9 +268,8 @@ def at_scale_table(ref: Path) -> pd.DataFrame:
     df = df.sort_values("round", kind="stable").drop_duplicates(
         ["system", "benchmark", "gpus", "global_batch", "time_to_train_min_unscaled"]
     )
-    first = {"A100": "v1.1", "H100": "v3.0", "H200": "v5.0", "B200": "v5.0"}
     preview = df["system_status"].fillna("").str.contains("preview", case=False).to_numpy()
-    is_first = df["round"].to_numpy() == df["accelerator_family"].map(first).to_numpy()
+    is_first = df["round"].to_numpy() == df["accelerator_family"].map(AT_SCALE_FIRST_ROUND).to_numpy()
     df = df.assign(split=np.where(is_first & ~preview, "fit", "test"))
     return df.reset_index(drop=True)
 
@@ -332,12 +347,20 @@ def nvlink_domain(gpus: int, domain_max: int) -> int:
     return 4
 
 
-def at_scale_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
+def at_scale_cases(
+    cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
+) -> list[Case]:
     """Time to train the samples each run actually trained (its own convergence point, so convergence noise
-    is out: this checks the step-time model), against the measured olympic mean (unscaled)."""
+    is out: this checks the step-time model), against the measured olympic mean (unscaled). ``gpu_families``:
+    only the runs on GPUs of these families."""
     cases = []
     for _, row in at_scale_table(ref).iterrows():
         if fit_only and row["split"] != "fit":
+            continue
+        if (
+            gpu_families is not None
+            and cat.gpu(AT_SCALE_GPUS[str(row["accelerator_family"])]).family not in gpu_families
+        ):
             continue
         c2, config = at_scale_configuration(cat, row)
         est = _evaluate(c2, config)
@@ -562,11 +585,18 @@ def _workload_id(benchmark: str) -> str:
     return {"bert": "bert-large", "resnet": "resnet50"}[benchmark]
 
 
-def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
+def run_cases(
+    cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
+) -> list[Case]:
+    """Every validation case, predicted with ``cat``. ``gpu_families``: only the time and throughput cases on GPUs
+    of these families (the power, energy and power-cap cases are left out)."""
     cases: list[Case] = []
     mlperf = mlperf_cases(ref)
     if fit_only:
         mlperf = mlperf[mlperf["split"] == "fit"]
+    if gpu_families is not None:
+        families = mlperf["accelerator"].map(lambda a: cat.gpu(_gpu_for(str(a))).family)
+        mlperf = mlperf[families.isin(list(gpu_families))]
     for _, row in mlperf.iterrows():
         c2, server, fabric = _case_catalog(cat, row)
         wl = c2.workload(_workload_id(row["benchmark"]))
@@ -596,7 +626,7 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
                 gpus=int(row["gpus"]),
             )
         )
-    for p in [] if fit_only else power_cases(ref):
+    for p in [] if fit_only or gpu_families is not None else power_cases(ref):
         wl = cat.workload(_workload_id(p["benchmark"]))
         est = _evaluate(
             cat,
@@ -631,7 +661,7 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
                 gpus=8,
             )
         )
-    for _, r in megatron_table(ref).iterrows():
+    for _, r in megatron_table(ref).iterrows() if gpu_families is None or "ampere" in gpu_families else []:
         wl = megatron_workload(float(r["params_b"]), int(r["batch"]))
         c2 = cat.replace(workloads={**cat.workloads, wl.id: wl})
         nodes = int(r["gpus"]) // 8
@@ -665,13 +695,52 @@ def run_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
                 gpus=int(r["gpus"]),
             )
         )
-    cases += at_scale_cases(cat, ref, fit_only)
+    cases += at_scale_cases(cat, ref, fit_only, gpu_families)
+    if gpu_families is not None:
+        if not fit_only and "hopper" in gpu_families:
+            cases += [c for c in llama3_cases(cat) + megatron_core_cases(cat) if c.kind == "throughput"]
+        return cases
     if not fit_only:
         cases += llama3_cases(cat)
         cases += megatron_core_cases(cat)
         cases += power_at_scale_cases(cat, ref)
         cases += zeus_cases(ref)
     return cases
+
+
+def unseen_family_cases(cat: Catalog, ref: Path, families: Collection[str] | None = None) -> pd.DataFrame:
+    """How the model carries to a GPU family no fit has seen: each GPU family with a fitted MFU, its time and
+    throughput cases predicted with its own MFU entries removed from the calibration, so that its efficiency comes
+    from the fallback rule of calibration.yaml (the first fallback reference family with a value, scaled by the
+    GPUs' measured matmul efficiency) -- as a new GPU is predicted. The shared fitted parameters (overlap shares,
+    small-batch scale) keep their values, which the family's own fit cases helped set. One row per family: its
+    cases (fit and test splits together, since none is fitted here), median and worst |error| and cases within 25%,
+    beside the same cases with the family's fit. ``families``: only these (default: every fitted family)."""
+    mfu: dict[str, dict[str, float]] = cat.calibration.get("mfu", {})
+    rows = []
+    for family in sorted(f for f in mfu if families is None or f in families):
+        fitted = [c for c in run_cases(cat, ref, gpu_families={family}) if c.kind in ("time_to_train", "throughput")]
+        unseen_cal = {**cat.calibration, "mfu": {k: v for k, v in mfu.items() if k != family}}
+        unseen = [
+            c
+            for c in run_cases(cat.replace(calibration=unseen_cal), ref, gpu_families={family})
+            if c.kind in ("time_to_train", "throughput")
+        ]
+        if not unseen:
+            continue
+        err_unseen = [100 * abs(c.error) for c in unseen]
+        err_fitted = [100 * abs(c.error) for c in fitted]
+        rows.append(
+            {
+                "GPU family": family,
+                "cases": len(unseen),
+                "median_abs_error_pct (unseen)": float(np.median(err_unseen)),
+                "max_abs_error_pct (unseen)": float(np.max(err_unseen)),
+                "within_25pct (unseen)": int(sum(e <= 25 for e in err_unseen)),
+                "median_abs_error_pct (fitted)": float(np.median(err_fitted)) if err_fitted else math.nan,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def zeus_cases(ref: Path, caps: tuple[float, ...] = (0.5, 0.7)) -> list[Case]:
@@ -836,7 +905,7 @@ def summarize_binned(cases: list[Case]) -> pd.DataFrame:
             keys = [("scale", label, [c for c in part if scale_bin(c.gpus) == label]) for *_, label in SCALE_BINS]
             fams = sorted({c.workload_family for c in part})
             keys += [("family", f, [c for c in part if c.workload_family == f]) for f in fams]
-            # per GPU family: ada (L40S), cdna3/cdna4 (AMD) and the B300 / GB300 rows of blackwell are GPUs no fit sees
+            # per GPU family (ada = L40S, cdna3 / cdna4 = AMD MI300X-MI325X / MI350X-MI355X)
             gfams = sorted({c.gpu_family for c in part if c.gpu_family})
             keys += [("GPU family", f, [c for c in part if c.gpu_family == f]) for f in gfams]
             for by, label, cs in keys:
@@ -947,7 +1016,7 @@ def step_gap_table(cases: list[Case], benchmark: str = "llama2_70b_lora", min_gp
     return df.sort_values(["family", "GPUs", "case"]).reset_index(drop=True) if len(df) else df
 
 
-def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> None:
+def write_report(cases: list[Case], out: Path, calibration: dict[str, Any], unseen: pd.DataFrame | None = None) -> None:
     summ = summarize(cases)
     binned = summarize_binned(cases)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -965,17 +1034,18 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "(achievable MFU per GPU family x workload family, the small-batch efficiency scale, and per framework "
         "the share of the backward pass that hides the gradient all-reduce and, for Megatron, of the "
         "tensor-parallel communication): the MLPerf round each GPU type was first available in (<= 128 GPUs: "
-        "A100 v2.0, H100 v3.0; at scale: A100 v1.1, H100 v3.0, H200 and B200 v5.0; preview systems never), and "
+        "A100 v2.0, H100 v3.0; at scale: A100 v1.1, H100 v3.0, H200 and B200 v5.0, L40S v3.1, MI300X and MI325X "
+        "v5.0, MI350X, MI355X and B300 v5.1, one rule for every GPU type; preview systems never), and "
         "Megatron-LM rows on <= 512 GPUs; **test** rows were not. Collective algorithms, bandwidths, memory, "
         "power and convergence figures are catalog physics, not fitted. Two constants are engineering estimates, "
         "stated here because they were set with these results in view: the kernel latency floor of 150 us per "
         "transformer layer pass (a fit runs to the edge of any grid, so it is not fitted) and the FP8/BF16 GEMM "
         "ratio 0.8 (0.7 before the memory-bound kernels were modelled apart; it moves only BF16 runs on FP8 "
         "GPUs, here the two Llama 3 405B cases). GB200 NVL72 results are test data only (the model's node is the "
-        "run's NVLink domain, up to a rack of 72). L40S, AMD MI300X/MI325X/MI350X/MI355X and B300/GB300 results are "
-        "test data on GPUs no fit sees (their efficiency is a fitted family's, or the fallback rule's: a fitted "
-        "family's MFU scaled by matmul efficiency; several of their catalog figures are recalled datasheet values and "
-        "stand-ins, stated in gpus.yaml), so they show how the model carries to new GPUs. "
+        "run's NVLink domain, up to a rack of 72), as are GB300 NVL72 results. Several catalog figures of the "
+        "L40S, the AMD GPUs and the B300 / GB300 are recalled datasheet values and stand-ins (gpus.yaml). How the "
+        "model carries to a GPU family no fit has seen is in its own table below: every family predicted "
+        "with its own fit removed. "
         "NVIDIA's v5.1 Blackwell Llama 3.1 405B results trained in FP4 "
         "(NVFP4, as NVIDIA announced for that round; not stated in reference/), a precision the catalog does not "
         "model: they are predicted in FP8. MLPerf times include evaluation and start-up, which the model "
@@ -992,6 +1062,22 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any]) -> N
         "",
         "![predicted vs published](validation-scatter.svg)",
         "",
+        *(
+            [
+                "### A GPU family no fit has seen",
+                "",
+                "Each GPU family's time and throughput cases (fit and test together) predicted with its own fitted "
+                "MFU removed, so its efficiency comes from the fallback rule (another family's fit scaled by measured "
+                "matmul efficiency, catalog/calibration.yaml) -- the way the model predicts a GPU that has no "
+                "published runs yet; beside them, the same cases with the family's fit. The shared parameters "
+                "(overlap shares, small-batch scale) keep their fitted values.",
+                "",
+                unseen.to_markdown(index=False, floatfmt=".1f"),
+                "",
+            ]
+            if unseen is not None and len(unseen)
+            else []
+        ),
         "### Cases worse than 25%",
         "",
         outside.to_markdown(index=False, floatfmt=".1f") if len(outside) else "None.",
@@ -1105,6 +1191,7 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
 
 def validate(out: Path, catalog_path: Path | None = None, reference: Path | None = None) -> pd.DataFrame:
     cat = load_catalog(catalog_path)
-    cases = run_cases(cat, reference_dir(reference))
-    write_report(cases, out, cat.calibration)
+    ref = reference_dir(reference)
+    cases = run_cases(cat, ref)
+    write_report(cases, out, cat.calibration, unseen_family_cases(cat, ref))
     return summarize_binned(cases)  # the table the goals are stated against (by scale and workload family)

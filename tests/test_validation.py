@@ -1,0 +1,68 @@
+"""The validation's fit split and its unseen-GPU-family measure, as specifications."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from planner import compute
+from planner.data import load_catalog, reference_dir
+from planner.validation import (
+    AT_SCALE_FIRST_ROUND,
+    AT_SCALE_GPUS,
+    NVLINK_DOMAIN_MAX,
+    at_scale_table,
+    unseen_family_cases,
+)
+
+
+def test_the_fit_split_is_every_gpu_types_first_round_and_rack_scale_systems_are_test_only() -> None:
+    """One rule for every GPU type: the rows of the round it was first available in (no previews) are fit rows,
+    and nothing else is; GB200 / GB300 NVL72 rows never are."""
+    table = at_scale_table(reference_dir())
+    preview = table["system_status"].fillna("").str.contains("preview", case=False)
+    for accelerator, gpu in AT_SCALE_GPUS.items():
+        rows = table[table["accelerator_family"] == accelerator]
+        if gpu in NVLINK_DOMAIN_MAX:
+            assert len(rows) and (rows["split"] == "test").all(), accelerator
+            continue
+        assert accelerator in AT_SCALE_FIRST_ROUND, f"{accelerator} has no first round: it would never be fitted"
+        first = (rows["round"] == AT_SCALE_FIRST_ROUND[accelerator]) & ~preview[rows.index]
+        assert first.any(), f"{accelerator}: no result in its first round {AT_SCALE_FIRST_ROUND[accelerator]}"
+        assert ((rows["split"] == "fit") == first).all(), accelerator
+
+
+def test_a_family_whose_fit_equals_the_fallback_rule_is_predicted_alike_unseen() -> None:
+    """The unseen-family measure removes a family's fitted MFU and predicts it by the fallback rule (the first
+    fallback reference family's MFU x the GPU's matmul efficiency / the reference's). Hand-derived instance: give
+    ampere-pcie exactly the fallback rule's values (hopper's MFU x 0.87 / 0.8 for the A100 PCIe's measured 87%),
+    and its unseen predictions must equal its fitted ones case by case -- while a family fitted 10% above the
+    rule is predicted differently once unseen."""
+    cat = load_catalog()
+    cal = cat.calibration
+    ref_family = cal["fallback_references"][0]
+    assert ref_family["family"] == "hopper"
+    gpu = cat.gpu("a100-pcie-80gb")
+    rule = {
+        wf: float(v) * gpu.matmul_efficiency / float(ref_family["matmul_efficiency"])
+        for wf, v in cal["mfu"]["hopper"].items()
+        if wf in cal["mfu"]["ampere-pcie"]
+    }
+    for wf, value in rule.items():  # the fallback rule's value, by compute.mfu_max's own reading of the calibration
+        wl = next(w for w in cat.workloads.values() if w.family == wf)
+        unseen_cal = {**cal, "mfu": {k: v for k, v in cal["mfu"].items() if k != "ampere-pcie"}}
+        assert math.isclose(compute.mfu_max(unseen_cal, gpu, wl, "bf16"), value, rel_tol=1e-6)
+    table = unseen_family_cases(
+        cat.replace(calibration={**cal, "mfu": {**cal["mfu"], "ampere-pcie": rule}}), reference_dir(), {"ampere-pcie"}
+    )
+    row = table[table["GPU family"] == "ampere-pcie"].iloc[0]
+    assert row["cases"] > 0
+    assert math.isclose(row["median_abs_error_pct (unseen)"], row["median_abs_error_pct (fitted)"], rel_tol=1e-9)
+
+    above = {wf: v * 1.1 for wf, v in rule.items()}
+    table = unseen_family_cases(
+        cat.replace(calibration={**cal, "mfu": {**cal["mfu"], "ampere-pcie": above}}), reference_dir(), {"ampere-pcie"}
+    )
+    row = table[table["GPU family"] == "ampere-pcie"].iloc[0]
+    assert not np.isclose(row["median_abs_error_pct (unseen)"], row["median_abs_error_pct (fitted)"])
