@@ -102,7 +102,8 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="compute precision (default: the workload's); fp8 runs at bf16 on GPUs without fp8, with a note",
+        help="compute precision (default: the workload's); fp8 where no allowed GPU has fp8 is an error, a plan on "
+        "a GPU without fp8 runs at bf16 with a note",
     )
     p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")
     p.add_argument(

@@ -404,16 +404,21 @@ def no_server_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") ->
     return line + (f", or servers that take {', '.join(asked)} ({', '.join(elsewhere)})" if elsewhere else "")
 
 
-def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True) -> str | None:
+def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, app: bool = False) -> str | None:
     """``precision: fp8`` asked for by name where none of the allowed GPUs has fp8: bad input (exit 2 from solve and
-    pareto, a bad_input row in a batch), never a plan silently computed in bf16; None otherwise (where some allowed
-    GPUs have fp8, a plan on one without says so: plan_notes). Worded in the command line's flags or, for a batch
-    scenario, in its fields."""
+    pareto, a bad_input row in a batch, a message and no plan in the app), never a plan silently computed in bf16;
+    None otherwise (where some allowed GPUs have fp8, a plan on one without says so: plan_notes). Worded in the
+    command line's flags, the app's inputs (``app``) or, for a batch scenario (``flags`` False), its fields."""
     if req.precision != "fp8":
         return None
     gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
     if any(catalog.gpu(g).fp8_tflops is not None for g in gpus):
         return None
+    if app:
+        return (
+            f"Precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8: choose bf16 (or the workload's "
+            "default), or allow GPUs with fp8 (Hopper or newer, e.g. h100-sxm, b200)"
+        )
     if flags:
         return (
             f"--precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give --precision bf16, or allow "

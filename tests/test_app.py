@@ -253,3 +253,16 @@ def test_gpus_and_fabrics_that_exclude_each_other_say_what_would_do() -> None:
     text = " ".join(e.value for e in at.error)
     assert not at.exception and "Allowed fabrics xdr800: none of the servers of the allowed GPUs (mi325x-8)" in text
     assert "servers that take xdr800 (hgx-b300, gb300-nvl72)" in text and not metrics(at)
+
+
+def test_fp8_where_no_allowed_gpu_has_it_is_a_message_as_on_the_command_line() -> None:
+    """Was: a plan computed in bf16 with a note, and beside it 'planner solve ... --precision fp8 --servers
+    dgx-a100-80gb' -- a command that exits 2 (none of the allowed GPUs has fp8)."""
+    at = app()
+    at.multiselect(key="gpus").set_value(["a100-sxm-80gb"]).run()
+    at.selectbox(key="precision").set_value("fp8").run()
+    text = " ".join(e.value for e in at.error)
+    assert not at.exception and "Precision fp8: none of the allowed GPUs (a100-sxm-80gb) has fp8" in text
+    assert not metrics(at)
+    at.multiselect(key="gpus").set_value(["a100-sxm-80gb", "b300"]).run()  # some have fp8: a plan
+    assert not at.error and metrics(at)
