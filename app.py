@@ -392,7 +392,7 @@ def page_plan() -> None:
             chart = views.pareto_chart(front, x, y)
             st.caption(views.pareto_note(front, PARETO_POINTS))
             st.altair_chart(chart)
-            show_table(views.readable(front))
+            show_table(views.pareto_table(front, x, y))
             _downloads(chart, "Pareto chart", "pareto")
 
 

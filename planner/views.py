@@ -590,6 +590,15 @@ def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     )
 
 
+def pareto_table(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """The front for people: the two objectives under their plan names with units (cost -> 'Cost (USD)', energy ->
+    'Facility energy (kWh)', as `planner pareto` prints them) and epsilon as the limit it puts on y ('Facility
+    energy limit (kWh)'); were 'Cost', 'Energy', 'Epsilon'."""
+    base, unit = PLAN_METRIC[y].rsplit("_", 1)
+    named = front.rename(columns={"epsilon": f"{base}_limit_{unit}", x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
+    return readable(named)
+
+
 def pareto_note(front: pd.DataFrame, points: int) -> str:
     """Why the front may show fewer points than epsilon values were solved."""
     if len(front) >= points:

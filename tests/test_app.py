@@ -88,9 +88,13 @@ def test_zero_work_is_a_clear_message() -> None:
 
 
 def test_pareto_tab_computes_a_front() -> None:
+    """...with units in its table's headers (were 'Epsilon', 'Cost', 'Energy')."""
     at = app()
     at.checkbox(key="pareto_on").check().run()
     assert not at.exception
+    front = at.dataframe[-1].value
+    assert {"Facility energy limit (kWh)", "Cost (USD)", "Facility energy (kWh)"} <= set(front.columns), front.columns
+    assert not {"Epsilon", "Cost", "Energy"} & set(front.columns)
 
 
 def test_catalog_page_applies_a_valid_table() -> None:
