@@ -584,7 +584,15 @@ def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
         .encode(
             x=alt.X(f"{x}:Q", title=f"{x} ({units[x]})"),
             y=alt.Y(f"{y}:Q", title=f"{y} ({units[y]})"),
-            tooltip=["server", "nodes", "fabric", "power_cap", "time_to_train_days"],
+            tooltip=[
+                alt.Tooltip(f"{x}:Q", title=f"{x} ({units[x]})", format=",.4~r"),
+                alt.Tooltip(f"{y}:Q", title=f"{y} ({units[y]})", format=",.4~r"),
+                "server",
+                "nodes",
+                "fabric",
+                alt.Tooltip("power_cap:Q", title="cap (of TDP)", format=".0%"),
+                alt.Tooltip("time_to_train_days:Q", title="time to train (days)", format=",.4~r"),
+            ],
         )
         .properties(title=f"Pareto front: {x} vs {y}", width=520, height=320)
     )
@@ -1038,7 +1046,8 @@ def fleet_summary(plan: Any) -> list[str]:
     for p in plan.purchases:
         if p["kind"] == "rent":
             rents.append(
-                f"- **Rents** {p['nodes']} x {p['server']} at peak ({p['node_periods']:,} node billing periods, "
+                f"- **Rents** {p['nodes']} x {p['server']} at peak ({p['node_periods']:,} node billing "
+                f"period{'' if p['node_periods'] == 1 else 's'}, "
                 f"${p['rent_usd']:,.0f})."
             )
             continue

@@ -105,3 +105,16 @@ def test_app_tables_write_thousands_separators() -> None:
     assert "Penalty (USD per slot)" in jobs.value.columns
     assert '"Tokens": {"type_config": {"type": "number", "format": "localized"}}' in jobs.proto.columns
     assert '"Release slot"' not in jobs.proto.columns  # small numbers as they are
+
+
+def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
+    """Was: 'Rents 1 x a100-pcie-4 at peak (1 node billing periods, $6)' (examples/portfolio.yaml)."""
+    from types import SimpleNamespace
+
+    from planner.views import fleet_summary
+
+    rent = {"kind": "rent", "nodes": 1, "server": "a100-pcie-4", "node_periods": 1, "rent_usd": 6.0}
+    plan = SimpleNamespace(purchases=[rent, {**rent, "nodes": 5, "node_periods": 1624}], totals={})
+    lines = fleet_summary(plan)
+    assert "- **Rents** 1 x a100-pcie-4 at peak (1 node billing period, $6)." in lines
+    assert "- **Rents** 5 x a100-pcie-4 at peak (1,624 node billing periods, $6)." in lines
