@@ -708,6 +708,17 @@ def run_cases(
     return cases
 
 
+def family_cases_fitted_and_unseen(cat: Catalog, ref: Path, family: str) -> tuple[list[Case], list[Case]]:
+    """The time and throughput cases on GPUs of ``family``, predicted with the calibration as it is and with the
+    family's own MFU entries removed (the fallback rule then supplies them), in the same order."""
+    kinds = ("time_to_train", "throughput")
+    fitted = [c for c in run_cases(cat, ref, gpu_families={family}) if c.kind in kinds]
+    mfu = cat.calibration.get("mfu", {})
+    unseen_cal = {**cat.calibration, "mfu": {k: v for k, v in mfu.items() if k != family}}
+    unseen = [c for c in run_cases(cat.replace(calibration=unseen_cal), ref, gpu_families={family}) if c.kind in kinds]
+    return fitted, unseen
+
+
 def unseen_family_cases(cat: Catalog, ref: Path, families: Collection[str] | None = None) -> pd.DataFrame:
     """How the model carries to a GPU family no fit has seen: each GPU family with a fitted MFU, its time and
     throughput cases predicted with its own MFU entries removed from the calibration, so that its efficiency comes
@@ -719,13 +730,7 @@ def unseen_family_cases(cat: Catalog, ref: Path, families: Collection[str] | Non
     mfu: dict[str, dict[str, float]] = cat.calibration.get("mfu", {})
     rows = []
     for family in sorted(f for f in mfu if families is None or f in families):
-        fitted = [c for c in run_cases(cat, ref, gpu_families={family}) if c.kind in ("time_to_train", "throughput")]
-        unseen_cal = {**cat.calibration, "mfu": {k: v for k, v in mfu.items() if k != family}}
-        unseen = [
-            c
-            for c in run_cases(cat.replace(calibration=unseen_cal), ref, gpu_families={family})
-            if c.kind in ("time_to_train", "throughput")
-        ]
+        fitted, unseen = family_cases_fitted_and_unseen(cat, ref, family)
         if not unseen:
             continue
         err_unseen = [100 * abs(c.error) for c in unseen]
