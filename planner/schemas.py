@@ -406,6 +406,27 @@ class CalibrationFile(BaseModel):
     gemm_width_half: NonNegative | None = None
     """GEMM shape efficiency: hidden width per tensor-parallel rank at half efficiency (0 = off)."""
 
+    @field_validator(
+        "mfu",
+        "default_mfu",
+        "fallback_references",
+        "fp8_efficiency_ratio",
+        "half_batch_scale",
+        "half_batch_scale_families",
+        "overlap",
+        "tp_overlap",
+        "gemm_tokens_half",
+        "gemm_width_half",
+        mode="before",
+    )
+    @classmethod
+    def _not_null(cls, v: object) -> object:
+        """A key may be left out (the model then uses its default) but not given empty: ``fp8_efficiency_ratio:``
+        with no value reads as null, which the model cannot compute with."""
+        if v is None:
+            raise ValueError("is empty (null): give it a value, or remove the key to use the model's default")
+        return v
+
 
 class Layout(Strict):
     tensor_parallel: Annotated[int, Field(ge=1)] = 1
