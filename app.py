@@ -296,7 +296,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         st.error(excluded[0].upper() + excluded[1:] + ".")
         st.info("Fix the input above to see a plan.")
         return None
-    too_large = views.search_size_problem(cat, req, app=True)
+    too_large = views.search_size_problem(cat, req, "app")
     if too_large:
         st.error(too_large[0].upper() + too_large[1:] + ".")
         st.info("Fix the input above to see a plan.")

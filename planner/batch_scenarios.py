@@ -253,9 +253,10 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
             if key not in _OVERRIDE_CACHE:
                 _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
             cat = _OVERRIDE_CACHE[key]
-        from planner.views import fp8_problem, no_server_problem, plan_notes
+        from planner.views import fp8_problem, no_server_problem, plan_notes, search_size_problem
 
         excluded = no_server_problem(cat, req, style="fields")  # servers, gpus and fabrics that exclude each other
+        excluded = excluded or search_size_problem(cat, req, style="fields")  # how far to lower max_nodes
         if excluded:
             raise PlannerInputError(f"scenario {s.get('id')}: {excluded}")
         no_fp8 = fp8_problem(

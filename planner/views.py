@@ -444,9 +444,10 @@ def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:
     return max(m, 0)
 
 
-def search_size_problem(catalog: Catalog, req: PlanRequest, app: bool = False) -> str | None:
+def search_size_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") -> str | None:
     """None when the exact search over every node count up to the request's max_nodes is within its size limit,
-    else what to change, in the command line's flags (or the app's inputs): the largest node limit that fits with
+    else what to change, in the command line's flags, the app's inputs or a batch scenario's fields (``style``
+    'cli', 'app', 'fields'): the largest node limit that fits with
     the allowed hardware as it is, or fewer GPU types, servers, fabrics or caps. (optimize.physics_chunks refuses
     such a search too, but its message names neither the node limit that would do nor the app's inputs.)"""
     from planner.optimize import MAX_CONFIGS, _options_per_count, node_step
@@ -458,10 +459,11 @@ def search_size_problem(catalog: Catalog, req: PlanRequest, app: bool = False) -
         return None
     most = largest_max_nodes(cat, req)
     fits = max(1, MAX_CONFIGS // (n + node_step(n)))
-    if app:
-        limit, give, narrow = "Max nodes", "set Max nodes to", "allow fewer GPUs or fabrics"
-    else:
-        limit, give, narrow = "--max-nodes", "give --max-nodes", "restrict --gpus, --servers, --fabrics or --power-caps"
+    limit, give, narrow = {
+        "cli": ("--max-nodes", "give --max-nodes", "restrict --gpus, --servers, --fabrics or --power-caps"),
+        "app": ("Max nodes", "set Max nodes to", "allow fewer GPUs or fabrics"),
+        "fields": ("max_nodes", "give max_nodes", "restrict gpus, servers, fabrics or power_caps"),
+    }[style]
     head = (
         f"{limit} {n:,} makes too large a search: {per:,} server x fabric x power-cap options at every node count "
         f"1..{n + node_step(n):,} (the limit plus its 1% binding step) = {per * (n + node_step(n)):,} "

@@ -69,3 +69,11 @@ def test_the_apps_batch_table_leads_with_status_and_plan(shipped: Catalog) -> No
     assert "Gpu count" in table.columns and "Gpus" not in table.columns
     assert list(table.columns).index("Scenario") > list(table.columns).index("Message")
     assert table["Cost (USD)"].iloc[0] == round(rows[0]["cost_usd"])
+
+
+def test_a_too_large_search_is_said_in_the_scenarios_fields(shipped: Catalog) -> None:
+    """Was: '... lower --max-nodes, or restrict --gpus, ...' -- command-line flags, in a scenario of a batch file."""
+    row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, max_nodes=100_000), shipped)
+    assert row["status"] == "bad_input", row
+    assert "max_nodes 100,000 makes too large a search" in row["message"] and "give max_nodes " in row["message"]
+    assert "--" not in row["message"]
