@@ -51,7 +51,8 @@ What is modelled, stated honestly
   come out of it (EXTRACT_RESERVE_S is kept for reading the plan back; each solve gets at least 1 s, so a limit
   shorter than the modes and build take is overrun by those). From RESTRICTED_START_MODES modes on, the start
   is improved first (``restricted_start``): the LP relaxation is solved, then the MIP restricted to the modes it
-  uses (and the greedy plan's), with RESTRICTED_SHARE of the time then left; then the most expensive bought
+  uses (and the greedy plan's), with RESTRICTED_SHARE of the time then left; a local search moves single jobs
+  to the mode and slots that lower their cluster's peak (``flatten_start``); then the most expensive bought
   type is squeezed by one node (``squeeze_start``: a MIP over a mode subset with N_p <= n - 1, in which the
   jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time). Each of these plans is a
   plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
@@ -124,6 +125,22 @@ Constraints (one function each)
                    end the purchase branches leave a gap (bench instance at 10 jobs x 8 types x 12 slots, nodes
                    <= 64, older physics: root LP $465,955, complete search $471,548, optimum $505,634): the LP
                    is weak in the schedule too, once the purchase is integral.
+                   Measured on bench_fleet.py (50 jobs, physics of bc08729) and not kept: (i) one auxiliary
+                   variable per job for its mode's power (q_jt >= P_j - ...) and per (job, group, slot count) for
+                   its nodes (s_jgd, in (3), (12), (13)) -- the same LP (bound $3,058,187 both), nonzeros 1.50M ->
+                   0.82M, build 7.1 -> 3.4 CPU s, but the dual simplex took 8,766 -> 28,192 iterations (4.4 ->
+                   32.4 CPU s); (ii) reduced-cost fixing from the root LP with the incumbent $3,915,785: z_m = 0
+                   where the LP's reduced cost exceeds incumbent - bound, and N_pf <= (incumbent - bound) / its
+                   reduced cost (every plan of value <= the incumbent satisfies both, so the optimum stays), which
+                   drops the modes on more nodes than their cluster may then have: 5,419 of 52,978 modes go, and
+                   the LP of the reduced model is $3,058,187 again (the big-M rows of the modes left do not
+                   tighten). (iii) HiGHS alone on the full MIP from the $3,915,785 start for 1,200 s (one thread,
+                   presolve on, shared machine): still at its root node, incumbent unchanged, bound $3,084,244
+                   (gap 21.2%). The plans' clusters are sized by single jobs: the incumbent's 32 type-10 nodes are
+                   one 70B pre-training run whose 8-slot window admits no mode under 32 nodes (mean use of those
+                   nodes over the year: 17.1), so lowering a cluster's cap (all its jobs on fewer nodes for more
+                   slots) finds no plan; the LP spreads such a job over several types (z fractional) and shares
+                   each type's nodes with the other jobs over time.
 
 Objective
 ---------
@@ -1506,7 +1523,8 @@ def _plan_value(cat: Catalog, req: FleetRequest, ix: Index, plan: StartPlan) -> 
 
 
 def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
-    """A better start by local search on the current one (a plan: restricted or squeezed MIP): a bought site
+    """A better start by local search on the current one (the restricted MIP's plan, or the greedy plan when
+    ``evaluate_fleet`` finds it within every rule): a bought site
     cluster is paid for its peak use, so each job on it in turn is moved to the mode of that cluster (same type;
     the fabric it is bought on, or a one-node mode) and the slots of its window that make the cluster's
     (capex share + idle energy) + the job's energy and lateness least, the other jobs held where they are: for a
@@ -1520,10 +1538,11 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
     ix: Index = m.ix
     out: dict[str, float] = {}
     plan = current_plan(m)
-    if plan is None or not getattr(m, "start_feasible", False) or req.budget_usd is not None:
+    # a start not known to be a plan (the greedy's) is one when evaluate_fleet finds it within every rule
+    before = _plan_value(cat, req, ix, plan) if plan is not None and req.budget_usd is None else None
+    if plan is None or before is None:
         out["flatten_s"] = time.perf_counter() - t0
         return out
-    before = _plan_value(cat, req, ix, plan)
     modes = ix.modes
     nodes = modes["nodes"].to_numpy(np.int64)
     d = modes["slots_needed"].to_numpy(np.int64)
