@@ -9,18 +9,21 @@ evaluation-sized runs with staggered release/due weeks. The root LP bound is the
 (b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet.py one
 at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
 energetic intervals -- (f) is the formulation `fleet` solves. The run line gives the start heuristic's figures
-(greedy plan, LP relaxation, MIP restricted to the LP's modes, squeeze of the most expensive type) and HiGHS's
-own on the full MIP: incumbent, bound, gap, seconds, B&B nodes; the bound is HiGHS's or, when higher, the LP
-relaxation's optimum of the same MIP (planner/fleet.py, "Solving"). `--time-limit` is the whole solve's (LP +
-restricted MIP + squeeze + full MIP).
+(greedy plan, LP relaxation, MIP restricted to the LP's modes, local search, squeeze of the most expensive
+type) and HiGHS's own on the full MIP: incumbent, bound, gap, seconds, B&B nodes; the bound is HiGHS's or, when
+higher, the LP relaxation's optimum of the same MIP (planner/fleet.py, "Solving"). `--time-limit` is the whole
+`fleet()` call's (modes, build, LP, restricted MIP, local search, squeeze, full MIP).
 
 `--purchase-bound S` then runs planner/fleet_bound.py on the same MIP for S seconds from the run's plan: best-first
 branching on the nodes bought per server type over the LP relaxation (with `--leaf-mip S2`, each leaf -- all
 type totals integral -- solved as a MIP for up to S2 s), and prints its root LP, its bound and the gap to the
 best plan known (the run's, or a leaf MIP's).
 
+`--long S` replaces the timed run: the start heuristics within the time limit, then HiGHS alone on the full MIP
+for S seconds (presolve on, its log to --log): where the optimum lies, incumbent or bound.
+
 Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --time-limit 60 --repeats 1]
-         [--purchase-bound 60 --leaf-mip 10]
+         [--purchase-bound 60 --leaf-mip 10] [--no-root --long 1200 --log bench_fleet_long.log]
 """
 
 from __future__ import annotations

@@ -136,11 +136,15 @@ Constraints (one function each)
                    the LP of the reduced model is $3,058,187 again (the big-M rows of the modes left do not
                    tighten). (iii) HiGHS alone on the full MIP from the $3,915,785 start for 1,200 s (one thread,
                    presolve on, shared machine): still at its root node, incumbent unchanged, bound $3,084,244
-                   (gap 21.2%). The plans' clusters are sized by single jobs: the incumbent's 32 type-10 nodes are
-                   one 70B pre-training run whose 8-slot window admits no mode under 32 nodes (mean use of those
-                   nodes over the year: 17.1), so lowering a cluster's cap (all its jobs on fewer nodes for more
-                   slots) finds no plan; the LP spreads such a job over several types (z fractional) and shares
-                   each type's nodes with the other jobs over time.
+                   (gap 21.2%); with a binary x_jp = sum of job j's z on type p added (to branch on), 300 s reach
+                   $3,086,051 (without: $3,078,798 at 352 s), still at the root. The MIP over the LP's modes and
+                   each job's 20 cheapest (1,028 modes) finds $3,830,617 in 150 s but its own bound is $3,233,116:
+                   the schedule is hard even on a thousand modes. The plans' clusters are sized by single jobs:
+                   the incumbent's 32 type-10 nodes are one 70B pre-training run whose 8-slot window admits no
+                   mode under 32 nodes (mean use of those nodes over the year: 17.1), so lowering a cluster's cap
+                   (all its jobs on fewer nodes for more slots) finds no plan; the LP spreads such a job over
+                   several types (job-20: 1/3 on one GB200 NVL72 rack in a 3-rack mode, the rest on two types)
+                   and shares each type's nodes with the other jobs over time.
 
 Objective
 ---------
@@ -181,8 +185,8 @@ RESTRICTED_START_MODES = 2000  # from this many modes on, the start comes from a
 FULL_PRESOLVE_MIN_S = 120.0  # after a restricted start, the full MIP is presolved only with this much time left
 RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much enter the restricted MIP
 SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the squeeze MIP (squeeze_start)
-RESTRICTED_SHARE = 0.4  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
-SQUEEZE_SHARE = 0.45  # share of that time for squeeze_start (the full MIP gets the rest)
+RESTRICTED_SHARE = 0.55  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
+SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets the rest)
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
