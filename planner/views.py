@@ -827,7 +827,11 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
                 y=alt.Y("plan:N", title=None),
                 x=alt.X("value:Q", stack="zero", title=kind),
                 color="part:N",
-                tooltip=["plan", "part", "value"],
+                tooltip=[
+                    "plan",
+                    "part",
+                    alt.Tooltip("value:Q", title=kind, format=",.2f" if kind.startswith("cost") else ",.4~r"),
+                ],
             )
             .properties(title=kind, width=460, height=30 * max(1, sub["plan"].nunique()))
         )

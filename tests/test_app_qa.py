@@ -118,3 +118,23 @@ def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
     lines = fleet_summary(plan)
     assert "- **Rents** 1 x a100-pcie-4 at peak (1 node billing period, $6)." in lines
     assert "- **Rents** 5 x a100-pcie-4 at peak (1,624 node billing periods, $6)." in lines
+
+
+def test_the_cost_and_energy_chart_tooltips_carry_units_and_round() -> None:
+    """Was: the breakdown chart's tooltip 'value 34948.12345678' with no unit; now dollars to the cent and kWh to 4
+    significant figures, as the plan card."""
+    import pandas as pd
+
+    from planner.views import breakdown_chart
+
+    frame = pd.DataFrame(
+        {
+            "plan": ["plan", "plan"],
+            "part": ["energy", "energy"],
+            "kind": ["cost (USD)", "energy (kWh)"],
+            "value": [34_948.123, 24_354.3],
+        }
+    )
+    spec = breakdown_chart(frame).to_dict()
+    tips = [c["encoding"]["tooltip"][-1] for c in spec["vconcat"]]
+    assert [(t["title"], t["format"]) for t in tips] == [("cost (USD)", ",.2f"), ("energy (kWh)", ",.4~r")]
