@@ -40,7 +40,7 @@ from planner.cli_common import (
     validated,
     writable_file,
 )
-from planner.textfmt import sig4
+from planner.textfmt import sig4, switches_text
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format_estimate", "main"]
 
@@ -509,11 +509,6 @@ def format_estimate(d: dict[str, Any]) -> str:
         "  step breakdown    " + ", ".join(f"{k} {sig4(v)} s" for k, v in d["step_time_breakdown_s"].items() if v),
     ]
     return "\n".join(lines)
-
-
-def switches_text(count: int) -> str:
-    """'1 switch', '171 switches' (was '1 switches')."""
-    return f"{count:,} switch" + ("" if count == 1 else "es")
 
 
 def usd(value: float) -> str:

@@ -31,7 +31,7 @@ from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
 from planner.schemas import Configuration, Estimate
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
-from planner.textfmt import sig4
+from planner.textfmt import sig4, switches_text
 
 Objective = Literal["energy", "cost", "carbon", "time"]
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -235,15 +235,17 @@ class PlanResult(BaseModel):
             return f"No plan: {self.explanation.message if self.explanation else self.status}"
         p = self.plan
         gap = f", gap {self.solver.gap:.2%}" if self.solver and self.solver.gap else ""
+        value = self.objective_value or 0.0
+        # dollars whole, as the cost line above writes them (4 figures read 2,454,000 beside $2,453,791)
+        objective_text = f"{value:,.0f}" if self.objective == "cost" and abs(value) >= 1 else sig4(value)
         lines = [
-            f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({p.switches} switches), cap {p.power_cap:.0%} "
-            f"({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
+            f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({switches_text(p.switches)}), "
+            f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  time {sig4(p.time_to_train_days)} days; facility power {sig4(p.facility_power_kw)} kW; "
             f"facility energy {sig4(p.facility_energy_kwh)} kWh; {p.rack_units:,} rack units",
             f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {sig4(p.carbon_kg)} kg",
-            f"  objective {self.objective} = {sig4(self.objective_value or 0.0)} {OBJECTIVE_UNITS[self.objective]} "
-            f"({self.status}{gap})",
+            f"  objective {self.objective} = {objective_text} {OBJECTIVE_UNITS[self.objective]} ({self.status}{gap})",
             f"  binding (relaxing by {self.binding_step:.0%} improves the objective): "
             f"{', '.join(self.binding) or 'none'}",
         ]

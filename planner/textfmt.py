@@ -17,3 +17,8 @@ def sig4(v: float) -> str:
         return f"{r:,.0f}"
     decimals = max(3 - math.floor(math.log10(abs(r))), 0)
     return f"{r:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{r:.0f}"
+
+
+def switches_text(count: int) -> str:
+    """'1 switch', '171 switches' (was '1 switches')."""
+    return f"{count:,} switch" + ("" if count == 1 else "es")
