@@ -386,6 +386,13 @@ def no_server_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") ->
     by_servers = [s for s in base if req.servers is None or s.id in set(req.servers)]
     gpus = _match_gpus(catalog, req.gpus) if req.gpus is not None else None
     by_gpus = [s for s in by_servers if gpus is None or s.gpu in gpus]
+    if not by_gpus and req.servers is None:  # only GPUs were given: none of them is in a server of the catalog
+        carried = sorted({s.gpu or "" for s in base})
+        return (
+            f"{gpus_name} {', '.join(req.gpus or [])}: no server in the catalog carries "
+            f"{'it' if len(req.gpus or []) == 1 else 'them'}; the GPUs in servers are {', '.join(carried)}: allow one "
+            "of those (or add a server with that GPU to the catalog)"
+        )
     if not by_gpus:
         carried = sorted({s.gpu or "" for s in by_servers})
         return (
