@@ -325,6 +325,27 @@ def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
     return [s.id for s in servers]
 
 
+def gpus_without_fp8(catalog: Catalog, req: PlanRequest) -> list[str] | None:
+    """The allowed GPUs, where fp8 is asked for by name and none of them has it; None otherwise (where some allowed
+    GPUs have fp8, a plan on one without computes in bf16 and says so in its notes)."""
+    if req.precision != "fp8":
+        return None
+    gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
+    return None if any(catalog.gpu(g).fp8_tflops is not None for g in gpus) else gpus
+
+
+def check_precision(catalog: Catalog, req: PlanRequest) -> None:
+    """fp8 asked for where no allowed GPU has it is bad input for every entry point (the Python API included), never
+    a plan silently computed in bf16. The command line, the app and batch word it in their own terms first
+    (views.fp8_problem)."""
+    gpus = gpus_without_fp8(catalog, req)
+    if gpus is not None:
+        raise PlannerInputError(
+            f"precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8: ask for bf16 (or the workload's "
+            "default), or allow GPUs with fp8 (Hopper or newer, e.g. h100-sxm, b200)"
+        )
+
+
 def purchases_of(req: PlanRequest) -> tuple[str, ...]:
     return ("buy", "rent") if req.purchase == "either" else (req.purchase,)
 
@@ -1030,6 +1051,7 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     """Find the optimal capacity plan for the request (see module docstring and planner/mip.py)."""
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
     cat = catalog_for(catalog or load_catalog(), req)
+    check_precision(cat, req)
     timings: dict[str, float] = {}
     lim = limits_for(cat, req)
     column = OBJECTIVE_COLUMNS[req.objective]
@@ -1418,6 +1440,7 @@ def pareto(
         raise PlannerInputError("pareto needs at least 2 points")
     req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
     cat = catalog_for(catalog or load_catalog(), req)
+    check_precision(cat, req)
     lim = limits_for(cat, req)
     xc, yc = OBJECTIVE_COLUMNS[x], OBJECTIVE_COLUMNS[y]
 

@@ -27,6 +27,7 @@ from planner.optimize import (
     allowed_servers,
     catalog_for,
     format_owned,
+    gpus_without_fp8,
     in_service,
     node_ladder,
     owned_fabric,
@@ -416,10 +417,8 @@ def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, app: boo
     pareto, a bad_input row in a batch, a message and no plan in the app), never a plan silently computed in bf16;
     None otherwise (where some allowed GPUs have fp8, a plan on one without says so: plan_notes). Worded in the
     command line's flags, the app's inputs (``app``) or, for a batch scenario (``flags`` False), its fields."""
-    if req.precision != "fp8":
-        return None
-    gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
-    if any(catalog.gpu(g).fp8_tflops is not None for g in gpus):
+    gpus = gpus_without_fp8(catalog, req)
+    if gpus is None:
         return None
     if app:
         return (

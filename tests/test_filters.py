@@ -14,3 +14,18 @@ def test_a_gpu_no_server_carries_names_the_gpus_that_servers_do_carry(capsys: py
     err = capsys.readouterr().err
     assert "--gpus h100-pcie: no server in the catalog carries it" in err, err
     assert "h100-sxm" in err and "--servers" not in err and "Traceback" not in err
+
+
+def test_the_python_api_refuses_fp8_where_no_allowed_gpu_has_it() -> None:
+    """The command line, the app and batch refused it; `planner.solve` and `planner.pareto` returned a plan silently
+    computed in bf16 (review of this session)."""
+    from planner import load_catalog
+    from planner.errors import PlannerInputError
+    from planner.optimize import PlanRequest, pareto, solve
+
+    req = PlanRequest(model="resnet50", deadline_days=5, gpus=["A100"], precision="fp8")
+    with pytest.raises(PlannerInputError, match=r"precision fp8: none of the allowed GPUs \(a100"):
+        solve(req, load_catalog())
+    with pytest.raises(PlannerInputError, match="precision fp8"):
+        pareto(req, catalog=load_catalog())
+    assert solve(req.model_copy(update={"gpus": ["A100", "H100"]}), load_catalog()).plan is not None
