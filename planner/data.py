@@ -120,7 +120,38 @@ def parse_records(records: Iterable[dict[str, Any]], model: type[T], where: str)
 
 
 def load_file(path: Path, model: type[T]) -> list[T]:
-    return parse_records(read_records(path), model, str(path))
+    records = read_records(path)
+    if path.suffix == ".csv":
+        records = [_csv_fields(r, model) for r in records]
+    return parse_records(records, model, str(path))
+
+
+def _csv_fields(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """A CSV row as the model's fields: an empty cell is the field's default where it has one (a bool or a number
+    cannot be null) and null where it has none (a CPU server's gpu); `a;b` is a list in a list field (one cell
+    without a semicolon a list of one) and text elsewhere (a source or a note may hold semicolons)."""
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        f = model.model_fields.get(k)
+        if f is None:
+            out[k] = v  # an unknown column: the model reports it
+        elif v is None:
+            if f.is_required():
+                out[k] = None
+        elif _is_list_field(f.annotation):
+            out[k] = v if isinstance(v, list) else [v]
+        else:
+            out[k] = "; ".join(map(str, v)) if isinstance(v, list) else v
+    return out
+
+
+def _is_list_field(annotation: Any) -> bool:
+    """A field typed list[...] (or list[...] | None)."""
+    import typing
+
+    if typing.get_origin(annotation) is list:
+        return True
+    return any(_is_list_field(a) for a in typing.get_args(annotation) if a is not type(None))
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: used as a cache key

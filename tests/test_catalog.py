@@ -239,3 +239,30 @@ def test_current_generation_servers_plan_end_to_end(shipped: Catalog) -> None:
         )
         res = solve(req, shipped)
         assert res.plan is not None and res.plan.gpu == gpu
+
+
+def test_a_catalog_written_as_csv_reads_back_the_same(tmp_path: Path) -> None:
+    """Lists as `a;b` cells (a server's fabrics) read back as lists, and a text field holding a semicolon (a
+    source such as 'datasheet; measured ...') stays text -- it was split into a list and refused (QA walk)."""
+    import csv
+
+    import yaml
+
+    from planner.data import load_catalog
+
+    c, m = _copy_tree(tmp_path)
+    for stem in ("gpus", "servers"):
+        records = yaml.safe_load((c / f"{stem}.yaml").read_text())
+        assert any(";" in str(v) for r in records for v in r.values() if isinstance(v, str)), stem
+        fields = list(dict.fromkeys(k for r in records for k in r))
+        with (c / f"{stem}.csv").open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(fields)
+            for r in records:
+                w.writerow(
+                    ["" if r.get(k) is None else ";".join(r[k]) if isinstance(r[k], list) else r[k] for k in fields]
+                )
+        (c / f"{stem}.yaml").unlink()
+    shipped, from_csv = load_catalog(), load_catalog(c, m)
+    assert from_csv.gpus == shipped.gpus
+    assert from_csv.servers == shipped.servers
