@@ -1596,8 +1596,9 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
                         k
                         for k in ix.by_job[j]
                         if kind[k] == "site" and server[k] == p and fabric[k] in (f, ANY_FABRIC) and d[k] <= len(win)
-                    ]
-                )
+                    ],
+                    dtype=np.int64,
+                )  # holds the job's current mode (a plan's mode is on its cluster's fabric or one node)
                 peak_other = float(other.max())
                 peak = np.maximum(peak_other, other[order][d[cand] - 1] + nodes[cand])
                 cur_peak = float(usage.max())
