@@ -38,6 +38,7 @@ from planner.cli_common import (
     positive_int,
     table,
     validated,
+    with_progress,
     writable_file,
 )
 from planner.textfmt import sig4, switches_text
@@ -520,7 +521,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from planner.validation import validate
 
     writable_file(args.out, "--out")
-    summary = validate(Path(args.out), args.catalog, args.reference)
+    summary = with_progress(
+        lambda: validate(Path(args.out), args.catalog, args.reference),
+        "validating",
+        "predicting every published case, then each GPU family as if unseen (about half a minute)",
+    )
     if args.json:
         emit_json(clean(summary.to_dict(orient="records")))
     else:

@@ -383,3 +383,43 @@ def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
         return model.model_validate(data)
     except ValidationError as exc:
         raise PlannerInputError(describe_validation_error(exc, where)) from None
+
+
+FIRST_TICK_S, TICK_S = 3.0, 1.0
+
+
+def with_progress(work: Any, what: str, message: str | None = None) -> Any:
+    """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
+    (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
+    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
+    import sys
+    import threading
+    import time
+
+    if message:
+        sys.stderr.write(f"planner: {message}\n")
+        sys.stderr.flush()
+    if not sys.stderr.isatty():
+        return work()
+    stop = threading.Event()
+    ticked = threading.Event()
+    t0 = time.perf_counter()
+
+    def tick() -> None:
+        wait_s = FIRST_TICK_S
+        while not stop.wait(wait_s):
+            wait_s = TICK_S
+            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
+            sys.stderr.flush()
+            ticked.set()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+        ticker.join()
+        if ticked.is_set():
+            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()

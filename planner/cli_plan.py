@@ -35,6 +35,7 @@ from planner.cli_common import (
     readable_text_file,
     table,
     validated,
+    with_progress,
 )
 
 MAX_PARETO_POINTS = 50
@@ -588,46 +589,6 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 def fleet_totals_text(totals: dict[str, float]) -> str:
     """'Totals: capex_usd 6,294,600, rent_usd 33,155, ...' (was 6.295e+06, 3.316e+04)."""
     return "Totals: " + ", ".join(f"{k} {number_text(v)}" for k, v in totals.items())
-
-
-FIRST_TICK_S, TICK_S = 3.0, 1.0
-
-
-def with_progress(work: Any, what: str, message: str | None = None) -> Any:
-    """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
-    (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
-    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
-    import sys
-    import threading
-    import time
-
-    if message:
-        sys.stderr.write(f"planner: {message}\n")
-        sys.stderr.flush()
-    if not sys.stderr.isatty():
-        return work()
-    stop = threading.Event()
-    ticked = threading.Event()
-    t0 = time.perf_counter()
-
-    def tick() -> None:
-        wait_s = FIRST_TICK_S
-        while not stop.wait(wait_s):
-            wait_s = TICK_S
-            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
-            sys.stderr.flush()
-            ticked.set()
-
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
-    try:
-        return work()
-    finally:
-        stop.set()
-        ticker.join()
-        if ticked.is_set():
-            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s\n")
-            sys.stderr.flush()
 
 
 def fleet_schedule_text(plan: Any, slots: int, slot_hours: float) -> str:

@@ -310,17 +310,17 @@ def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.Monkey
     import io
     import time
 
-    from planner import cli_plan
+    from planner import cli_common
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    monkeypatch.setattr(cli_plan, "FIRST_TICK_S", 0.1)
-    monkeypatch.setattr(cli_plan, "TICK_S", 0.2)
+    monkeypatch.setattr(cli_common, "FIRST_TICK_S", 0.1)
+    monkeypatch.setattr(cli_common, "TICK_S", 0.2)
     for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", stream)
-        assert cli_plan.with_progress(lambda: time.sleep(0.6) or 42, "solving") == 42
+        assert cli_common.with_progress(lambda: time.sleep(0.6) or 42, "solving") == 42
         text = stream.getvalue()
         ticks = re.findall(r"\rplanner: solving: (\d+) s", text)
         assert (len(ticks) >= 2 and re.search(r"\rplanner: solving: done in \d+ s\n$", text) is not None) == shown
