@@ -87,3 +87,14 @@ def test_validate_says_what_it_does_before_its_half_minute(
     assert main(["validate", "--out", str(tmp_path / "V.md")]) == 0
     err = capsys.readouterr().err
     assert "planner: predicting every published case, then each GPU family as if unseen" in err, err
+
+
+def test_the_shipped_accuracy_report_is_the_models_at_this_commit() -> None:
+    """docs/VALIDATION.md states the model's accuracy; its summary table must be what `planner validate` computes
+    from the code and catalog of this commit (a physics or calibration change without a re-run of `planner
+    validate` fails here, so no stated figure goes stale)."""
+    from planner.validation import run_cases, summarize_binned
+
+    table = summarize_binned(run_cases(load_catalog(), reference_dir())).to_markdown(index=False, floatfmt=".1f")
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "VALIDATION.md").read_text()
+    assert table in doc, "docs/VALIDATION.md is stale: run `planner validate`"
