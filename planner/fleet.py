@@ -189,6 +189,7 @@ RESTRICTED_SHARE = 0.55  # share of the time left after the LP relaxation for th
 SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets the rest)
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
+EXPLAIN_MIN_S = 1.0  # an infeasible fleet's explanation tries no relaxation with less of the time limit left
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
 
 
@@ -1631,7 +1632,10 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
 
 
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
-    """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible."""
+    """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible.
+
+    ``req.solver.time_limit_s`` is the whole call's, the explanation's re-solves included (``_explain``: they
+    share what is left of it, and the explanation says when it was cut short)."""
     req = request if isinstance(request, FleetRequest) else FleetRequest.model_validate(request)
     cat = catalog or load_catalog()
     cat.site(req.site)
@@ -1698,7 +1702,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         )
         return _infeasible(req, msg, rep, status="no_solution")
     if not rep.status.has_solution:
-        return _infeasible(req, _explain(cat, req) if explain else "infeasible", rep)
+        return _infeasible(req, _explain(cat, req, deadline, t_modes + t_build) if explain else "infeasible", rep)
     plan = _extract(cat, req, m, solved, rep)
     figures = {k: v for k, v in heur.items() if not k.endswith("_s")}
     return plan.model_copy(update={"timings_s": timings, "start": figures})
@@ -1719,29 +1723,64 @@ def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None, st
     )
 
 
-def _explain(cat: Catalog, req: FleetRequest) -> str:
-    """Smallest single relaxations that make the fleet feasible, computed by re-solving."""
-    tips = []
-    if req.budget_usd is not None:
-        r = fleet(req.model_copy(update={"budget_usd": None, "objective": "cost"}), cat, explain=False)
-        if r.objective_value is not None:
-            need = r.totals.get("capex_usd", 0.0) + r.totals.get("rent_usd", 0.0)
-            tips.append(f"a budget of at least ${need:,.0f} (you gave ${req.budget_usd:,.0f})")
+def _explain(cat: Catalog, req: FleetRequest, deadline: float | None = None, setup_s: float = 0.0) -> str:
+    """Smallest single relaxations that make the fleet feasible, computed by re-solving: the budget dropped, the
+    power envelope lifted, every due slot moved to the horizon end (each tried on its own).
+
+    The re-solves share what is left of the whole call's time limit (``deadline``, a ``time.perf_counter()``
+    instant; None: each gets the request's full limit): each gets an equal share of the time then left (like every
+    ``fleet()`` call it may overrun its share by the modes and the build). With less than EXPLAIN_MIN_S + ``setup_s``
+    left (``setup_s``: what the modes and the build took in the call explained; a re-solve takes about as long
+    before HiGHS starts), the relaxations not yet tried are skipped, and one whose re-solve ends without a plan
+    inside its share is not known to fail: the explanation then says it was cut short and names what it did not
+    check. It never states a relaxation that was not confirmed by a plan, and says "more than one requirement
+    relaxed" only when each single relaxation was proved infeasible."""
     env = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
-    r2 = fleet(req.model_copy(update={"power_kw": 1e12}), cat, explain=False)
-    if r2.objective_value is not None:
-        peak = r2.totals.get("peak_site_power_kw", 0.0)
-        tips.append(f"{peak - env:,.0f} kW more power (peak {peak:,.0f} kW against {env:,.0f} kW)")
+    tries: list[tuple[str, FleetRequest]] = []
+    if req.budget_usd is not None:
+        tries.append(("budget", req.model_copy(update={"budget_usd": None, "objective": "cost"})))
+    tries.append(("power", req.model_copy(update={"power_kw": 1e12})))
     late = req.model_copy(update={"jobs": [j.model_copy(update={"due_slot": req.slots - 1}) for j in req.jobs]})
     if late != req:
-        r3 = fleet(late, cat, explain=False)
-        if r3.objective_value is not None:
+        tries.append(("due slots", late))
+    tips: list[str] = []
+    unchecked: list[str] = []
+    for i, (name, relaxed) in enumerate(tries):
+        if deadline is None:
+            limit = req.solver.time_limit_s
+        else:
+            left_s = deadline - time.perf_counter() - EXTRACT_RESERVE_S
+            if left_s < EXPLAIN_MIN_S + setup_s:
+                unchecked.extend(n for n, _r in tries[i:])
+                break
+            limit = left_s / (len(tries) - i)
+        relaxed = relaxed.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": limit})})
+        r = fleet(relaxed, cat, explain=False)
+        if r.objective_value is None:
+            # no plan within its share (time limit, solver error) is not a proof that this relaxation fails
+            if r.solver is not None and r.solver.status.value != "infeasible":
+                unchecked.append(name)
+            continue
+        if name == "budget":
+            need = r.totals.get("capex_usd", 0.0) + r.totals.get("rent_usd", 0.0)
+            tips.append(f"a budget of at least ${need:,.0f} (you gave ${req.budget_usd:,.0f})")
+        elif name == "power":
+            peak = r.totals.get("peak_site_power_kw", 0.0)
+            tips.append(f"{peak - env:,.0f} kW more power (peak {peak:,.0f} kW against {env:,.0f} kW)")
+        else:
             tips.append(f"due slots moved to the horizon end (slot {req.slots - 1})")
-    return (
-        "No fleet meets every job's due slot, the budget and the power envelope. It needs "
-        + (", or ".join(tips) if tips else "more than one requirement relaxed")
-        + "."
+    head = "No fleet meets every job's due slot, the budget and the power envelope."
+    short = (
+        f" The time limit ({req.solver.time_limit_s:g} s, the whole call's) cut the explanation short: "
+        f"relaxing the {', the '.join(unchecked)} was not checked; raise --time-limit to check it."
+        if unchecked
+        else ""
     )
+    if tips:
+        return f"{head} It needs {', or '.join(tips)}.{short}"
+    if unchecked:
+        return head + short
+    return f"{head} It needs more than one requirement relaxed."
 
 
 def evaluate_fleet(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from typing import Any
 from unittest import mock
 
@@ -667,3 +668,34 @@ def test_flatten_moves_a_job_off_the_peak_so_the_cluster_buys_fewer_nodes(toy: C
     assert ev["value"] == pytest.approx(out["flatten_objective"], abs=1e-4) and ev["value"] < before
     best = fleet(req, toy).objective_value
     assert best is not None and ev["value"] == pytest.approx(best, abs=1e-4)
+
+
+def _late_and_over_budget() -> FleetRequest:
+    # one job due in slot 0 of 2 with a 5,000 USD budget: a toy node costs 10,000 USD, so no fleet; three single
+    # relaxations to try (budget, power, due slots)
+    return freq(slots=2, objective="cost", budget_usd=5_000, jobs=[{"id": "a", "model": "toy-model", "due_slot": 0}])
+
+
+def test_an_infeasible_fleets_explanation_shares_the_whole_calls_time_limit(toy: Catalog) -> None:
+    # the explanation's re-solves come out of the call's own limit: none is given more than is left of it (each
+    # was given the full 20 s again, so the call could take 4 x 20 s)
+    req = _late_and_over_budget()
+    req = req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": 20.0})})
+    ends: list[float] = []  # when each re-solve's limit runs out
+    real = fleet_mod.fleet
+
+    def spy(r: FleetRequest, cat: Catalog | None = None, explain: bool = True) -> Any:
+        ends.append(time.perf_counter() + r.solver.time_limit_s)
+        return real(r, cat, explain)
+
+    t0 = time.perf_counter()
+    with mock.patch.object(fleet_mod, "fleet", spy):
+        plan = real(req, toy)
+    assert plan.status == "infeasible" and "budget of at least $10,000" in (plan.explanation or "")
+    assert len(ends) == 3 and max(ends) <= t0 + 20.0
+
+
+def test_an_explanation_out_of_time_says_it_was_cut_short_and_claims_no_relaxation(toy: Catalog) -> None:
+    msg = fleet_mod._explain(toy, _late_and_over_budget(), deadline=time.perf_counter())
+    assert "cut the explanation short" in msg and "budget, the power, the due slots" in msg
+    assert "It needs" not in msg
