@@ -1674,7 +1674,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
         opts = opts.model_copy(update={"presolve": opts.presolve and left() >= FULL_PRESOLVE_MIN_S})
     solved = solve_model(m, opts.model_copy(update={"time_limit_s": left()}), build_time_s=t_build)
-    if solved.report.status.value == "infeasible" and req.solver.presolve:
+    if solved.report.status.value == "infeasible" and opts.presolve:
         # an infeasibility claim is confirmed without presolve before it is reported (HiGHS proves small
         # infeasible fleets at once; one that cannot be confirmed in the time left is reported as no solution)
         solved = solve_model(

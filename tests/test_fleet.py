@@ -792,3 +792,27 @@ def test_flatten_improved_most_stacked_starts() -> None:
     if FLATTENED["runs"] < 10:
         pytest.skip("runs only after test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum")
     assert FLATTENED["improved"] >= FLATTENED["runs"] // 2, FLATTENED
+
+
+def test_an_infeasibility_is_confirmed_by_a_solve_without_presolve_never_by_the_same_solve_again(
+    toy: Catalog,
+) -> None:
+    # after a restricted start with less than FULL_PRESOLVE_MIN_S left, the full MIP is already solved without
+    # presolve: its "infeasible" is the confirmation (the same solve was run a second time)
+    req = _late_and_over_budget()
+    full: list[bool] = []  # presolve of each full-MIP solve of fleet() itself
+    real = fleet_mod.solve_model
+
+    def spy(m: Any, options: Any, **kw: Any) -> Any:
+        if "build_time_s" in kw:
+            full.append(options.presolve)
+        return real(m, options, **kw)
+
+    with mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0), mock.patch.object(fleet_mod, "solve_model", spy):
+        plan = fleet(req, toy, explain=False)
+    assert plan.status == "infeasible"
+    assert full == [False]
+    with mock.patch.object(fleet_mod, "solve_model", spy):
+        full.clear()
+        assert fleet(req, toy, explain=False).status == "infeasible"
+    assert full == [True, False]  # a claim made with presolve is confirmed without it
