@@ -1528,17 +1528,20 @@ def _plan_value(cat: Catalog, req: FleetRequest, ix: Index, plan: StartPlan) -> 
 
 
 def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
-    """A better start by local search on the current one (the restricted MIP's plan, or the greedy plan when
-    ``evaluate_fleet`` finds it within every rule): a bought site
+    """A better start by local search on the current one (in ``fleet()``: the restricted MIP's plan, before
+    ``squeeze_start``; or the greedy plan when ``evaluate_fleet`` finds it within every rule): a bought site
     cluster is paid for its peak use, so each job on it in turn is moved to the mode of that cluster (same type;
     the fabric it is bought on, or a one-node mode) and the slots of its window that make the cluster's
     (capex share + idle energy) + the job's energy and lateness least, the other jobs held where they are: for a
     mode of n nodes and d slots the best slots are the d least busy of the window (earliest first), which give
-    the cluster a peak of max(busiest slot of the others, d-th least busy + n). Rounds repeat while one
-    lowers the cost, within ``time_limit_s``. Clusters holding owned nodes, rentals and budget are left alone
-    (their jobs stay). The result replaces the start only when ``evaluate_fleet`` finds it a plan (capacity,
-    fabric, power, budget) of lower value, so it is a plan of the full MIP. Returns flatten_s, and
-    flatten_objective (the start's value after it) and flatten_moves (jobs moved) when it improved the start."""
+    the cluster a peak of max(busiest slot of the others, d-th least busy + n). A move is made only when it keeps
+    the cluster within ``max_nodes`` and the site's power (jobs above idle + idle power of every node bought or
+    kept, the resized cluster's included) within the envelope in every slot, so every move made is kept: each
+    intermediate plan is a plan. Rounds repeat while one lowers the cost, within ``time_limit_s``. Clusters
+    holding owned nodes, rentals and budget are left alone (their jobs stay). The result replaces the start only
+    when ``evaluate_fleet`` finds it a plan (capacity, fabric, power, budget) of lower value, so it is a plan of
+    the full MIP. Returns flatten_s, and flatten_objective (the start's value after it) and flatten_moves (jobs
+    moved) when it improved the start."""
     t0 = time.perf_counter()
     ix: Index = m.ix
     out: dict[str, float] = {}
@@ -1560,9 +1563,22 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
     cost_obj = req.objective == "cost"
     e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
     e_coef = modes["energy_coef_kwh"].to_numpy(float)
+    p_coef = modes["power_coef_kw"].to_numpy(float)
     jobs = {j.id: j for j in req.jobs}
     chosen = dict(plan.chosen)
     bought = dict(plan.bought)
+    # site power per slot as evaluate_fleet adds it: the jobs above idle, and the idle power of every node bought
+    # or kept; each move is checked against the envelope (and its cluster against max_nodes) before it is made
+    envelope = req.power_kw if req.power_kw is not None else site.power_envelope_kw
+    envelope = envelope * (1 + 1e-9) + 1e-9
+    power = np.zeros(req.slots)
+    for k, sl in chosen.values():
+        power[sl] += p_coef[k]
+    for (p, _f), n in bought.items():
+        power += ix.pools.idle_kw[p] * n
+    kept = plan.kept if plan.kept is not None else [e.count for e in ix.pools.owned]
+    for i, e in enumerate(ix.pools.owned):
+        power += ix.pools.idle_kw[e.server] * np.asarray(e.avail) * kept[i]
     fab_of = {p: f for (p, f), n in bought.items() if n > 0}
     # clusters without owned nodes, bought on one fabric: their jobs may move
     movable = {p: f for p, f in fab_of.items() if p not in ix.pools.owned_fabrics}
@@ -1602,22 +1618,38 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
                 )  # holds the job's current mode (a plan's mode is on its cluster's fabric or one node)
                 peak_other = float(other.max())
                 peak = np.maximum(peak_other, other[order][d[cand] - 1] + nodes[cand])
-                cur_peak = float(usage.max())
-                best = (cluster_usd(p, f, round(cur_peak)) + e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
+                have = bought.get((p, f), 0)
+                power_other = power.copy()  # the site's power without this job, at the cluster's current size
+                power_other[sl0] -= p_coef[k0]
+                best = (cluster_usd(p, f, have) + e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0, have)
                 for i in np.argsort(peak + 1e-9 * e_coef[cand], kind="stable")[:64]:
                     k = int(cand[i])
+                    n_new = round(float(peak[i]))
+                    if n_new > req.max_nodes:
+                        continue
                     sl = sorted(int(t) for t in order[: d[k]])
-                    usd = cluster_usd(p, f, round(float(peak[i]))) + e_w * e_coef[k] + late_usd(j, sl[-1])
-                    if usd < best[0] - 1e-6 * max(1.0, abs(best[0])):
-                        best = (usd, k, sl)
-                if best[1] != k0 or best[2] != sl0:
-                    k, sl = best[1], best[2]
+                    usd = cluster_usd(p, f, n_new) + e_w * e_coef[k] + late_usd(j, sl[-1])
+                    if usd >= best[0] - 1e-6 * max(1.0, abs(best[0])):
+                        continue
+                    moved = power_other + ix.pools.idle_kw[p] * (n_new - have)
+                    moved[sl] += p_coef[k]
+                    if (moved > envelope).any():
+                        continue
+                    best = (usd, k, sl, n_new)
+                if best[1] != k0 or best[2] != sl0 or best[3] != have:
+                    k, sl, n_new = best[1], best[2], best[3]
                     usage = other
                     usage[sl] += nodes[k]
+                    power = power_other + ix.pools.idle_kw[p] * (n_new - have)
+                    power[sl] += p_coef[k]
                     chosen[j] = (k, sl)
+                    bought[(p, f)] = n_new
                     moves += 1
                     improved = True
-            bought[(p, f)] = round(float(usage.max()))
+            top = round(float(usage.max()))  # a cluster bought above its peak use sheds the rest (less power)
+            if top < bought.get((p, f), 0):
+                power -= ix.pools.idle_kw[p] * (bought[(p, f)] - top)
+                bought[(p, f)] = top
         if time.perf_counter() - t0 >= time_limit_s:
             break
     new = StartPlan(chosen, {pf: n for pf, n in bought.items() if n > 0}, plan.kept)

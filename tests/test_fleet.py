@@ -816,3 +816,44 @@ def test_an_infeasibility_is_confirmed_by_a_solve_without_presolve_never_by_the_
         full.clear()
         assert fleet(req, toy, explain=False).status == "infeasible"
     assert full == [True, False]  # a claim made with presolve is confirmed without it
+
+
+def test_flatten_keeps_its_good_moves_when_a_later_one_would_break_the_power_envelope(toy: Catalog) -> None:
+    # 6 h slots: 1.5e6 samples take one slot on 2 toy-a nodes or two on 1 node; 3.6e5 take one slot either way.
+    # Start: j1, j0, j2 on 2 nodes each in slots 0, 1, 2 (2 nodes bought), the power cap exactly the start's peak
+    # (idle of 2 nodes + one 2-node run). One node uses a little less energy per job, so flatten moves j2 to 1
+    # node (slot 2 then draws less) and then j0 to 1 node over slots 1-2 -- but two 1-node runs in slot 2 draw
+    # more than one 2-node run: over the cap. That move must be refused and j2's kept (all were thrown away).
+    jobs = [
+        {"id": "j0", "model": "toy-model", "samples": 1.5e6, "release_slot": 1, "due_slot": 2},
+        {"id": "j1", "model": "toy-model", "samples": 1.5e6, "due_slot": 0, "penalty_usd_per_slot": 5.0},
+        {"id": "j2", "model": "toy-model", "samples": 3.6e5, "release_slot": 2, "due_slot": 2},
+    ]
+    req = freq(slots=4, slot_hours=6.0, servers=["toy-a"], node_counts=[1, 2], jobs=jobs)
+    pools = pools_of(toy, req)
+    modes = job_modes(toy, req, pools=pools)
+    mode = {
+        (str(r.job), int(r.nodes)): int(k) for k, r in modes.iterrows()
+    }  # one mode per job and node count (one power cap)
+    assert len(mode) == len(modes) == 6
+    power, energy = modes["power_coef_kw"], modes["energy_coef_kwh"]
+    # the scenario: one node uses less energy, two 1-node runs draw more than one 2-node run
+    for j in ("j0", "j2"):
+        assert energy[mode[(j, 1)]] < energy[mode[(j, 2)]]
+    assert power[mode[("j0", 1)]] + power[mode[("j2", 1)]] > power[mode[("j2", 2)]]
+    fab = pools.buy["toy-a"][0]
+    start = fleet_mod.StartPlan(
+        {"j1": (mode[("j1", 2)], [0]), "j0": (mode[("j0", 2)], [1]), "j2": (mode[("j2", 2)], [2])}, {("toy-a", fab): 2}
+    )
+    peak = 2 * pools.idle_kw["toy-a"] + power.max()
+    req = req.model_copy(update={"power_kw": peak})
+    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
+    fleet_mod.set_plan_start(m, toy, req, start)
+    m.start_feasible = True
+    before = pyo.value(m.objective)
+    out = fleet_mod.flatten_start(m, toy, req, 10.0)
+    plan = fleet_mod.current_plan(m)
+    assert plan is not None and out.get("flatten_moves") == 1
+    assert plan.chosen == {"j1": (mode[("j1", 2)], [0]), "j0": (mode[("j0", 2)], [1]), "j2": (mode[("j2", 1)], [2])}
+    assert plan.bought == {("toy-a", fab): 2} and out["flatten_objective"] < before
+    assert _row_violations(m) == []
