@@ -42,10 +42,13 @@ from planner import load_catalog
 from planner.data import Catalog
 from planner.fleet import (
     CUT_FAMILIES,
+    FLATTEN_SHARE,
+    RESTRICTED_SHARE,
     SQUEEZE_SHARE,
     FleetRequest,
     Pools,
     build_fleet_model,
+    flatten_start,
     fleet,
     job_modes,
     pools_of,
@@ -120,14 +123,18 @@ def root_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pool
 
 
 def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools, seconds: float, log: str) -> None:
-    """The start heuristics of ``fleet`` (greedy, LP, restricted MIP, squeeze) within the request's time limit,
-    then HiGHS alone on the full MIP from the best start for ``seconds``, with presolve and its log written to
-    ``log``; prints its incumbent, bound and gap at the end (the log has them over time)."""
+    """The start heuristics of ``fleet`` (greedy, LP, restricted MIP, local search, squeeze, with fleet's time
+    shares of the request's time limit, which here excludes the modes and the build), then HiGHS alone on the
+    full MIP from the best start for ``seconds``, with presolve and its log written to ``log``; prints its
+    incumbent, bound and gap at the end (the log has them over time)."""
     m = build_fleet_model(cat, req, modes, pools)
     set_greedy_start(m, cat, req)
     opts = req.solver
+    t0 = time.perf_counter()
     heur = restricted_start(m, opts)
-    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE * opts.time_limit_s})
+    left = max(1.0, opts.time_limit_s - (time.perf_counter() - t0))
+    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * left})
+    heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left))
     heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
     print(f"  start: {', '.join(f'{k} {v:,.1f}' for k, v in heur.items())}")
     lp, cols = _lp(m)

@@ -171,7 +171,14 @@ def add_plan_commands(sub: Any) -> None:
 
     f = sub.add_parser("fleet", help="plan one procurement for a portfolio of jobs over a horizon (MIP)")
     f.add_argument("file", help="fleet request YAML (see examples/fleet.yaml)")
-    f.add_argument("--time-limit", type=positive_float, help="HiGHS time limit, seconds (default 60)")
+    f.add_argument(
+        "--time-limit",
+        type=positive_float,
+        help="limit of the whole call, seconds (default 60): evaluating every job's modes, building the MIP, the "
+        "start heuristics, HiGHS and, for an infeasible fleet, the explanation's re-solves (cut short when it runs "
+        "out). A limit shorter than the modes and the build take is overrun by those, and the plan may then be only "
+        "the greedy start (bound 0)",
+    )
     f.add_argument("--gap", type=gap_fraction, help="relative MIP gap in [0, 1) (default 1e-4)")
     f.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_catalog_args(f)

@@ -49,10 +49,13 @@ What is modelled, stated honestly
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
   The time limit is the whole call's: mode generation, the Pyomo build, the start heuristics and HiGHS all
   come out of it (EXTRACT_RESERVE_S is kept for reading the plan back; each solve gets at least 1 s, so a limit
-  shorter than the modes and build take is overrun by those). From RESTRICTED_START_MODES modes on, the start
+  shorter than the modes and build take is overrun by those, and the plan may then be the greedy start alone,
+  bound 0: the LP relaxation gets no time to finish); an infeasible fleet's explanation (``_explain``) re-solves
+  within what is left of it too and says when it was cut short. From RESTRICTED_START_MODES modes on, the start
   is improved first (``restricted_start``): the LP relaxation is solved, then the MIP restricted to the modes it
   uses (and the greedy plan's), with RESTRICTED_SHARE of the time then left; a local search moves single jobs
-  to the mode and slots that lower their cluster's peak (``flatten_start``); then the most expensive bought
+  to the mode and slots that lower their cluster's peak (``flatten_start``, within FLATTEN_SHARE of the time
+  then left); then the most expensive bought
   type is squeezed by one node (``squeeze_start``: a MIP over a mode subset with N_p <= n - 1, in which the
   jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time). Each of these plans is a
   plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS

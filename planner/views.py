@@ -990,8 +990,10 @@ def fleet_progress_text(req: Any, used_s: float | None = None) -> str:
     so_far = f"{used_s:.0f} s so far. " if used_s is not None else ""
     return (
         f"Planning the fleet ({len(req.jobs)} jobs over {req.slots} slots): {so_far}Every job is evaluated on every "
-        "allowed server, fabric and node count, then HiGHS solves the MIP (it stops at "
-        f"{req.solver.time_limit_s:g} s with the best plan found); portfolios of many jobs take a minute or more."
+        "allowed server, fabric and node count, then HiGHS solves the MIP from a start plan; all of it stops at "
+        f"{req.solver.time_limit_s:g} s (the whole call's limit) with the best plan found, unless evaluating and "
+        "building alone take longer (then the plan may be only the start). Portfolios of many jobs take a minute "
+        "or more."
     )
 
 
