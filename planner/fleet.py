@@ -1920,7 +1920,8 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
     nvals = solved.keyed.get("N", {})
     bought = {(p, f): round(nvals.get((p, f), 0.0)) for p, f in m.BUY}
     kvals = solved.values.get("K", np.zeros(len(ix.pools.owned)))
-    kept = [round(float(kvals[i])) for i in range(len(ix.pools.owned))]
+    # owned nodes in service in no slot (past their life at the start) cost nothing either way: reported retired
+    kept = [round(float(kvals[i])) if any(e.avail) else 0 for i, e in enumerate(ix.pools.owned)]
     ev = evaluate_fleet(cat, req, ix.pools, chosen, slots, bought, kept)
     if ev is None:  # cannot happen for a solution of the MIP; never report a plan that breaks a rule
         raise RuntimeError("the fleet MIP returned a plan that breaks its own rules; please report this")

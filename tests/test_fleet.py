@@ -171,6 +171,9 @@ def test_owned_servers_past_their_service_life_are_not_used() -> None:
         _brown_catalog(),
     )
     assert plan.totals["capex_usd"] == pytest.approx(20_000)
+    # and reports them retired, not kept (they serve in no slot; were 'keeps 2 of 2, retires none')
+    owned = [p for p in plan.purchases if p["owned"]]
+    assert [(p["kept"], p["retired"]) for p in owned] == [(0, 2)]
 
 
 def test_an_hourly_rental_pays_the_hours_each_job_runs(toy: Catalog) -> None:
