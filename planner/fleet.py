@@ -1688,10 +1688,15 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     t_modes = time.perf_counter() - t0
     missing = [j.id for j in req.jobs if not len(modes) or not (modes["job"] == j.id).any()]
     if missing:
+        due = _earliest_due(cat, req, pools, missing)
+        later = ", ".join(
+            f"{j} to slot {t} at the earliest" if t is not None else f"{j}: not even the horizon end will do"
+            for j, t in due.items()
+        )
         return _infeasible(
             req,
             f"job(s) {', '.join(missing)} cannot finish inside their windows in any allowed pool (even with "
-            f"{req.max_nodes} nodes): move their due slot later, allow more nodes, faster GPUs or renting",
+            f"{req.max_nodes} nodes): move their due slot later ({later}), allow more nodes, faster GPUs or renting",
         )
     t1 = time.perf_counter()
     m = build_fleet_model(cat, req, modes, pools)
@@ -1741,6 +1746,20 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     plan = _extract(cat, req, m, solved, rep)
     figures = {k: v for k, v in heur.items() if not k.endswith("_s")}
     return plan.model_copy(update={"timings_s": timings, "start": figures})
+
+
+def _earliest_due(cat: Catalog, req: FleetRequest, pools: Pools, jobs: list[str]) -> dict[str, int | None]:
+    """For jobs without a mode inside their window: the earliest due slot that gives them one (release slot + the
+    fewest slots any allowed mode needs - 1), None when no mode fits even by the horizon end."""
+    free = [
+        j.model_copy(update={"due_slot": req.slots - 1, "penalty_usd_per_slot": None}) for j in req.jobs if j.id in jobs
+    ]
+    modes = job_modes(cat, req.model_copy(update={"jobs": free}), pools=pools)
+    out: dict[str, int | None] = {}
+    for j in free:
+        d = modes.loc[modes["job"] == j.id, "slots_needed"] if len(modes) else []
+        out[j.id] = int(j.release_slot + min(d) - 1) if len(d) else None
+    return out
 
 
 def _infeasible(req: FleetRequest, msg: str, rep: SolverReport | None = None, status: str = "infeasible") -> FleetPlan:

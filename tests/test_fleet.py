@@ -860,3 +860,15 @@ def test_flatten_keeps_its_good_moves_when_a_later_one_would_break_the_power_env
     assert plan.chosen == {"j1": (mode[("j1", 2)], [0]), "j0": (mode[("j0", 2)], [1]), "j2": (mode[("j2", 1)], [2])}
     assert plan.bought == {("toy-a", fab): 2} and out["flatten_objective"] < before
     assert _row_violations(m) == []
+
+
+def test_a_job_that_cannot_finish_in_its_window_is_told_the_earliest_due_slot_that_would_do(toy: Catalog) -> None:
+    # 6 h slots, one node: 1.5e6 samples take T(1) = 8.75 h, two slots -- due in its release slot 0 it cannot
+    # finish; due in slot 1 it can. 1e7 samples take 58 h, ten slots: not even the horizon end (slot 2) will do.
+    jobs = [
+        {"id": "a", "model": "toy-model", "samples": 1.5e6, "due_slot": 0},
+        {"id": "b", "model": "toy-model", "samples": 1e7, "due_slot": 0},
+    ]
+    plan = fleet(freq(slots=3, slot_hours=6.0, node_counts=[1], jobs=jobs), toy)
+    assert plan.status == "infeasible"
+    assert "a to slot 1 at the earliest, b: not even the horizon end will do" in (plan.explanation or "")
