@@ -205,7 +205,9 @@ class Job(BaseModel):
     epochs: float | None = Field(None, gt=0)
     release_slot: int = Field(0, ge=0, description="first slot the job may run in")
     due_slot: int = Field(ge=0, description="last slot the job may run in (inclusive)")
-    penalty_usd_per_slot: float | None = Field(None, ge=0, description="if set, the job may finish late at this price")
+    penalty_usd_per_slot: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="if set, the job may finish late at this price"
+    )
 
     @model_validator(mode="after")
     def _window(self) -> Job:
@@ -238,8 +240,12 @@ class FleetRequest(BaseModel):
         "buy", description="what may be added to the owned servers: buy, rent, either (both) or none"
     )
     owned: list[Owned] = Field(default_factory=list, description="servers already owned (no capex)")
-    budget_usd: float | None = Field(None, ge=0, description="capex of what is bought plus all rent, USD")
-    power_kw: float | None = Field(None, gt=0, description="facility power per slot (default: the site's envelope)")
+    budget_usd: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="capex of what is bought plus all rent, USD (leave out: none)"
+    )
+    power_kw: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="facility power per slot (default: the site's envelope)"
+    )
     gpus: list[str] | None = None
     servers: list[str] | None = None
     fabrics: list[str] | None = Field(None, description="fabrics new servers may be bought on (default: any)")
@@ -262,6 +268,11 @@ class FleetRequest(BaseModel):
             if j.release_slot >= self.slots:
                 raise ValueError(
                     f"job {j.id}: release_slot {j.release_slot} is beyond the horizon of {self.slots} slots"
+                )
+            if j.due_slot >= self.slots:  # was read silently as the horizon end
+                raise ValueError(
+                    f"job {j.id}: due_slot {j.due_slot} is beyond the horizon of {self.slots} slots (the last is "
+                    f"slot {self.slots - 1}): set due_slot to at most {self.slots - 1}, or plan more slots"
                 )
         if self.purchase == "none" and not self.owned:
             raise ValueError("purchase 'none' plans on owned servers only: list them under 'owned'")

@@ -872,3 +872,16 @@ def test_a_job_that_cannot_finish_in_its_window_is_told_the_earliest_due_slot_th
     plan = fleet(freq(slots=3, slot_hours=6.0, node_counts=[1], jobs=jobs), toy)
     assert plan.status == "infeasible"
     assert "a to slot 1 at the earliest, b: not even the horizon end will do" in (plan.explanation or "")
+
+
+def test_an_infinite_budget_or_a_due_slot_past_the_horizon_is_bad_input() -> None:
+    # budget_usd: .inf and a due slot past the horizon were taken silently (no budget; the horizon's end)
+    from pydantic import ValidationError
+
+    jobs = [{"id": "a", "model": "toy-model", "due_slot": 1}]
+    for bad in ({"budget_usd": math.inf}, {"power_kw": math.inf}, {"budget_usd": math.nan}):
+        with pytest.raises(ValidationError, match="finite number"):
+            freq(slots=2, jobs=jobs, **bad)
+    with pytest.raises(ValidationError, match=r"job a: due_slot 5 is beyond the horizon of 2 slots.*at most 1"):
+        freq(slots=2, jobs=[{"id": "a", "model": "toy-model", "due_slot": 5}])
+    assert freq(slots=2, jobs=jobs, budget_usd=1e9).budget_usd == 1e9
