@@ -120,8 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--zero", type=bounded_int(0, 3), help="ZeRO/FSDP sharding stage 0-3 (default 0)")
     lay.add_argument(
         "--recompute",
-        choices=["none", "selective", "full"],
-        help="activation recomputation (default: none)",
+        choices=["none", "selective", "block", "full"],
+        help="activation recomputation: selective (attention scores), block (half of each stage's layers in full) "
+        "or full (default: none)",
     )
     lay.add_argument("--sequence-parallel", action="store_true", help="Megatron sequence parallelism (with --tp > 1)")
     lay.add_argument(

@@ -159,11 +159,11 @@ def tensor_parallel_time_s(
     tensor_parallel: ArrayLike,
     layers_per_stage: ArrayLike,
     micro_batches: ArrayLike,
-    recompute: bool,
+    recomputed_share: float,
     intra_bytes_s: ArrayLike,
 ) -> NDArray[np.float64]:
     per = ring_allreduce_time_s(activation_bytes, tensor_parallel, intra_bytes_s, INTRA_LATENCY_S)
-    collectives = 6.0 if recompute else 4.0
+    collectives = 4.0 + 2.0 * float(recomputed_share)  # a recomputed layer's forward collectives run again
     return per * collectives * np.asarray(layers_per_stage) * np.asarray(micro_batches)
 
 

@@ -113,7 +113,7 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     zeros_pp = [z for z in zeros if z <= pipeline_zero] or [pipeline_zero]
     # Selective recomputation only where the framework has it and the attention kernel stores its scores (a
     # FlashAttention kernel never does, so selective would equal none).
-    recs = ["none", "full"] if transformer else ["none"]
+    recs = ["none", "block", "full"] if transformer else ["none"]
     if transformer and fw.selective_recompute and not workload.flash_attention:
         recs.insert(1, "selective")
     accs = [1, 2, 4, 8] if workload.micro_batch is None else [1]
@@ -307,6 +307,11 @@ def evaluate_space(
     layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(g.max()))
     samples_base = work.samples if work.samples is not None else wl.default_samples
     layers = float(wl.layers or 1)
+    if layout is not None and layout.recompute == "block" and not (wl.layers and wl.hidden_size):
+        raise PlannerInputError(
+            f"block recomputation recomputes half of each pipeline stage's transformer layers, and '{wl.id}' states "
+            "no transformer layers: use --recompute full (or none)"
+        )
     if layout is not None and layout.virtual_stages and layout.virtual_stages * layout.pipeline_parallel > layers:
         raise PlannerInputError(
             f"layout has {layout.pipeline_parallel} x {layout.virtual_stages} = "
@@ -819,7 +824,9 @@ def _virtual_options(lay: Layout, layers: float, wl: Workload) -> list[int]:
 
 
 LayoutKey = tuple[int, int, int, str, int, bool, int]
-RECOMPUTE_ORDER = ("none", "selective", "full")  # each recomputes (costs) at least as much as the one before
+# the recomputation each one dominates where it fits: it recomputes (costs) no more -- selective and block are not
+# ordered against each other (selective re-runs attention scores on every layer, block half the layers in full)
+RECOMPUTE_LESS = {"none": (), "selective": ("none",), "block": ("none",), "full": ("none", "selective", "block")}
 
 
 def _layout_key(lay: Layout) -> LayoutKey:
@@ -838,7 +845,7 @@ def _dominating_keys(lay: Layout) -> list[LayoutKey]:
     """Layouts at least as fast as ``lay`` wherever they fit (same tensor and pipeline degrees)."""
     tp, pp, z, rec, acc, sp, cp = _layout_key(lay)
     keys: list[LayoutKey] = []
-    for less in RECOMPUTE_ORDER[: RECOMPUTE_ORDER.index(rec)]:
+    for less in RECOMPUTE_LESS[rec]:
         keys.append((tp, pp, z, less, acc, sp, cp))
     if pp == 1:
         keys += [(tp, pp, z, rec, a, sp, cp) for a in (1, 2, 4, 8, 16, 32) if a < acc]

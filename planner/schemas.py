@@ -435,9 +435,11 @@ class Layout(Strict):
     """Pipeline stages."""
     zero_stage: Annotated[int, Field(ge=0, le=3)] = 0
     """ZeRO/FSDP sharding stage over the data-parallel group."""
-    recompute: Literal["none", "selective", "full"] = "none"
-    """Activation recomputation: none, selective (attention only; Korthikanti et al. 2022) or full (every
-    layer's activations from its input; one extra forward pass). true/false read as full/none."""
+    recompute: Literal["none", "selective", "block", "full"] = "none"
+    """Activation recomputation: none, selective (attention only; Korthikanti et al. 2022), block (full
+    recomputation of half the layers of each pipeline stage, the other half stored: Megatron's
+    --recompute-method block --recompute-num-layers ceil(L_stage / 2)) or full (every layer's activations from its
+    input; one extra forward pass). true/false read as full/none."""
     sequence_parallel: bool = False
     """Megatron sequence parallelism: activations outside the tensor-parallel GEMMs are split over TP too."""
     context_parallel: Annotated[int, Field(ge=1)] = 1
@@ -478,6 +480,8 @@ class Layout(Strict):
             parts.append("SP")
         if self.recompute == "full":
             parts.append("recompute")
+        elif self.recompute == "block":
+            parts.append("half-recompute")
         elif self.recompute == "selective":
             parts.append("sel-recompute")
         if self.accumulation > 1:

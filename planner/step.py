@@ -246,12 +246,28 @@ def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) ->
     return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
 
 
+def block_recompute_fraction(wl: Workload, lay: Layout) -> float:
+    """Share of a stage's layers that block recomputation recomputes in full: ceil(L_stage / 2) of the busiest
+    stage's L_stage layers (Megatron-LM --recompute-method block --recompute-num-layers N recomputes the first N
+    layers of each pipeline stage and stores the rest; here N is half, rounded up). 0 for other recomputation."""
+    if lay.recompute != "block":
+        return 0.0
+    layers = stage_layers(wl, lay)
+    return float(math.ceil(layers / 2.0) / layers)
+
+
 def activation_memory_gb(
     wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: np.ndarray | bool = False
 ) -> np.ndarray:
     """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
     (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
-    the kept share under recomputation)."""
+    the kept share under recomputation). Block recomputation keeps a fraction f of the layers at the full
+    recomputation's (their input only) and the rest whole (``block_recompute_fraction``)."""
+    if lay.recompute == "block":
+        f = block_recompute_fraction(wl, lay)
+        stored = activation_memory_gb(wl, lay.model_copy(update={"recompute": "none"}), micro_batch, fp8)
+        inputs_only = activation_memory_gb(wl, lay.model_copy(update={"recompute": "full"}), micro_batch, fp8)
+        return np.asarray((1.0 - f) * stored + f * inputs_only)
     if wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers:
         return memory.transformer_activation_gb(
             wl.sequence_length,
@@ -285,6 +301,20 @@ def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
     return compute.kernel_efficiency(rows.mfu, mb, rows.half_batch)
 
 
+def recompute_factor(wl: Workload, lay: Layout) -> float:
+    """FLOPs with recomputation / model FLOPs of the layout (compute.recompute_flops_factor); block recomputation
+    pays the full recomputation's extra forward pass on its fraction of the layers only."""
+    args = (
+        float(wl.sequence_length or 1),
+        float(wl.hidden_size or 0),
+        wl.flash_attention,
+        compute.forward_flops_share(wl),
+    )
+    if lay.recompute == "block":
+        return 1.0 + block_recompute_fraction(wl, lay) * (compute.recompute_flops_factor("full", *args) - 1.0)
+    return compute.recompute_flops_factor(lay.recompute, *args)
+
+
 def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
     kernel efficiency), plus the memory-bound kernels between the GEMMs (``activation_bytes_per_step`` over HBM)
@@ -295,13 +325,7 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     if "t_comp1" in d:
         return d["t_comp1"]
     wl = rows.wl
-    extra = compute.recompute_flops_factor(
-        lay.recompute,
-        float(wl.sequence_length or 1),
-        float(wl.hidden_size or 0),
-        wl.flash_attention,
-        compute.forward_flops_share(wl),
-    )
+    extra = recompute_factor(wl, lay)
     uneven = busiest_stage_share(wl, lay)  # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
@@ -378,6 +402,11 @@ def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) ->
     return np.asarray(t + bubble + rows.t_overhead_s)
 
 
+def recomputed_share(wl: Workload, lay: Layout) -> float:
+    """Share of the stage's layers whose forward pass runs twice (their tensor-parallel collectives too)."""
+    return 1.0 if lay.recompute == "full" else block_recompute_fraction(wl, lay)
+
+
 def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     """The cap- and fabric-independent step terms of a layout on the (server, nodes) rows."""
     wl = rows.wl
@@ -390,7 +419,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
     # inside an NVSwitch node with NVLink SHARP, NCCL reduces the TP group's collectives in the switch (NVLS)
     tp_bytes_s = rows.intra_bytes_s * np.where(rows.nvls, comm.nvls_gain(np.full(len(dp), tp)), 1.0)
     t_tp = (
-        comm.tensor_parallel_time_s(act_msg, tp, stage_layers(wl, lay), m, lay.recompute == "full", tp_bytes_s)
+        comm.tensor_parallel_time_s(act_msg, tp, stage_layers(wl, lay), m, recomputed_share(wl, lay), tp_bytes_s)
         * (1.0 - rows.tp_overlap)
         if tp > 1
         else np.zeros(len(dp))
