@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,8 +148,6 @@ def _csv_fields(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any
 
 def _is_list_field(annotation: Any) -> bool:
     """A field typed list[...] (or list[...] | None)."""
-    import typing
-
     if typing.get_origin(annotation) is list:
         return True
     return any(_is_list_field(a) for a in typing.get_args(annotation) if a is not type(None))

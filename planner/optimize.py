@@ -515,7 +515,7 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     purchase_codes = np.concatenate(buys)
     cand["purchase"] = pd.Categorical.from_codes(purchase_codes, categories=list(purchases))
     # from the codes: a categorical of string categories turned into an object array costs ~30 ms per 100k rows
-    is_buy = purchase_codes == (list(purchases).index("buy") if "buy" in purchases else -1)
+    is_buy = purchase_codes == (purchases.index("buy") if "buy" in purchases else -1)
     server_cat = cand["server"].cat
     rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories], dtype=np.int64)
     cand["rack_units"] = cand["nodes"].to_numpy(dtype=np.int64) * rack[np.asarray(server_cat.codes)]

@@ -246,10 +246,14 @@ def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) ->
     return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
 
 
-def block_recompute_fraction(wl: Workload, lay: Layout) -> float:
-    """Share of a stage's layers that block recomputation recomputes in full: ceil(L_stage / 2) of the busiest
-    stage's L_stage layers (Megatron-LM --recompute-method block --recompute-num-layers N recomputes the first N
-    layers of each pipeline stage and stores the rest; here N is half, rounded up). 0 for other recomputation."""
+def recomputed_share(wl: Workload, lay: Layout) -> float:
+    """Share of the busiest stage's layers recomputed in full, whose forward pass (and its tensor-parallel
+    collectives) runs twice: 1 under full recomputation; ceil(L_stage / 2) / L_stage under block recomputation
+    (Megatron-LM --recompute-method block --recompute-num-layers N recomputes the first N layers of each pipeline
+    stage and stores the rest; here N is half, rounded up); 0 otherwise (selective recomputation re-runs only the
+    attention scores: compute.recompute_flops_factor)."""
+    if lay.recompute == "full":
+        return 1.0
     if lay.recompute != "block":
         return 0.0
     layers = stage_layers(wl, lay)
@@ -262,9 +266,9 @@ def activation_memory_gb(
     """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
     (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
     the kept share under recomputation). Block recomputation keeps a fraction f of the layers at the full
-    recomputation's (their input only) and the rest whole (``block_recompute_fraction``)."""
+    recomputation's (their input only) and the rest whole (``recomputed_share``)."""
     if lay.recompute == "block":
-        f = block_recompute_fraction(wl, lay)
+        f = recomputed_share(wl, lay)
         stored = activation_memory_gb(wl, lay.model_copy(update={"recompute": "none"}), micro_batch, fp8)
         inputs_only = activation_memory_gb(wl, lay.model_copy(update={"recompute": "full"}), micro_batch, fp8)
         return np.asarray((1.0 - f) * stored + f * inputs_only)
@@ -311,7 +315,7 @@ def recompute_factor(wl: Workload, lay: Layout) -> float:
         compute.forward_flops_share(wl),
     )
     if lay.recompute == "block":
-        return 1.0 + block_recompute_fraction(wl, lay) * (compute.recompute_flops_factor("full", *args) - 1.0)
+        return 1.0 + recomputed_share(wl, lay) * (compute.recompute_flops_factor("full", *args) - 1.0)
     return compute.recompute_flops_factor(lay.recompute, *args)
 
 
@@ -400,11 +404,6 @@ def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) ->
     m = d["B"] / d["dp"] / d["mb"]
     bubble = t / m * (pp - 1) / virtual_max if pp > 1 else 0.0
     return np.asarray(t + bubble + rows.t_overhead_s)
-
-
-def recomputed_share(wl: Workload, lay: Layout) -> float:
-    """Share of the stage's layers whose forward pass runs twice (their tensor-parallel collectives too)."""
-    return 1.0 if lay.recompute == "full" else block_recompute_fraction(wl, lay)
 
 
 def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:

@@ -1129,13 +1129,7 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
 BATCH_LEAD_COLUMNS = [
     "id",
     "status",
-    "server",
-    "gpu",
-    "nodes",
-    "fabric",
-    "power_cap",
-    "purchase",
-    "site",
+    *PLAN_COLUMNS[: PLAN_COLUMNS.index("time_to_train_days")],  # the hardware, as in the plan tables
     "time_to_train_days",
     "cost_usd",
     "upfront_usd",

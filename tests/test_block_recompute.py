@@ -26,7 +26,7 @@ def test_half_the_layers_keep_their_input_only() -> None:
     layers = 96 layers of one micro-batch: 5.436 GB."""
     wl = CAT.workload("gpt3-175b")
     lay = Layout(tensor_parallel=8, pipeline_parallel=2, sequence_parallel=True, recompute="block")
-    assert step.block_recompute_fraction(wl, lay) == 0.5
+    assert step.recomputed_share(wl, lay) == 0.5
     got = float(step.activation_memory_gb(wl, lay, np.array([1.0]))[0])
     assert got == pytest.approx(18 * 2048 * 12288 / 8 * 96 / 1e9, rel=1e-12)
 
@@ -36,7 +36,7 @@ def test_an_odd_stage_recomputes_its_larger_half() -> None:
     full recomputation's one forward pass (a third of the training FLOPs): factor 1 + 32 / 63 / 3."""
     wl = CAT.workload("llama3-405b")
     lay = Layout(tensor_parallel=8, pipeline_parallel=2, recompute="block")
-    assert step.block_recompute_fraction(wl, lay) == pytest.approx(32 / 63)
+    assert step.recomputed_share(wl, lay) == pytest.approx(32 / 63)
     assert step.recompute_factor(wl, lay) == pytest.approx(1 + 32 / 63 / 3)
     assert step.recompute_factor(wl, lay.model_copy(update={"recompute": "full"})) == pytest.approx(4 / 3)
 
