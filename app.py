@@ -202,8 +202,9 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         format_func=lambda p: f"the workload's ({wl.precision})" if p == "default" else p,
         key="precision",
         help=f"Number format of the training math (default: the workload's own, {wl.precision} for {model}). "
-        "fp8 needs an fp8 GPU (Hopper or newer): with none among the allowed GPUs it is an error, a plan on "
-        "another GPU computes in bf16 and says so; fp16 and "
+        "fp8 needs an fp8 GPU (Hopper or newer), fp4 (block-scaled NVFP4 / MXFP4) an fp4 GPU (Blackwell, MI350): "
+        "with none among the allowed GPUs it is an error, a plan on another GPU computes in the next precision it "
+        "has (fp4 in fp8, fp8 in bf16) and says so; fp16 and "
         "tf32 run at the bf16 tensor-core rate (TFLOP/s), fp32 at 1/16 of it (no tensor cores).",
     )
     frameworks = sorted(cat.frameworks)
@@ -291,7 +292,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         st.error(f"Input problem: {exc}")
         return None
     excluded = views.no_server_problem(cat, req.model_copy(update={"servers": None, "gpus": gpus or None}), "app")
-    excluded = excluded or views.fp8_problem(cat, req, app=True)  # as `planner solve` refuses it (exit 2)
+    excluded = excluded or views.precision_problem(cat, req, app=True)  # as `planner solve` refuses it (exit 2)
     if excluded:
         st.error(excluded[0].upper() + excluded[1:] + ".")
         st.info("Fix the input above to see a plan.")

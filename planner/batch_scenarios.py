@@ -253,17 +253,15 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
             if key not in _OVERRIDE_CACHE:
                 _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
             cat = _OVERRIDE_CACHE[key]
-        from planner.views import fp8_problem, no_server_problem, plan_notes, search_size_problem
+        from planner.views import no_server_problem, plan_notes, precision_problem, search_size_problem
 
         excluded = no_server_problem(cat, req, style="fields")  # servers, gpus and fabrics that exclude each other
         excluded = excluded or search_size_problem(cat, req, style="fields")  # how far to lower max_nodes
         if excluded:
             raise PlannerInputError(f"scenario {s.get('id')}: {excluded}")
-        no_fp8 = fp8_problem(
-            cat, req, flags=False
-        )  # as `planner solve` refuses it (exit 2): never a bf16 plan silently
-        if no_fp8:
-            raise PlannerInputError(f"scenario {s.get('id')}: {no_fp8}")
+        no_precision = precision_problem(cat, req, flags=False)  # as `planner solve` refuses it (exit 2)
+        if no_precision:
+            raise PlannerInputError(f"scenario {s.get('id')}: {no_precision}")
         res = solve(req, cat)
         row["status"] = res.status
         row["objective"] = res.objective

@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="compute precision (default: the workload's); fp8 on a GPU without fp8 is an error",
+        help="compute precision (default: the workload's); fp8 or fp4 on a GPU without it is an error",
     )
     e.add_argument("--site", default="us-colo", help="site id: electricity price, PUE, grid carbon")
     e.add_argument(
@@ -202,6 +202,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "family",
             "bf16_tflops",
             "fp8_tflops",
+            "fp4_tflops",
             "memory_gb",
             "tdp_w",
             "price_usd",
@@ -315,10 +316,10 @@ def check_layout_framework(layout: Any, fw: Any) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from planner import cost
+    from planner import compute, cost
     from planner.errors import PlannerInputError
     from planner.model import evaluate, work_from
-    from planner.optimize import in_service
+    from planner.optimize import PRECISION_GPUS_HINT, in_service
     from planner.schemas import Configuration
 
     cat = catalog_from(args)
@@ -336,12 +337,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     precision = args.precision or wl.precision
     notes: list[str] = []
-    if server.gpu is not None and precision == "fp8" and cat.gpu(server.gpu).fp8_tflops is None:
-        if args.precision == "fp8":
+    if server.gpu is not None and not compute.has_precision(cat.gpu(server.gpu), precision):
+        used = compute.precision_used(cat.gpu(server.gpu), precision)
+        if args.precision in compute.LOW_PRECISION_FIELDS:
             raise PlannerInputError(
-                f"{server.gpu} has no fp8: give --precision bf16, or a server with an fp8 GPU (Hopper or newer)"
+                f"{server.gpu} has no {precision}: give --precision {used}, or a server with an {precision} GPU "
+                f"({PRECISION_GPUS_HINT[precision][0]})"
             )
-        notes.append(f"{server.gpu} has no fp8: the workload's fp8 runs at bf16 (give --precision to choose)")
+        notes.append(
+            f"{server.gpu} has no {precision}: the workload's {precision} runs at {used} (give --precision to choose)"
+        )
     layout = layout_from_args(args)
     if layout is not None:
         check_layout_framework(layout, cat.framework(wl.framework))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-PRECISIONS = ["bf16", "fp16", "fp8", "tf32", "fp32"]
+PRECISIONS = ["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
 MAX_LIFE_YEARS = 15.0  # PlanRequest.life_years and Configuration.life_years accept (0, 15]
 
 COST_HELP = (

@@ -103,8 +103,8 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="compute precision (default: the workload's); fp8 where no allowed GPU has fp8 is an error, a plan on "
-        "a GPU without fp8 runs at bf16 with a note",
+        help="compute precision (default: the workload's); fp8 or fp4 where no allowed GPU has it is an error, a "
+        "plan on a GPU without it runs in the next precision it has (fp4 in fp8, fp8 in bf16) with a note",
     )
     p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")
     p.add_argument(
@@ -280,13 +280,13 @@ def _check_request(cat: Any, req: Any) -> None:
         from planner.errors import PlannerInputError
 
         raise PlannerInputError(too_large)
-    from planner.views import fp8_problem
+    from planner.views import precision_problem
 
-    no_fp8 = fp8_problem(cat, req)  # fp8 asked for by name on GPUs none of which has it: exit 2, as `evaluate` does
-    if no_fp8:
+    no_precision = precision_problem(cat, req)  # fp8/fp4 by name on GPUs none of which has it: exit 2, as `evaluate`
+    if no_precision:
         from planner.errors import PlannerInputError
 
-        raise PlannerInputError(no_fp8)
+        raise PlannerInputError(no_precision)
     check_rented_caps(cat, req)
     if req.power_caps:
         from planner.optimize import _match_gpus

@@ -62,6 +62,11 @@ def forward_flops_share(workload: Workload) -> float:
     return float(min(forward / workload.train_flops_per_sample, 1.0))
 
 
+# FP4 GEMMs against FP8's: the same engineering estimate as FP8 against BF16 (0.8): block-scaled NVFP4 training keeps
+# the attention products and some layers in BF16 and adds scaling and Hadamard transforms (NVIDIA, "Pretraining
+# Large Language Models with NVFP4", arXiv 2509.25149); no published run in reference/ states its precision as FP4,
+# so it is not fitted
+FP4_EFFICIENCY_RATIO = 0.8
 MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
 ACTIVATION_PASSES = 2.0  # each stored activation byte is written in the forward and read in the backward pass
 
@@ -94,24 +99,47 @@ def elementwise_time_s(activation_bytes_per_gpu: ArrayLike, memory_bandwidth_tbp
     return np.asarray(moved / (np.asarray(memory_bandwidth_tbps, dtype=float) * 1e12 * MEMORY_BW_ACHIEVED))
 
 
+# Precisions whose tensor-core peak only some GPUs have: the Gpu field carrying it, and the precision a GPU without
+# it computes in instead (FP4 falls back to FP8 where the GPU has that, else BF16).
+LOW_PRECISION_FIELDS = {"fp8": "fp8_tflops", "fp4": "fp4_tflops"}
+LOW_PRECISION_FALLBACK = {"fp4": "fp8", "fp8": "bf16"}
+
+
+def has_precision(gpu: Gpu, precision: str) -> bool:
+    """The GPU computes in this precision natively (every GPU has BF16/FP16/TF32/FP32; FP8 and FP4 need the field)."""
+    field = LOW_PRECISION_FIELDS.get(precision)
+    return field is None or getattr(gpu, field) is not None
+
+
+def precision_used(gpu: Gpu, precision: str) -> str:
+    """The precision a GPU actually computes a requested one in: the request where the GPU has it, else the
+    fallback chain (fp4 -> fp8 -> bf16)."""
+    while not has_precision(gpu, precision):
+        precision = LOW_PRECISION_FALLBACK[precision]
+    return "bf16" if precision == "fp16" else precision
+
+
 def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, str]:
-    """(dense peak TFLOP/s, precision actually used). FP8 falls back to BF16 on GPUs without FP8."""
-    if precision == "fp8":
-        if gpu.fp8_tflops is not None:
-            return gpu.fp8_tflops, "fp8"
-        return gpu.bf16_tflops, "bf16"
-    if precision == "fp32":
+    """(dense peak TFLOP/s, precision actually used). FP4 falls back to FP8, FP8 to BF16 on GPUs without them."""
+    used = precision_used(gpu, precision)
+    if used in LOW_PRECISION_FIELDS:
+        return float(getattr(gpu, LOW_PRECISION_FIELDS[used])), used
+    if used == "fp32":
         return gpu.bf16_tflops / 16.0, "fp32"  # no tensor cores for strict fp32
-    if precision == "tf32":  # dense TF32 tensor-core peak is half of BF16 on every catalog GPU (A100 156 vs 312,
+    if used == "tf32":  # dense TF32 tensor-core peak is half of BF16 on every catalog GPU (A100 156 vs 312,
         return gpu.bf16_tflops / 2.0, "tf32"  # H100 SXM 495 vs 989, L40S 183 vs 362, MI300X 654 vs 1307 TFLOP/s)
-    return gpu.bf16_tflops, "bf16" if precision in ("bf16", "fp16") else precision
+    return gpu.bf16_tflops, used
 
 
 def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision_used: str) -> float:
     """Achievable model-FLOPs utilisation at a large micro-batch, from the fitted calibration table.
 
     A (GPU family, workload family) pair without a fit borrows the first listed reference family that has
-    one, scaled by measured matmul efficiency (gpu / reference); the rule is stated in calibration.yaml."""
+    one, scaled by measured matmul efficiency (gpu / reference); the rule is stated in calibration.yaml.
+    Against a lower precision's peak the GEMMs reach a smaller share (more of their time is spent on scaling,
+    casts and the layers kept in higher precision): FP8 x fp8_efficiency_ratio of BF16's MFU, FP4 (block-scaled
+    NVFP4 / MXFP4 GEMMs) a further x fp4_efficiency_ratio of FP8's -- both engineering estimates, not fitted
+    (catalog/calibration.yaml)."""
     table: dict[str, dict[str, float]] = calibration.get("mfu", {})
     fam = table.get(gpu.family, {})
     if workload.family in fam:
@@ -123,8 +151,10 @@ def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision
             if ref_value is not None:
                 value = float(ref_value) * gpu.matmul_efficiency / float(ref["matmul_efficiency"])
                 break
-    if precision_used == "fp8":
+    if precision_used in ("fp8", "fp4"):
         value *= float(calibration.get("fp8_efficiency_ratio", 0.7))
+    if precision_used == "fp4":
+        value *= float(calibration.get("fp4_efficiency_ratio", FP4_EFFICIENCY_RATIO))
     return value
 
 

@@ -339,10 +339,12 @@ def evaluate_space(
         overlap=overlap,
         grad_bytes_per_param=4.0 if precision in ("fp32", "tf32") else 2.0,  # TF32 computes on fp32 tensors
         grad_reduce_bytes_per_param=(
-            4.0 if precision in ("fp32", "tf32") or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8")) else 2.0
+            4.0
+            if precision in ("fp32", "tf32") or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8", "fp4"))
+            else 2.0
         ),
         nvls=per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
-        fp8=np.asarray([u == "fp8" for _, u in peak_used])[si][first],
+        fp8=np.asarray([u in ("fp8", "fp4") for _, u in peak_used])[si][first],
         tp_overlap=tp_overlap,
         tensor_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),

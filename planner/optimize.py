@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner import cost
+from planner import compute, cost
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
-from planner.schemas import Configuration, Estimate
+from planner.schemas import Configuration, Estimate, Precision
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 from planner.textfmt import sig4, switches_text
 
@@ -91,7 +91,7 @@ class PlanRequest(BaseModel):
     tokens: float | None = Field(None, gt=0, description="tokens to train (sequence models)")
     epochs: float | None = Field(None, gt=0, description="epochs over the dataset")
     global_batch: int | None = Field(None, ge=1, description="fixed global batch (default: workload policy)")
-    precision: Literal["bf16", "fp16", "fp8", "tf32", "fp32"] | None = None
+    precision: Precision | None = None
     deadline_days: float | None = Field(None, gt=0, description="training must finish within, days")
     budget_usd: float | None = Field(None, ge=0, description="money limit, USD")
     budget_kind: Literal["upfront", "total"] = Field(
@@ -325,25 +325,56 @@ def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
     return [s.id for s in servers]
 
 
-def gpus_without_fp8(catalog: Catalog, req: PlanRequest) -> list[str] | None:
-    """The allowed GPUs, where fp8 is asked for by name and none of them has it; None otherwise (where some allowed
-    GPUs have fp8, a plan on one without computes in bf16 and says so in its notes)."""
-    if req.precision != "fp8":
+# where a low precision is asked for by name and no allowed GPU has it: the GPUs that do, for the message
+PRECISION_GPUS_HINT = {
+    "fp8": ("Hopper or newer", ("h100-sxm", "b200")),
+    "fp4": ("Blackwell or MI350", ("b200", "mi355x")),
+}
+
+
+def gpus_without_precision(catalog: Catalog, req: PlanRequest) -> list[str] | None:
+    """The allowed GPUs, where fp8 or fp4 is asked for by name and none of them has it; None otherwise (where some
+    allowed GPUs have it, a plan on one without computes in the fallback precision -- fp4 in fp8, fp8 in bf16 -- and
+    says so in its notes)."""
+    if req.precision not in compute.LOW_PRECISION_FIELDS:
         return None
     gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
-    return None if any(catalog.gpu(g).fp8_tflops is not None for g in gpus) else gpus
+    return None if any(compute.has_precision(catalog.gpu(g), req.precision) for g in gpus) else gpus
+
+
+def fp8_in(catalog: Catalog, gpus: list[str]) -> bool:
+    """Some of these GPUs compute in fp8 (what an fp4 request falls back to)."""
+    return any(g and catalog.gpu(g).fp8_tflops is not None for g in gpus)
+
+
+def precision_problem_text(
+    req: PlanRequest, gpus: list[str], fix: str, style: str = "api", fp8_allowed: bool = False
+) -> str:
+    """'<precision>: none of the allowed GPUs (...) has <precision>: <fix>, or allow GPUs with <precision> (...)': the
+    one wording every entry point uses, the examples written as the Python API and app (``api``), the command line
+    (``flags``) or a batch file (``fields``) take them. For fp4 the fix suggests fp8 where an allowed GPU has it
+    (``fp8_allowed``)."""
+    p = str(req.precision)
+    family, examples = PRECISION_GPUS_HINT[p]
+    fix = fix.replace("bf16", compute.LOW_PRECISION_FALLBACK[p]) if p == "fp4" and fp8_allowed else fix
+    if style == "flags":
+        allow = "--gpus " + ",".join(e.split("-")[0].upper() for e in examples)
+    elif style == "fields":
+        allow = "gpus: [" + ", ".join(e.split("-")[0].upper() for e in examples) + "]"
+    else:
+        allow = ", ".join(examples)
+    none = f"none of the allowed GPUs ({', '.join(gpus)}) has {p}"
+    return f"{p}: {none}: {fix}, or allow GPUs with {p} ({family}, e.g. {allow})"
 
 
 def check_precision(catalog: Catalog, req: PlanRequest) -> None:
-    """fp8 asked for where no allowed GPU has it is bad input for every entry point (the Python API included), never
-    a plan silently computed in bf16. The command line, the app and batch word it in their own terms first
-    (views.fp8_problem)."""
-    gpus = gpus_without_fp8(catalog, req)
+    """fp8 or fp4 asked for where no allowed GPU has it is bad input for every entry point (the Python API
+    included), never a plan silently computed in another precision. The command line, the app and batch word it in
+    their own terms first (views.precision_problem)."""
+    gpus = gpus_without_precision(catalog, req)
     if gpus is not None:
-        raise PlannerInputError(
-            f"precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8: ask for bf16 (or the workload's "
-            "default), or allow GPUs with fp8 (Hopper or newer, e.g. h100-sxm, b200)"
-        )
+        fix, fp8 = "ask for bf16 (or the workload's default)", fp8_in(catalog, gpus)
+        raise PlannerInputError("precision " + precision_problem_text(req, gpus, fix, fp8_allowed=fp8))
 
 
 def purchases_of(req: PlanRequest) -> tuple[str, ...]:

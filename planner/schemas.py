@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
-Precision = Literal["bf16", "fp16", "fp8", "tf32", "fp32"]
+Precision = Literal["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
 Purchase = Literal["buy", "rent"]
 WorkloadFamily = Literal["cnn", "encoder", "llm", "recsys"]
 WORKLOAD_FAMILIES: tuple[str, ...] = typing.get_args(WorkloadFamily)
@@ -73,6 +73,8 @@ class Gpu(Strict):
     """Dense BF16 tensor throughput, TFLOP/s (no sparsity)."""
     fp8_tflops: Positive | None = None
     """Dense FP8 tensor throughput, TFLOP/s; null where the GPU has no FP8."""
+    fp4_tflops: Positive | None = None
+    """Dense FP4 tensor throughput (block-scaled NVFP4 / MXFP4 GEMMs), TFLOP/s; null where the GPU has no FP4."""
     memory_gb: Positive
     """Device memory, GB."""
     memory_bandwidth_tbps: Positive
@@ -393,6 +395,8 @@ class CalibrationFile(BaseModel):
     """GPU families whose fit a family without one borrows, in order."""
     fp8_efficiency_ratio: Positive | None = None
     """GEMM MFU against the FP8 peak relative to BF16's."""
+    fp4_efficiency_ratio: Positive | None = None
+    """GEMM MFU against the FP4 peak relative to FP8's."""
     half_batch_scale: Positive | None = None
     """Scale of the efficiency_half_batch of the families below."""
     half_batch_scale_families: list[WorkloadFamily] | None = None
@@ -411,6 +415,7 @@ class CalibrationFile(BaseModel):
         "default_mfu",
         "fallback_references",
         "fp8_efficiency_ratio",
+        "fp4_efficiency_ratio",
         "half_batch_scale",
         "half_batch_scale_families",
         "overlap",

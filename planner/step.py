@@ -69,7 +69,8 @@ class Rows:
     overlap: float  # share of the backward pass that can hide gradient communication
     grad_bytes_per_param: float  # bytes of a parameter (and of its gradient) as the GPUs compute it
     grad_reduce_bytes_per_param: float  # bytes of a gradient as the framework reduces it (fp32 in Megatron)
-    fp8: np.ndarray  # the row trains in FP8 (its GPU has FP8 and FP8 was asked for): GEMM inputs kept in FP8
+    fp8: np.ndarray  # the row trains in FP8 or FP4 (its GPU has it, and it was asked for): GEMM inputs kept in FP8
+    # for the backward pass (taken for FP4 too: NVFP4 recipes re-quantize the weight-gradient inputs: no less kept)
     nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
     tp_overlap: float  # share of tensor-parallel communication hidden under GEMMs
     tensor_bytes: float = 2.0  # bytes of a weight or activation element as the GPUs compute (4 in fp32 / TF32)

@@ -27,10 +27,12 @@ from planner.optimize import (
     allowed_servers,
     catalog_for,
     format_owned,
-    gpus_without_fp8,
+    fp8_in,
+    gpus_without_precision,
     in_service,
     node_ladder,
     owned_fabric,
+    precision_problem_text,
 )
 from planner.schemas import Gpu, Precision, Server, Workload
 
@@ -288,11 +290,12 @@ def why_this_plan(res: PlanResult) -> list[str]:
 
 
 def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
-    """What was adjusted in the chosen plan (never silent): fp8 on a GPU without fp8, a rounded-up global batch."""
+    """What was adjusted in the chosen plan (never silent): fp8 or fp4 on a GPU without it, a rounded-up global
+    batch."""
     notes = []
     precision = req.precision or catalog.workload(req.model).precision
-    if precision == "fp8" and catalog.gpu(plan.estimate.gpu).fp8_tflops is None:
-        notes.append(f"{plan.estimate.gpu} has no fp8: this plan computes in {plan.estimate.precision}")
+    if precision != plan.estimate.precision and precision in ("fp8", "fp4"):
+        notes.append(f"{plan.estimate.gpu} has no {precision}: this plan computes in {plan.estimate.precision}")
     if req.global_batch is not None and plan.global_batch != req.global_batch:
         notes.append(
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
@@ -412,28 +415,23 @@ def no_server_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") ->
     return line + (f", or servers that take {', '.join(asked)} ({', '.join(elsewhere)})" if elsewhere else "")
 
 
-def fp8_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, app: bool = False) -> str | None:
-    """``precision: fp8`` asked for by name where none of the allowed GPUs has fp8: bad input (exit 2 from solve and
-    pareto, a bad_input row in a batch, a message and no plan in the app), never a plan silently computed in bf16;
-    None otherwise (where some allowed GPUs have fp8, a plan on one without says so: plan_notes). Worded in the
-    command line's flags, the app's inputs (``app``) or, for a batch scenario (``flags`` False), its fields."""
-    gpus = gpus_without_fp8(catalog, req)
+def precision_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, app: bool = False) -> str | None:
+    """``precision: fp8`` (or fp4) asked for by name where none of the allowed GPUs has it: bad input (exit 2 from
+    solve and pareto, a bad_input row in a batch, a message and no plan in the app), never a plan silently computed
+    in another precision; None otherwise (where some allowed GPUs have it, a plan on one without says so:
+    plan_notes). Worded in the command line's flags, the app's inputs (``app``) or, for a batch scenario (``flags``
+    False), its fields."""
+    gpus = gpus_without_precision(catalog, req)
     if gpus is None:
         return None
+    fp8 = fp8_in(catalog, gpus)
     if app:
-        return (
-            f"Precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8: choose bf16 (or the workload's "
-            "default), or allow GPUs with fp8 (Hopper or newer, e.g. h100-sxm, b200)"
+        return "Precision " + precision_problem_text(
+            req, gpus, "choose bf16 (or the workload's default)", fp8_allowed=fp8
         )
     if flags:
-        return (
-            f"--precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give --precision bf16, or allow "
-            "GPUs with fp8 (Hopper or newer, e.g. --gpus H100,B200)"
-        )
-    return (
-        f"precision fp8: none of the allowed GPUs ({', '.join(gpus)}) has fp8; give precision: bf16, or allow GPUs "
-        "with fp8 (Hopper or newer, e.g. gpus: [H100, B200])"
-    )
+        return "--precision " + precision_problem_text(req, gpus, "give --precision bf16", "flags", fp8)
+    return "precision " + precision_problem_text(req, gpus, "give precision: bf16", "fields", fp8)
 
 
 def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:
