@@ -390,8 +390,11 @@ def page_plan() -> None:
             st.warning("Choose two different objectives.")
         elif st.checkbox("Compute the Pareto front", key="pareto_on", help="Solves 8 MIPs (epsilon-constraint)."):
             front = cached_pareto(req.model_dump_json(), catalog_version(), x, y, cat)
+            front, notes = views.front_with_precision(cat, req, front)  # fp4 on a GPU without it: fp8, said
             chart = views.pareto_chart(front, x, y)
             st.caption(views.pareto_note(front, PARETO_POINTS))
+            for note in notes:
+                st.warning(f"Note: {note}.")
             st.altair_chart(chart)
             show_table(views.pareto_table(front, x, y))
             _downloads(chart, "Pareto chart", "pareto")

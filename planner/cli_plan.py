@@ -341,9 +341,15 @@ def result_json(res: Any) -> dict[str, Any]:
     out["gap"] = rep.gap if rep else None
     out["solve_time_s"] = rep.solve_time_s if rep else None
     out["solver"] = rep.model_dump(mode="json") if rep else None
-    out["alternatives"] = [a.model_dump(exclude={"estimate"}) for a in res.alternatives]
+    out["alternatives"] = alternative_rows(res)
     out["explanation"] = res.explanation.model_dump() if res.explanation else None
     return out
+
+
+def alternative_rows(res: Any) -> list[dict[str, Any]]:
+    """The alternatives' plan fields and the precision each computes in (an alternative on a GPU without the
+    precision asked for computes in its fallback: fp4 in fp8, fp8 in bf16)."""
+    return [{**a.model_dump(exclude={"estimate"}), "precision": a.estimate.precision} for a in res.alternatives]
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -381,7 +387,9 @@ def render_result(res: Any) -> str:
         return "\n".join(lines)
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
-    lines = [f"{head} (objective: {res.objective})", res.summary()]
+    summary = res.summary().splitlines()  # the plan's precision under its layout, as `evaluate` prints it
+    summary.insert(2, f"  precision {res.plan.estimate.precision}")
+    lines = [f"{head} (objective: {res.objective})", *summary]
     if rep:
         lines.append(
             f"  solver: HiGHS {rep.highs_status}, objective {number_text(rep.objective)}, bound "
@@ -393,7 +401,7 @@ def render_result(res: Any) -> str:
     if res.alternatives:
         from planner.views import PLAN_COLUMNS
 
-        rows = [a.model_dump(exclude={"estimate"}) for a in res.alternatives]
+        rows = alternative_rows(res)
         lines += [
             "",
             "Alternatives (next-best distinct hardware, then the best of each other GPU type):",
@@ -424,6 +432,11 @@ def cmd_pareto(args: argparse.Namespace) -> int:
         else:
             print(render_result(res))
         return EXIT_INFEASIBLE
+    from planner.views import front_with_precision
+
+    front, notes = front_with_precision(cat, req, front)  # a point on a GPU without fp4 computes in fp8: said
+    for n in notes:
+        notice(n)
     if args.json:
         emit_json(clean(front.to_dict(orient="records")))
     else:
@@ -443,6 +456,7 @@ def cmd_pareto(args: argparse.Namespace) -> int:
                     PLAN_METRIC[args.x],
                     PLAN_METRIC[args.y],
                     "server",
+                    "precision",
                     "nodes",
                     "fabric",
                     "power_cap",

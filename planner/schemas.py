@@ -12,8 +12,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Positive = Annotated[float, Field(gt=0)]
-NonNegative = Annotated[float, Field(ge=0)]
+# finite: a catalog or workload figure of .inf (YAML) is a typo, never "unlimited" (an infinite FP4 peak made the
+# GEMMs take no time); pydantic says "Input should be a finite number"
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Precision = Literal["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
 Purchase = Literal["buy", "rent"]
@@ -114,6 +116,18 @@ class Gpu(Strict):
             raise ValueError("need min_power_limit_w <= tdp_w <= max_power_limit_w")
         if self.idle_power_w >= self.tdp_w:
             raise ValueError("idle_power_w must be below tdp_w")
+        if self.fp4_tflops is not None and self.fp8_tflops is None:
+            raise ValueError(
+                "fp4_tflops is given but fp8_tflops is not: a GPU with FP4 tensor cores has FP8 ones too (Blackwell, "
+                "MI350), and an fp4 run keeps its tensors and collectives in FP8 and falls back to fp8: give "
+                "fp8_tflops too, or leave fp4_tflops out"
+            )
+        if self.fp4_tflops is not None and self.fp8_tflops is not None and self.fp4_tflops < self.fp8_tflops:
+            raise ValueError(
+                f"fp4_tflops ({self.fp4_tflops:,g}) is below fp8_tflops ({self.fp8_tflops:,g}): FP4 tensor cores run "
+                "at least FP8's rate (2-3x on Blackwell and MI350): give the dense FP4 peak in TFLOP/s (10 PFLOP/s = "
+                "10000), or leave fp4_tflops out"
+            )
         return self
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from planner import compute
 from planner.data import Catalog, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
@@ -41,6 +42,7 @@ SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PLAN_COLUMNS = [
     "server",
     "gpu",
+    "precision",  # what the plan computes in: an fp4 request runs in fp8 on a GPU without fp4 (plan_precisions)
     "nodes",
     "fabric",
     "power_cap",
@@ -67,6 +69,7 @@ READABLE = {
     "role": "Role",
     "server": "Server",
     "gpu": "GPU",
+    "precision": "Precision",
     "nodes": "Nodes",
     "fabric": "Fabric",
     "power_cap": "Power cap (of TDP)",
@@ -113,6 +116,7 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Fabric": f"{p.fabric} ({p.switches:,} switch{'' if p.switches == 1 else 'es'})",
         "Power cap": f"{p.power_cap:.0%} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
+        "Precision": p.estimate.precision,
         "Time to train": f"{human(p.time_to_train_days, 3)} days",
         "Facility power": f"{human(p.facility_power_kw)} kW",
         "Facility energy": f"{human(p.facility_energy_kwh)} kWh",
@@ -218,11 +222,18 @@ def separated_columns(df: pd.DataFrame) -> list[str]:
     return cols
 
 
+def plan_precisions(res: PlanResult) -> list[str]:
+    """The precision the plan and each alternative compute in, in to_frame's order (where some allowed GPUs lack
+    the precision asked for, their plans compute in its fallback: fp4 in fp8, fp8 in bf16)."""
+    return [p.estimate.precision for p in [res.plan, *res.alternatives] if p is not None]
+
+
 def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     """Plan and alternatives, machine columns (for CSV)."""
     df = res.to_frame()
     if df.empty:
         return df
+    df["precision"] = plan_precisions(res)
     cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
     return df[cols]
 
@@ -279,8 +290,10 @@ def why_this_plan(res: PlanResult) -> list[str]:
         if a.time_to_train_days < p.time_to_train_days:
             extra.append(f"{p.time_to_train_days - a.time_to_train_days:,.3g} days faster")
         trade = f" (it is {' and '.join(extra)})" if extra else ""
+        # in another precision than the plan's: its GPU lacks the one asked for (fp4 -> fp8 -> bf16)
+        other = f" in {a.estimate.precision}" if a.estimate.precision != p.estimate.precision else ""
         lines.append(
-            f"- Runner-up on **{a.gpu}**: {a.nodes} x {a.server}, {obj} {human(v)} {unit} = "
+            f"- Runner-up on **{a.gpu}**: {a.nodes} x {a.server}{other}, {obj} {human(v)} {unit} = "
             f"{(v / best - 1) if best else 0:+.1%}{trade}. To win it would need {need:.1%} less {obj} "
             f"(at most {human(best)} {unit})."
         )
@@ -594,6 +607,7 @@ def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
                 alt.Tooltip(f"{x}:Q", title=f"{x} ({units[x]})", format=",.4~r"),
                 alt.Tooltip(f"{y}:Q", title=f"{y} ({units[y]})", format=",.4~r"),
                 "server",
+                *(["precision"] if "precision" in front else []),  # front_with_precision's column
                 "nodes",
                 "fabric",
                 alt.Tooltip("power_cap:Q", title="cap (of TDP)", format=".0%"),
@@ -611,6 +625,24 @@ def pareto_table(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     base, unit = PLAN_METRIC[y].rsplit("_", 1)
     named = front.rename(columns={"epsilon": f"{base}_limit_{unit}", x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
     return readable(named)
+
+
+def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """(the Pareto front with the precision each point computes in, a note per GPU of the front that lacks the
+    precision asked for: '<gpu> has no fp4: the front's plans on it compute in fp8'), as plan_notes says it of a
+    plan: a front may mix GPUs with and without the precision, never silently."""
+    if front.empty or "gpu" not in front:
+        return front, []
+    asked = req.precision or catalog.workload(req.model).precision
+    used = {g: compute.precision_used(catalog.gpu(g), asked) for g in dict.fromkeys(front["gpu"])}
+    front = front.copy()
+    front.insert(list(front.columns).index("gpu") + 1, "precision", front["gpu"].map(used))
+    notes = [
+        f"{g} has no {asked}: the front's plans on it compute in {u}"
+        for g, u in used.items()
+        if asked in compute.LOW_PRECISION_FIELDS and u != asked
+    ]
+    return front, notes
 
 
 def pareto_note(front: pd.DataFrame, points: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from planner.data import Catalog
@@ -138,3 +139,23 @@ def test_the_cost_and_energy_chart_tooltips_carry_units_and_round() -> None:
     spec = breakdown_chart(frame).to_dict()
     tips = [c["encoding"]["tooltip"][-1] for c in spec["vconcat"]]
     assert [(t["title"], t["format"]) for t in tips] == [("cost (USD)", ",.2f"), ("energy (kWh)", ",.4~r")]
+
+
+def test_the_plan_page_says_fp4_on_the_card_and_in_the_alternatives() -> None:
+    """Was: choosing fp4 gave a plan card without a precision and alternatives (an H100 plan among them, computed
+    in fp8) without a precision column; with no fp4 GPU allowed the page says what to do, in the app's terms."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
+    assert "fp4" in at.selectbox(key="precision").options
+    at.multiselect(key="gpus").set_value(["h100-sxm", "b200"])
+    at.selectbox(key="precision").set_value("fp4").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    card = " ".join(m.value for m in at.markdown if "plan-card" in m.value)
+    assert re.search(r"Precision</div><div[^>]*>fp4<", card), card
+    table = at.dataframe[0].value
+    assert dict(zip(table["GPU"], table["Precision"], strict=True)) == {"b200": "fp4", "h100-sxm": "fp8"}
+    at.multiselect(key="gpus").set_value(["h100-sxm"]).run()
+    text = " ".join(e.value for e in at.error)
+    assert "Precision fp4: none of the allowed GPUs (h100-sxm) has fp4: choose fp8" in text, text
+    assert "allow GPUs with fp4 (Blackwell or MI350, e.g. b200, mi355x)" in text and "--" not in text
