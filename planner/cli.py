@@ -36,6 +36,7 @@ from planner.cli_common import (
     negative_numbers_as_values,
     notice,
     positive_int,
+    precision_arg,
     table,
     validated,
     with_progress,
@@ -92,8 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_work_args(e)
     e.add_argument(
         "--precision",
-        choices=PRECISIONS,
-        help="compute precision (default: the workload's); fp8 or fp4 on a GPU without it is an error",
+        type=precision_arg,
+        metavar="{" + ",".join(PRECISIONS) + "}",
+        help="compute precision (default: the workload's); fp4 is block-scaled FP4 training (NVFP4 / MXFP4, on the "
+        "GPUs with an fp4 peak: `planner catalog gpus`); fp8 or fp4 asked for on a GPU without it is an error "
+        "(the workload's own runs in the next precision the GPU has, with a note)",
     )
     e.add_argument("--site", default="us-colo", help="site id: electricity price, PUE, grid carbon")
     e.add_argument(

@@ -134,6 +134,21 @@ def bounded_int(lo: int, hi: int) -> Any:
     return parse
 
 
+FP4_FORMATS = ("nvfp4", "mxfp4")  # the block-scaled FP4 formats `--precision fp4` models (one model for both)
+
+
+def precision_arg(text: str) -> str:
+    """A --precision value, case-insensitively ('FP8' is fp8); NVFP4 / MXFP4 are said to be `fp4`."""
+    v = text.strip().lower()
+    if v in FP4_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: block-scaled FP4 (NVFP4 on NVIDIA Blackwell, MXFP4 on AMD MI350) is --precision fp4"
+        )
+    if v not in PRECISIONS:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(PRECISIONS)})")
+    return v
+
+
 def fraction(text: str) -> float:
     v = positive_float(text)
     if v > 1:

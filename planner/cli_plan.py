@@ -32,6 +32,7 @@ from planner.cli_common import (
     positive_float,
     positive_int,
     positive_limit,
+    precision_arg,
     readable_text_file,
     table,
     validated,
@@ -102,8 +103,10 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     )
     p.add_argument(
         "--precision",
-        choices=PRECISIONS,
-        help="compute precision (default: the workload's); fp8 or fp4 where no allowed GPU has it is an error, a "
+        type=precision_arg,
+        metavar="{" + ",".join(PRECISIONS) + "}",
+        help="compute precision (default: the workload's); fp4 is block-scaled FP4 training (NVFP4 / MXFP4, on the "
+        "GPUs with an fp4 peak: `planner catalog gpus`); fp8 or fp4 where no allowed GPU has it is an error, a "
         "plan on a GPU without it runs in the next precision it has (fp4 in fp8, fp8 in bf16) with a note",
     )
     p.add_argument("--max-nodes", type=bounded_int(1, 100_000), default=1024, help="most nodes a plan may use")

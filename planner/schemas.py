@@ -407,10 +407,10 @@ class CalibrationFile(BaseModel):
     """Unvalidated MFU estimates per workload family, in (0, 1]."""
     fallback_references: list[CalibrationReference] = Field(default_factory=list)
     """GPU families whose fit a family without one borrows, in order."""
-    fp8_efficiency_ratio: Positive | None = None
-    """GEMM MFU against the FP8 peak relative to BF16's."""
-    fp4_efficiency_ratio: Positive | None = None
-    """GEMM MFU against the FP4 peak relative to FP8's."""
+    fp8_efficiency_ratio: Fraction | None = None
+    """GEMM MFU against the FP8 peak relative to BF16's, in (0, 1] (above 1 a plan's MFU could pass 100%)."""
+    fp4_efficiency_ratio: Fraction | None = None
+    """GEMM MFU against the FP4 peak relative to FP8's, in (0, 1]."""
     half_batch_scale: Positive | None = None
     """Scale of the efficiency_half_batch of the families below."""
     half_batch_scale_families: list[WorkloadFamily] | None = None

@@ -685,7 +685,9 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     best["gpu"] = best["gpu"].astype(str)
     best["server"] = best["server"].astype(str)
     best["bottleneck"] = best["bottleneck"].astype(str)
-    return best[["gpu", "server", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency", "bottleneck"]]
+    best["precision"] = best["precision"].astype(str)  # a GPU without the precision asked for: its fallback
+    cols = ["gpu", "server", "precision", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency"]
+    return best[[*cols, "bottleneck"]]
 
 
 def scaling_chart(
@@ -697,7 +699,13 @@ def scaling_chart(
     base = alt.Chart(frame).encode(x=xs, color=alt.Color("gpu:N", title="GPU"))
     thr = base.mark_line(point=True).encode(
         y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
-        tooltip=["server", "nodes", alt.Tooltip("throughput_samples_per_s:Q", format=",.4g"), "bottleneck"],
+        tooltip=[
+            "server",
+            *(["precision"] if "precision" in frame else []),
+            "nodes",
+            alt.Tooltip("throughput_samples_per_s:Q", format=",.4g"),
+            "bottleneck",
+        ],
     )
     eff = base.mark_line(point=True).encode(
         y=alt.Y("scaling_efficiency:Q", title="per-GPU throughput vs first point"),

@@ -144,3 +144,60 @@ def test_a_catalog_file_with_those_mistakes_exits_2_with_the_field(
         code = main(["catalog", "gpus", "--catalog", str(tmp_path / "catalog")])
         err = capsys.readouterr().err
         assert code == 2 and "(id=b200)" in err and said in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("key", ["fp4_efficiency_ratio", "fp8_efficiency_ratio"])
+def test_an_efficiency_ratio_above_one_is_bad_input(
+    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: `fp4_efficiency_ratio: 8` (0.8 mistyped) in catalog/calibration.yaml was taken, and `evaluate
+    --precision fp4` on 4 HGX B200 printed 'MFU 144.3%': GEMMs faster than the FP4 peak. The ratios are the GEMMs'
+    efficiency at the lower precision relative to the higher one's, in (0, 1]."""
+    from planner.cli import main
+
+    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
+    cal = tmp_path / "catalog" / "calibration.yaml"
+    text = cal.read_text()
+    assert f"\n{key}: 0.8\n" in text
+    cal.write_text(text.replace(f"\n{key}: 0.8\n", f"\n{key}: 8\n"))
+    code = main(["evaluate", "--catalog", str(tmp_path / "catalog"), "--model", "llama3-70b", "--server", "hgx-b200",
+                 "--nodes", "4", "--tokens", "1e11", "--precision", "fp4"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and f"calibration.yaml: {key}: Input should be less than or equal to 1 (got 8)" in err, err
+
+
+def test_the_scaling_chart_says_each_gpus_precision(shipped: Catalog) -> None:
+    """Was: under an fp4 request the app's scaling chart drew the H100 curve (fp8) beside the B200's (fp4) with no
+    precision in its data or tooltips."""
+    from planner.views import scaling_chart, scaling_frame
+
+    req = PlanRequest(**FP4_MIX, max_nodes=4)
+    frame = scaling_frame(shipped, req)
+    assert dict(zip(frame["gpu"], frame["precision"], strict=False)) == {"b200": "fp4", "h100-sxm": "fp8"}
+    assert '"field": "precision"' in scaling_chart(frame, None, 4).to_json()
+
+
+def test_precision_flags_take_any_case_and_name_nvfp4_as_fp4(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: `--precision nvfp4` (the format's own name, as NVIDIA calls it) and `--precision FP4` were only 'invalid
+    choice', and neither --help said what fp4 stands for."""
+    from planner.cli import build_parser, main
+
+    with pytest.raises(SystemExit) as stop:  # argparse's errors: exit 2 from main's parser
+        main(["solve", "--model", "llama3-8b", "--deadline-days", "30", "--precision", "nvfp4"])
+    code, err = stop.value.code, capsys.readouterr().err
+    assert (
+        code == 2
+        and "'nvfp4': block-scaled FP4 (NVFP4 on NVIDIA Blackwell, MXFP4 on AMD MI350) is --precision fp4" in err
+    )
+    with pytest.raises(SystemExit) as stop:
+        main(["solve", "--model", "llama3-8b", "--deadline-days", "30", "--precision", "fp5"])
+    code, err = stop.value.code, capsys.readouterr().err
+    assert code == 2 and "invalid choice: 'fp5' (choose from bf16, fp16, fp8, fp4, tf32, fp32)" in err, err
+    args = build_parser().parse_args(["evaluate", "--model", "llama3-8b", "--server", "hgx-b200", "--nodes", "1",
+                                      "--precision", "FP4"])  # fmt: skip
+    assert args.precision == "fp4"
+    for cmd in ("evaluate", "solve", "pareto"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "fp4 is block-scaled FP4 training (NVFP4 / MXFP4" in out, (cmd, out)
