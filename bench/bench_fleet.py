@@ -237,9 +237,11 @@ def main() -> None:
                 f"{st.get('flatten_objective', float('nan')):,.0f} ({st.get('flatten_moves', 0):.0f} moves, "
                 f"{tm.get('flatten_s', 0):.1f} s); squeezed "
                 f"{st.get('squeeze_objective', float('nan')):,.0f} ({st.get('squeeze_steps', 0):.0f} steps, "
-                f"{tm.get('squeeze_s', 0):.1f} s)"
+                f"{tm.get('squeeze_s', 0):.1f} s); packed "
+                f"{st.get('pack_objective', float('nan')):,.0f} ({st.get('pack_nodes', 0):.0f} nodes, "
+                f"{tm.get('pack_s', 0):.1f} s)"
             )
-        start_s = sum(tm.get(k, 0.0) for k in ("lp_s", "restricted_s", "flatten_s", "squeeze_s"))
+        start_s = sum(tm.get(k, 0.0) for k in ("lp_s", "restricted_s", "flatten_s", "squeeze_s", "pack_s"))
         print(
             f"  run: total {total:.1f} s CPU {cpu:.1f} s (modes {tm.get('modes_s', 0):.1f}, Pyomo build "
             f"{tm.get('build_s', 0):.1f}, start {start_s:.1f}, "

@@ -57,7 +57,9 @@ What is modelled, stated honestly
   to the mode and slots that lower their cluster's peak (``flatten_start``, within FLATTEN_SHARE of the time
   then left); then the most expensive bought
   type is squeezed by one node (``squeeze_start``: a MIP over a mode subset with N_p <= n - 1, in which the
-  jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time). Each of these plans is a
+  jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time); last, every job is packed
+  onto one bought cluster of as few nodes as a repair search fits them into (``pack_start``, PACK_SHARE of the
+  time left after the restricted MIP, kept for it), which replaces the start when cheaper. Each of these plans is a
   plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
   presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's arrays once
   (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
@@ -191,6 +193,11 @@ SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the
 RESTRICTED_SHARE = 0.55  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
 SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets the rest)
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
+PACK_SHARE = 0.15  # most of the time left that pack_start may take
+PACK_OPTIONS = 4  # (type, fabric) options pack_start packs, cheapest first by their fluid estimate
+PACK_ITERS = 400  # repair moves pack_start tries per cluster size on its way up from the fluid bound
+PACK_REFINE_ITERS = 4000  # repair moves per size below the first size that packed
+PACK_NOISE = 0.15  # share of repair moves that place the job in a random mode (leaves local minima)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 EXPLAIN_MIN_S = 1.0  # an infeasible fleet's explanation tries no relaxation with less of the time limit left
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
@@ -1677,6 +1684,167 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
     return out
 
 
+def _pack_cluster(
+    cands: dict[str, np.ndarray],
+    nodes: np.ndarray,
+    d: np.ndarray,
+    window: dict[str, np.ndarray],
+    slots: int,
+    cap: int,
+    order: list[str],
+    iters: int,
+    rng: np.random.Generator,
+) -> dict[str, tuple[int, list[int]]] | None:
+    """Every job of ``order`` on one cluster of ``cap`` nodes, or None: each job in one of its modes ``cands[j]``
+    on d_k of its window's slots, at most ``cap`` nodes busy in any slot (min-conflicts repair). Jobs are placed
+    in order, each in the mode and slots that add the least overload (nodes above ``cap``), then the least
+    node-slots; then, while a slot is overloaded, a job running in one is taken out and placed again the same way
+    (or, in PACK_NOISE of the moves, in a random mode on its least busy slots), for at most ``iters`` moves."""
+    usage = np.zeros(slots)
+    fit = {j: ks[nodes[ks] <= cap] for j, ks in cands.items()}
+    if any(not len(ks) for ks in fit.values()):
+        return None
+    chosen: dict[str, tuple[int, np.ndarray]] = {}
+
+    def place(j: str, noisy: bool) -> tuple[int, np.ndarray]:
+        ks, win = fit[j], window[j]
+        u = usage[win]
+        if noisy:
+            k = int(ks[rng.integers(len(ks))])
+            return k, win[np.argsort(u + 0.5 * rng.random(len(u)), kind="stable")[: d[k]]]
+        n = nodes[ks][:, None]
+        marg = np.maximum(0.0, u[None, :] + n - cap) - np.maximum(0.0, u - cap)[None, :]
+        over = np.take_along_axis(np.cumsum(np.sort(marg, axis=1), axis=1), (d[ks] - 1)[:, None], axis=1)[:, 0]
+        k = int(ks[np.lexsort((nodes[ks] * d[ks], over))[0]])
+        m_k = np.maximum(0.0, u + nodes[k] - cap) - np.maximum(0.0, u - cap)
+        return k, win[np.lexsort((win, u, m_k))[: d[k]]]  # least overload, then least busy, then earliest
+
+    for j in order:
+        k, sl = place(j, False)
+        usage[sl] += nodes[k]
+        chosen[j] = (k, sl)
+    for _ in range(iters + 1):
+        over = usage > cap
+        if not over.any():
+            return {j: (k, sorted(int(t) for t in sl)) for j, (k, sl) in chosen.items()}
+        bad = [j for j in order if over[chosen[j][1]].any()]
+        j = bad[int(rng.integers(len(bad)))]
+        k, sl = chosen[j]
+        usage[sl] -= nodes[k]
+        k, sl = place(j, rng.random() < PACK_NOISE)
+        usage[sl] += nodes[k]
+        chosen[j] = (k, sl)
+    return None
+
+
+def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
+    """A start that runs every job on one bought cluster of as few nodes as it can pack them into.
+
+    For each buy option (p, f) of a type without owned nodes on which every job has a mode (on f, or one node of
+    p), the options ranked by a fluid estimate (each job's cheapest mode priced by its node-slots at the
+    cluster's cost per node-slot -- capex share and idle energy over the horizon / slots -- plus its energy),
+    the PACK_OPTIONS cheapest are packed (``_pack_cluster``): from the fluid bound max(largest job's fewest
+    nodes, ceil(least node-slots of all jobs / slots)) the cluster size goes up until the jobs pack (PACK_ITERS
+    repair moves per size), then down while a smaller one packs (PACK_REFINE_ITERS moves). At the size found each
+    job in turn is moved to the mode and slots that cost least (energy, lateness) and keep the cluster within it.
+    Owned nodes are retired, nothing is rented. The best packed plan by ``evaluate_fleet`` (capacity, fabric,
+    power, budget; exact prices) replaces the start when it is cheaper than the start (or the start is not known
+    to be a plan), so it is a plan of the full MIP. Why: the other starts buy clusters at their peak use, and
+    their MIPs rarely lower a peak (a smaller cluster needs every job on it rescheduled at once); measured on
+    bench_fleet.py (50 jobs), 33 nodes at 56% mean use. Returns pack_s, and pack_objective (the start's value
+    after it), pack_nodes (cluster size) when it improved the start."""
+    t0 = time.perf_counter()
+    ix: Index = m.ix
+    out: dict[str, float] = {}
+    modes = ix.modes
+    nodes = modes["nodes"].to_numpy(np.int64)
+    d = modes["slots_needed"].to_numpy(np.int64)
+    kind = modes["kind"].to_numpy()
+    server = modes["server"].to_numpy()
+    fabric = modes["fabric"].to_numpy()
+    e_coef = modes["energy_coef_kwh"].to_numpy(float)
+    site = cat.site(req.site)
+    H = req.slot_hours
+    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    cost_obj = req.objective == "cost"
+    e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
+    window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
+    jobs = {j.id: j for j in req.jobs}
+    by_job = {j: np.asarray(ks, dtype=np.int64) for j, ks in ix.by_job.items()}
+    site_k = kind == "site"
+    options = []
+    for p, fabs in ix.pools.buy.items():
+        if p in ix.pools.owned_fabrics:
+            continue
+        price = cat.server(p).price_usd or 0.0
+        rate = ((share * price if cost_obj else 0.0) + e_w * ix.pools.idle_kw[p] * H * req.slots) / req.slots
+        for f in fabs:
+            on = site_k & (server == p) & ((fabric == f) | (fabric == ANY_FABRIC))
+            cands = {j: ks[on[ks]] for j, ks in by_job.items()}
+            if any(not len(ks) for ks in cands.values()):
+                continue
+            est = sum(float(np.min(rate * nodes[ks] * d[ks] + e_w * e_coef[ks])) for ks in cands.values())
+            options.append((est, p, f, cands))
+    options.sort(key=lambda o: (o[0], o[1], o[2]))
+    plan = current_plan(m)
+    before = _plan_value(cat, req, ix, plan) if plan is not None else None
+    best: tuple[float, StartPlan] | None = None
+    rng = np.random.default_rng(0)
+
+    def late_usd(j: str, last: int) -> float:
+        return (jobs[j].penalty_usd_per_slot or 0.0) * max(0, last - jobs[j].due_slot)
+
+    for _est, p, f, cands in options[:PACK_OPTIONS]:
+        if time.perf_counter() - t0 >= time_limit_s:
+            break
+        area = {j: int(np.min(nodes[ks] * d[ks])) for j, ks in cands.items()}
+        order = sorted(cands, key=lambda j: (-area[j] / len(window[j]), j))
+        cap = max(max(int(np.min(nodes[ks])) for ks in cands.values()), math.ceil(sum(area.values()) / req.slots))
+        packed = None
+        while cap <= req.max_nodes and time.perf_counter() - t0 < time_limit_s:
+            packed = _pack_cluster(cands, nodes, d, window, req.slots, cap, order, PACK_ITERS, rng)
+            if packed is not None:
+                break
+            cap += 1
+        if packed is None:
+            continue
+        while cap > 1 and time.perf_counter() - t0 < time_limit_s:
+            smaller = _pack_cluster(cands, nodes, d, window, req.slots, cap - 1, order, PACK_REFINE_ITERS, rng)
+            if smaller is None:
+                break
+            packed, cap = smaller, cap - 1
+        usage = np.zeros(req.slots)
+        for k, sl in packed.values():
+            usage[sl] += nodes[k]
+        for j in order:  # cheapest mode and slots that keep the cluster within cap, the others held
+            k0, sl0 = packed[j]
+            usage[sl0] -= nodes[k0]
+            win = window[j]
+            free = cap - usage[win]
+            by_free = win[np.lexsort((win, -free))]
+            top = np.sort(free)[::-1]
+            ks = cands[j][nodes[cands[j]] <= top[np.minimum(d[cands[j]], len(win)) - 1]]
+            pick = (e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
+            for k in ks:
+                sl = sorted(int(t) for t in by_free[: d[k]])
+                usd = e_w * e_coef[k] + late_usd(j, sl[-1])
+                if usd < pick[0] - 1e-9 * max(1.0, abs(pick[0])):
+                    pick = (usd, int(k), sl)
+            packed[j] = (pick[1], pick[2])
+            usage[pick[2]] += nodes[pick[1]]
+        found = StartPlan(packed, {(p, f): round(float(usage.max()))}, [0] * len(ix.pools.owned))
+        value = _plan_value(cat, req, ix, found)
+        if value is not None and (best is None or value < best[0]):
+            best = (value, found)
+    if best is not None and (before is None or best[0] < before - 1e-9 * max(1.0, abs(before))):
+        set_plan_start(m, cat, req, best[1])
+        m.start_feasible = True
+        out["pack_objective"] = float(pyo.value(m.objective))
+        out["pack_nodes"] = float(sum(best[1].bought.values()))
+    out["pack_s"] = time.perf_counter() - t0
+    return out
+
+
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible.
 
@@ -1718,9 +1886,11 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     opts = req.solver
     if len(modes) >= RESTRICTED_START_MODES:
         heur = restricted_start(m, opts.model_copy(update={"time_limit_s": left()}))
-        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * left()})
+        pack_s = PACK_SHARE * left()  # kept for pack_start, which runs last
+        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * (left() - pack_s)})
         heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left()))
         heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
+        heur.update(pack_start(m, cat, req, pack_s))
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
         opts = opts.model_copy(update={"presolve": opts.presolve and left() >= FULL_PRESOLVE_MIN_S})
