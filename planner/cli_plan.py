@@ -390,8 +390,7 @@ def render_result(res: Any) -> str:
         return "\n".join(lines)
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
-    summary = res.summary().splitlines()  # the plan's precision under its layout, as `evaluate` prints it
-    summary.insert(2, f"  precision {res.plan.estimate.precision}")
+    summary = res.summary().splitlines()  # with the precision the plan computes in under its layout
     lines = [f"{head} (objective: {res.objective})", *summary]
     if rep:
         lines.append(

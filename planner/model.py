@@ -910,7 +910,9 @@ def _layout_labels(
 
 
 def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
-    """Evaluate one configuration with the exact model."""
+    """Evaluate one configuration with the exact model. A precision given by name that the server's GPU lacks (fp8,
+    fp4) is bad input, never an estimate silently in another precision; the workload's own falls back (fp4 to fp8,
+    fp8 to bf16) and the estimate's ``precision`` says which it computed in."""
     server = catalog.server(config.server)
     if server.gpu is None:
         raise PlannerInputError(
@@ -928,6 +930,12 @@ def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
         raise PlannerInputError(
             f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
             f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)"
+        )
+    if config.precision is not None and not compute.has_precision(gpu, config.precision):
+        used = compute.precision_used(gpu, config.precision)  # asked for by name: refused, as `planner evaluate` does
+        raise PlannerInputError(
+            f"{gpu.id} has no {config.precision}: give precision='{used}', or leave precision out (the workload's "
+            f"own falls back to the next precision the GPU has), or choose a server whose GPU has {config.precision}"
         )
     wl = catalog.workload(config.model)
     space = pd.DataFrame(

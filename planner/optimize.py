@@ -242,6 +242,7 @@ class PlanResult(BaseModel):
             f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({switches_text(p.switches)}), "
             f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
+            f"  precision {p.estimate.precision}",  # the one the plan computes in (fp4 falls back to fp8 on a GPU)
             f"  time {sig4(p.time_to_train_days)} days; facility power {sig4(p.facility_power_kw)} kW; "
             f"facility energy {sig4(p.facility_energy_kwh)} kWh; {p.rack_units:,} rack units",
             f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {sig4(p.carbon_kg)} kg",

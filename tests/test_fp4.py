@@ -137,3 +137,20 @@ def test_nvidias_v5_1_llama31_405b_runs_are_predicted_in_fp4_and_no_other(shippe
         seen.add((key in V.AT_SCALE_FP4_RUNS, row["benchmark"], row["round"], row["submitter"] == "NVIDIA"))
     assert (True, "llama31_405b", "v5.1", True) in seen
     assert (False, "llama31_405b", "v5.1", False) in seen and (False, "llama2_70b_lora", "v5.1", True) in seen
+
+
+def test_the_python_api_refuses_a_precision_asked_for_by_name_that_the_gpu_lacks(shipped: Catalog) -> None:
+    """Was: planner.evaluate(Configuration(precision="fp4", server="dgx-h100", ...)) returned an fp8 estimate
+    quietly, where `planner evaluate --precision fp4 --server dgx-h100` exits 2; solve and pareto refuse it too."""
+    import planner
+
+    base = {"model": "llama3-8b", "nodes": 1, "samples": 1e6}
+    with pytest.raises(PlannerInputError, match=r"h100-sxm has no fp4: give precision='fp8'"):
+        planner.evaluate(shipped, Configuration(server="dgx-h100", precision="fp4", **base))  # type: ignore[arg-type]
+    with pytest.raises(PlannerInputError, match=r"a100-sxm-80gb has no fp8: give precision='bf16'"):
+        planner.evaluate(shipped, Configuration(server="dgx-a100-80gb", precision="fp8", **base))  # type: ignore[arg-type]
+    est = planner.evaluate(shipped, Configuration(server="dgx-h100", **base))  # type: ignore[arg-type]
+    assert est.precision == shipped.workload("llama3-8b").precision
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["B200"], precision="fp4",
+                            alternatives=0), shipped)  # fmt: skip
+    assert res.plan is not None and "  precision fp4" in res.summary().splitlines()

@@ -127,8 +127,10 @@ def test_fp8_is_faster_on_h100_and_falls_back_on_a100() -> None:
     h_bf = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=32, precision="bf16"))
     h_f8 = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=32, precision="fp8"))
     assert h_f8.time_to_train_h < h_bf.time_to_train_h
-    a = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-a100-80gb", nodes=32, precision="fp8"))
-    assert a.precision == "bf16"
+    a = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-a100-80gb", nodes=32))  # the workload's fp8
+    assert CAT.workload("gpt3-175b").precision == "fp8" and a.precision == "bf16"
+    with pytest.raises(PlannerInputError, match="a100-sxm-80gb has no fp8"):  # asked for by name: refused
+        evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-a100-80gb", nodes=32, precision="fp8"))
 
 
 def test_rent_cost_is_node_hours_billed_whole(shipped: Catalog) -> None:
