@@ -116,6 +116,12 @@ class Gpu(Strict):
             raise ValueError("need min_power_limit_w <= tdp_w <= max_power_limit_w")
         if self.idle_power_w >= self.tdp_w:
             raise ValueError("idle_power_w must be below tdp_w")
+        if self.fp8_tflops is not None and self.fp8_tflops < self.bf16_tflops:
+            raise ValueError(
+                f"fp8_tflops ({self.fp8_tflops:,g}) is below bf16_tflops ({self.bf16_tflops:,g}): FP8 tensor cores "
+                "run at least BF16's rate (2x on Hopper, Ada, Blackwell and CDNA3/4): give the dense FP8 peak in "
+                "TFLOP/s (2 PFLOP/s = 2000), or leave fp8_tflops out"
+            )
         if self.fp4_tflops is not None and self.fp8_tflops is None:
             raise ValueError(
                 "fp4_tflops is given but fp8_tflops is not: a GPU with FP4 tensor cores has FP8 ones too (Blackwell, "

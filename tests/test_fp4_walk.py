@@ -121,6 +121,8 @@ def test_a_catalog_gpu_with_fp4_needs_fp8_and_a_finite_peak_at_least_fp8s() -> N
         _gpu(fp8_tflops=None)
     with pytest.raises(ValidationError, match=r"fp4_tflops \(10\) is below fp8_tflops \(4,500\)"):
         _gpu(fp4_tflops=10)
+    with pytest.raises(ValidationError, match=r"fp8_tflops \(4.5\) is below bf16_tflops \(2,250\)"):
+        _gpu(fp8_tflops=4.5, fp4_tflops=None)  # 4.5 PFLOP/s typed in the wrong unit
     for field in ("fp4_tflops", "bf16_tflops", "memory_gb", "price_usd"):
         with pytest.raises(ValidationError, match="finite number"):
             _gpu(**{field: float("inf")})
