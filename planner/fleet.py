@@ -193,7 +193,7 @@ SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the
 RESTRICTED_SHARE = 0.55  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
 SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets the rest)
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
-PACK_SHARE = 0.15  # most of the time left that pack_start may take
+PACK_SHARE = 0.25  # share of the time left after the restricted MIP kept for pack_start
 PACK_OPTIONS = 4  # (type, fabric) options pack_start packs, cheapest first by their fluid estimate
 PACK_ITERS = 400  # repair moves pack_start tries per cluster size on its way up from the fluid bound
 PACK_REFINE_ITERS = 4000  # repair moves per size below the first size that packed
@@ -1517,6 +1517,9 @@ def squeeze_start(
         sub_idx = np.flatnonzero(keep)
         sub = build_fleet_model(cat, req, modes.iloc[sub_idx], ix.pools)
         sub.squeeze = pyo.Constraint(expr=pyo.quicksum(sub.N[p, f] for f in ix.pools.buy[p]) <= cap)
+        left = options.time_limit_s - (time.perf_counter() - t0)  # the build above came out of it
+        if left < 1.0:
+            break
         solved = solve_model(sub, options.model_copy(update={"time_limit_s": left}))
         tried.add(p)
         obj = solved.report.objective

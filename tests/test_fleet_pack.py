@@ -7,7 +7,9 @@ below the optimum found by brute force; on a hand-made instance it finds the opt
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pyomo.environ as pyo
@@ -161,3 +163,41 @@ def test_pack_installed_plans_in_many_examples() -> None:
     if PACKED["runs"] < 20:
         pytest.skip("runs only after the property tests above")
     assert PACKED["installed"] >= PACKED["runs"] // 4, PACKED
+
+
+def test_squeeze_gives_its_solve_only_the_time_its_build_left(toy: Catalog) -> None:
+    # squeeze_start builds a MIP per step, then solves it: the solve gets what is left of squeeze's limit after
+    # that build (it got the time left before the build, so a slow build overran the whole call's limit at 50 jobs)
+    req = freq(
+        slots=2,
+        slot_hours=6.0,
+        servers=["toy-a"],
+        jobs=[{"id": j, "model": "toy-model", "samples": 1.5e6, "due_slot": 1} for j in ("a", "b")],
+    )
+    pools = pools_of(toy, req)
+    modes = job_modes(toy, req, pools=pools)
+    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
+    ix = m.ix
+    two = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 2) for j in ("a", "b")}
+    fab = str(ix.modes.at[two["a"], "fabric"])
+    fleet_mod.set_plan_start(
+        m, toy, req, fleet_mod.StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
+    )
+    real_build, real_solve = fleet_mod.build_fleet_model, fleet_mod.solve_model
+    limits: list[float] = []
+
+    def slow_build(*a: Any, **kw: Any) -> Any:
+        time.sleep(0.6)
+        return real_build(*a, **kw)
+
+    def solve(model: Any, options: Any, *a: Any, **kw: Any) -> Any:
+        limits.append(options.time_limit_s)
+        return real_solve(model, options, *a, **kw)
+
+    opts = req.solver.model_copy(update={"time_limit_s": 2.0})
+    with (
+        mock.patch.object(fleet_mod, "build_fleet_model", slow_build),
+        mock.patch.object(fleet_mod, "solve_model", solve),
+    ):
+        fleet_mod.squeeze_start(m, toy, req, opts, None)
+    assert limits and limits[0] <= 2.0 - 0.6
