@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner import compute, cost
+from planner import compute, cost, physics_store
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
@@ -388,6 +388,7 @@ def samples_of(catalog: Catalog, req: PlanRequest) -> float | None:
 
 # Physics (times, IT power, switches) of every configuration, cached per physical fingerprint of the catalog and
 # per chunk of node counts: scenarios that change only prices, sites, limits or objectives re-price cached rows.
+# Also stored on disk (planner/physics_store.py), so that a fresh process re-prices what an earlier one computed.
 _PHYSICS: dict[tuple[Any, ...], pd.DataFrame] = {}
 PHYSICS_COLUMNS = [
     "server",
@@ -482,6 +483,8 @@ def physics_chunks(
         key = (*base, a, b)
         df = _PHYSICS.pop(key, None)  # re-inserted below: most recently used last
         if df is None:
+            df = physics_store.load(key)  # what an earlier process computed (planner/physics_store.py)
+        if df is None:
             t0 = time.perf_counter()
             full = evaluate_space(
                 catalog,
@@ -502,6 +505,7 @@ def physics_chunks(
             if timings is not None:
                 timings["evaluate_s"] = timings.get("evaluate_s", 0.0) + time.perf_counter() - t0
                 timings["configurations"] = timings.get("configurations", 0.0) + len(full)
+            physics_store.save(key, df)
         _PHYSICS[key] = df
         total = sum(len(v) for v in _PHYSICS.values())
         while total > PHYSICS_CACHE_ROWS and len(_PHYSICS) > 1:

@@ -15,12 +15,17 @@ The toy world (used by the optimizer specifications):
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from planner.data import Catalog, load_catalog
 from planner.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
+
+# The on-disk physics store (planner/physics_store.py) is off for the suite, in-process and in the processes tests
+# start (they inherit the environment): every test computes what it checks. tests/test_physics_store.py turns it on.
+os.environ["PLANNER_CACHE_DIR"] = "off"
 
 
 @pytest.fixture(scope="session")

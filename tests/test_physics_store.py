@@ -1,0 +1,122 @@
+"""The on-disk store of physics chunks (planner/physics_store.py): a fresh process re-prices what an earlier one
+computed, and never reads back anything computed for another catalog, request or planner version."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planner import optimize, physics_store
+from planner.data import Catalog
+from planner.optimize import PlanRequest, solve
+
+ROOT = Path(__file__).resolve().parent.parent
+REQ = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["H100"], max_nodes=16, alternatives=0)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path / "store"))
+    optimize._PHYSICS.clear()
+    yield tmp_path / "store"
+    optimize._PHYSICS.clear()
+
+
+def _no_model(*_: object, **__: object) -> None:
+    raise AssertionError("the model was evaluated: the store was not read")
+
+
+def test_a_new_process_reprices_stored_chunks_without_evaluating_the_model(
+    store: Path, shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = solve(REQ, shipped)
+    files = sorted(store.glob("physics-*.pkl"))
+    assert first.plan is not None and files
+    optimize._PHYSICS.clear()  # as a fresh process: nothing in memory
+    monkeypatch.setattr(optimize, "evaluate_space", _no_model)
+    again = solve(REQ, shipped)
+    assert again.plan is not None and again.plan.model_dump() == first.plan.model_dump()
+    assert again.objective_value == first.objective_value
+
+
+def test_another_catalog_request_or_code_version_is_never_read_back(
+    store: Path, shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    solve(REQ, shipped)
+    n = len(list(store.glob("physics-*.pkl")))
+    optimize._PHYSICS.clear()
+    calls: list[int] = []
+    real = optimize.evaluate_space
+
+    def counting(*a: object, **k: object) -> object:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    gpu = shipped.gpu("h100-sxm").model_copy(update={"memory_bandwidth_tbps": 3.0})  # another physics
+    solve(REQ, shipped.replace(gpus={**shipped.gpus, "h100-sxm": gpu}))
+    assert calls, "a catalog of other physics read the stored chunks"
+    calls.clear()
+    solve(REQ.model_copy(update={"tokens": 2e11}), shipped)  # another request
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(physics_store, "_CODE", ["another planner version"])
+    optimize._PHYSICS.clear()
+    solve(REQ, shipped)
+    assert calls and len(list(store.glob("physics-*.pkl"))) > n
+
+
+def test_an_unreadable_file_is_recomputed_and_an_unwritable_store_ignored(
+    store: Path, shipped: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = solve(REQ, shipped)
+    for f in store.glob("physics-*.pkl"):
+        f.write_bytes(f.read_bytes()[:100])  # truncated, as by a process killed mid-write without the rename
+    optimize._PHYSICS.clear()
+    again = solve(REQ, shipped)
+    assert again.plan is not None and first.plan is not None and again.plan.nodes == first.plan.nodes
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(blocker / "store"))
+    optimize._PHYSICS.clear()
+    assert solve(REQ, shipped).plan is not None  # nothing stored, nothing lost
+    monkeypatch.setenv("PLANNER_CACHE_DIR", "off")
+    assert physics_store.directory() is None
+
+
+def test_two_real_processes_print_the_same_plan_and_the_second_reads_the_store(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANNER_CACHE_DIR": str(tmp_path)}
+    cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e11",
+           "--deadline-days", "30", "--gpus", "H100", "--max-nodes", "16", "--alternatives", "0"]  # fmt: skip
+    out1 = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
+    files = {f: f.stat().st_mtime_ns for f in tmp_path.glob("physics-*.pkl")}
+    assert files
+    os.utime(next(iter(files)), ns=(1, 1))  # an old access time: the second run marks what it reads
+    out2 = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
+    strip = [line for line in out1.splitlines() if "solver:" not in line]
+    assert strip == [line for line in out2.splitlines() if "solver:" not in line]
+    assert next(iter(files)).stat().st_mtime_ns > 1
+
+
+def test_the_store_keeps_within_its_size_the_most_recently_used(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"x": range(100)})
+    physics_store.save(("size",), frame)
+    size = physics_store._path(("size",)).stat().st_size  # type: ignore[union-attr]
+    physics_store._path(("size",)).unlink()  # type: ignore[union-attr]
+    monkeypatch.setattr(physics_store, "MAX_BYTES", int(3.5 * size))  # room for three chunks
+    for i in range(3):
+        physics_store.save(("chunk", i), frame)
+        os.utime(physics_store._path(("chunk", i)), (1000 + i, 1000 + i))  # type: ignore[arg-type]
+    assert physics_store.load(("chunk", 0)) is not None  # read: now the most recently used
+    physics_store.save(("chunk", 3), frame)  # over the limit: the least recently used (1) goes
+    physics_store.save(("chunk", 4), frame)  # then 2
+    kept = {i for i in range(5) if physics_store._path(("chunk", i)).is_file()}  # type: ignore[union-attr]
+    assert kept == {0, 3, 4}
+    assert sum(p.stat().st_size for p in store.glob("physics-*.pkl")) <= 3.5 * size
