@@ -150,6 +150,29 @@ Constraints (one function each)
                    (all its jobs on fewer nodes for more slots) finds no plan; the LP spreads such a job over
                    several types (job-20: 1/3 on one GB200 NVL72 rack in a 3-rack mode, the rest on two types)
                    and shares each type's nodes with the other jobs over time.
+                   Session 8 (physics of 283ecb7, bench_fleet.py, one run each, 2 shared cores): where the optimum
+                   lies. 20 jobs: HiGHS alone (presolve on, one thread) from the squeezed start $975,997 proves
+                   $967,830 optimal in 74 s (665 B&B nodes; presolve and its root restarts, fixing columns by
+                   reduced cost, shrink 28,414 columns to 4,037): the plans were 0.8% off, the root LP ($854,228) 11.7% -- the bound was the weak side.
+                   50 jobs: the plans were weak too. The MIP over the modes of type-10 alone with N <= 29 finds
+                   $2,302,714 in 90 s (N <= 27: infeasible, proved in 3.9 s; N <= 28: no plan in 60 s; N <= 32:
+                   $2,520,079 in 20 s; without a cap HiGHS finds no plan in 20 s at 29 or 30), against $2,860,610
+                   from fleet() -- a cluster sized for its busiest slot at 56% mean use. So ``pack_start`` packs
+                   every job onto one cluster of as few nodes as a min-conflicts repair fits them into: $2,352,184
+                   (32 x type-24 on hdr200) in 2.5 s; root LP $2,092,481 (29.07 nodes at 69% use, server capex
+                   $1.68M against the plan's $1.85M, network $0.17M against $0.26M: its nodes and fabrics are
+                   split over type-24 and type-10 and its network is the convex envelope), so the gap is now
+                   mostly the bound's. Measured and not kept: (iv) restarting the repair at n - 1 nodes from the
+                   n-node packing ($2,357,897, same 32 nodes); (v) a MIP over the packed cluster's 340 modes from
+                   its plan, 20 s: no cheaper plan, its own bound $2,277,362; (vi) the MIP over all modes of the
+                   three types the LP and plan use (5,073 modes, 240 s): $2,546,768, bound $2,107,459; (vii)
+                   pack_start before the restricted MIP (so that the MIP and squeeze start from its plan): 50
+                   jobs the same plan, 20 jobs worse ($1,019,039, gap 14.5%: squeezed from the packed plan nothing
+                   is found, from the restricted MIP's plan $975,997); (viii) HiGHS options against the full MIP's
+                   uninterruptible root phase after its first cut round (50 jobs, a 25 s limit ran 44-53 s):
+                   mip_heuristic_effort 0, mip_detect_symmetry off, no restart, pseudo-cost reliability 0, no
+                   root reduced-cost heuristic and no feasibility jump all still ran 42-46 s; the full MIP only
+                   gets the time the start heuristics leave (4 s at 50 jobs), where it stays in its root LP.
 
 Objective
 ---------
