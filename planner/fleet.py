@@ -153,10 +153,11 @@ Constraints (one function each)
                    Session 8 (physics of 283ecb7, bench_fleet.py, one run each, 2 shared cores): where the optimum
                    lies. 20 jobs: HiGHS alone (presolve on, one thread) from the squeezed start $975,997 proves
                    $967,830 optimal in 74 s (665 B&B nodes; presolve and its root restarts, fixing columns by
-                   reduced cost, shrink 28,414 columns to 4,037): the plans were 0.8% off, the root LP ($854,228) 11.7% -- the bound was the weak side.
-                   50 jobs: the plans were weak too. The MIP over the modes of type-10 alone with N <= 29 finds
-                   $2,302,714 in 90 s (N <= 27: infeasible, proved in 3.9 s; N <= 28: no plan in 60 s; N <= 32:
-                   $2,520,079 in 20 s; without a cap HiGHS finds no plan in 20 s at 29 or 30), against $2,860,610
+                   reduced cost, shrink 28,414 columns to 4,037): the plans were 0.8% off, the root LP
+                   ($854,228) 11.7% -- the bound was the weak side. 50 jobs: the plans were weak too. The MIP
+                   over the modes of type-10 alone with N <= 29 finds $2,302,714 in 90 s (N <= 27: infeasible,
+                   proved in 3.9 s; N <= 28: no plan in 60 s; N <= 29 or 30: no plan in 20 s; N <= 32:
+                   $2,520,079 in 20 s; all without a start), against $2,860,610
                    from fleet() -- a cluster sized for its busiest slot at 56% mean use. So ``pack_start`` packs
                    every job onto one cluster of as few nodes as a min-conflicts repair fits them into: $2,352,184
                    (32 x type-24 on hdr200) in 2.5 s; root LP $2,092,481 (29.07 nodes at 69% use, server capex
