@@ -174,6 +174,14 @@ Constraints (one function each)
                    mip_heuristic_effort 0, mip_detect_symmetry off, no restart, pseudo-cost reliability 0, no
                    root reduced-cost heuristic and no feasibility jump all still ran 42-46 s; the full MIP only
                    gets the time the start heuristics leave (4 s at 50 jobs), where it stays in its root LP.
+                   What the 50-job bound lacks (LP relaxations, not kept): fixing the fabric of type-10 and
+                   type-24 (hdr200 / ndr400 each) lifts the root LP $2,092,481 -> $2,113,770-$2,149,691, one type
+                   alone (type-10 or type-24 on hdr200, the other not bought) $2,140,630 / $2,142,467; the LP
+                   then spreads over type-27 and type-09. On type-24 / hdr200 alone the LP buys 29.39 nodes
+                   ($2,159,419); 199 pair covers (two jobs whose windows force their runs to overlap need both
+                   their node counts at once) add $66, while HiGHS proves 29 nodes infeasible there in 1.4 s and
+                   packing needs 32: the fluid schedule of one cluster is the bulk of the gap, and cuts on pairs
+                   of jobs do not reach it.
 
 Objective
 ---------
