@@ -10,9 +10,10 @@ evaluation-sized runs with staggered release/due weeks. The root LP bound is the
 at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
 energetic intervals -- (f) is the formulation `fleet` solves. The run line gives the start heuristic's figures
 (greedy plan, LP relaxation, MIP restricted to the LP's modes, local search, squeeze of the most expensive
-type) and HiGHS's own on the full MIP: incumbent, bound, gap, seconds, B&B nodes; the bound is HiGHS's or, when
-higher, the LP relaxation's optimum of the same MIP (planner/fleet.py, "Solving"). `--time-limit` is the whole
-`fleet()` call's (modes, build, LP, restricted MIP, local search, squeeze, full MIP).
+type, every job packed onto one cluster) and HiGHS's own on the full MIP: incumbent, bound, gap, seconds, B&B
+nodes; the bound is HiGHS's or, when higher, the LP relaxation's optimum of the same MIP (planner/fleet.py,
+"Solving"). `--time-limit` is the whole `fleet()` call's (modes, build, LP, restricted MIP, local search,
+squeeze, packing, full MIP).
 
 `--purchase-bound S` then runs planner/fleet_bound.py on the same MIP for S seconds from the run's plan: best-first
 branching on the nodes bought per server type over the LP relaxation (with `--leaf-mip S2`, each leaf -- all
@@ -43,6 +44,7 @@ from planner.data import Catalog
 from planner.fleet import (
     CUT_FAMILIES,
     FLATTEN_SHARE,
+    PACK_SHARE,
     RESTRICTED_SHARE,
     SQUEEZE_SHARE,
     FleetRequest,
@@ -51,6 +53,7 @@ from planner.fleet import (
     flatten_start,
     fleet,
     job_modes,
+    pack_start,
     pools_of,
     restricted_start,
     set_greedy_start,
@@ -123,7 +126,7 @@ def root_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pool
 
 
 def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools, seconds: float, log: str) -> None:
-    """The start heuristics of ``fleet`` (greedy, LP, restricted MIP, local search, squeeze, with fleet's time
+    """The start heuristics of ``fleet`` (greedy, LP, restricted MIP, local search, squeeze, packing, with fleet's time
     shares of the request's time limit, which here excludes the modes and the build), then HiGHS alone on the
     full MIP from the best start for ``seconds``, with presolve and its log written to ``log``; prints its
     incumbent, bound and gap at the end (the log has them over time)."""
@@ -133,9 +136,11 @@ def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools,
     t0 = time.perf_counter()
     heur = restricted_start(m, opts)
     left = max(1.0, opts.time_limit_s - (time.perf_counter() - t0))
-    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * left})
+    pack_s = PACK_SHARE * left
+    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * (left - pack_s)})
     heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left))
     heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
+    heur.update(pack_start(m, cat, req, pack_s))
     print(f"  start: {', '.join(f'{k} {v:,.1f}' for k, v in heur.items())}")
     lp, cols = _lp(m)
     h = highspy.Highs()
