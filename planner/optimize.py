@@ -940,7 +940,11 @@ def _empty_report(build_s: float) -> SolverReport:
 
 
 def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
-    """Re-evaluate a candidate with the exact scalar path (planner.evaluate)."""
+    """Re-evaluate a candidate with the exact scalar path (planner.evaluate), in the precision its GPU computes the
+    request's in (a plan on an allowed GPU without fp4 computes in fp8, as the scan priced it, and says so)."""
+    server = catalog.server(str(row["server"]))
+    gpu = catalog.gpu(server.gpu or "")
+    precision = compute.precision_used(gpu, req.precision) if req.precision is not None else None
     est = evaluate(
         catalog,
         Configuration(
@@ -951,7 +955,7 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
             power_cap=float(row["power_cap"]),
             global_batch=req.global_batch,
             samples=samples_of(catalog, req),
-            precision=req.precision,
+            precision=precision,
             site=str(row["site"]),
             purchase=row["purchase"],
             life_years=req.life_years,

@@ -94,14 +94,15 @@ def test_fp4_on_a_gpu_without_it(shipped: Catalog) -> None:
 
     both = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, precision="fp4", gpus=["H100", "B200"],
                        objective="cost", alternatives=0)  # fmt: skip
-    res = solve(both, shipped)
-    assert res.plan is not None
-    gpu = res.plan.estimate.gpu
-    notes = plan_notes(shipped, both, res.plan)
-    if gpu == "h100-sxm":
-        assert res.plan.estimate.precision == "fp8" and "h100-sxm has no fp4: this plan computes in fp8" in notes
-    else:
-        assert res.plan.estimate.precision == "fp4" and not any("has no fp4" in n for n in notes)
+    h = shipped.server("dgx-h100").model_copy(update={"price_usd": 20_000.0})  # the H100 plan is the cheapest
+    cheap_h100 = shipped.replace(servers={**shipped.servers, "dgx-h100": h})
+    res = solve(both, cheap_h100)  # was: exit 2 ("h100-sxm has no fp4") when the best plan was on the H100
+    assert res.plan is not None and res.plan.estimate.gpu == "h100-sxm", res.plan
+    assert res.plan.estimate.precision == "fp8"
+    assert "h100-sxm has no fp4: this plan computes in fp8" in plan_notes(cheap_h100, both, res.plan)
+    res = solve(both.model_copy(update={"gpus": ["B200"]}), shipped)
+    assert res.plan is not None and res.plan.estimate.precision == "fp4"
+    assert not any("has no fp4" in n for n in plan_notes(shipped, both, res.plan))
 
 
 def test_fp4_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:

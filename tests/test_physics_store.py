@@ -90,17 +90,40 @@ def test_an_unreadable_file_is_recomputed_and_an_unwritable_store_ignored(
 
 
 def test_two_real_processes_print_the_same_plan_and_the_second_reads_the_store(tmp_path: Path) -> None:
+    import pickle
+
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANNER_CACHE_DIR": str(tmp_path)}
     cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e11",
            "--deadline-days", "30", "--gpus", "H100", "--max-nodes", "16", "--alternatives", "0"]  # fmt: skip
-    out1 = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
-    files = {f: f.stat().st_mtime_ns for f in tmp_path.glob("physics-*.pkl")}
-    assert files
-    os.utime(next(iter(files)), ns=(1, 1))  # an old access time: the second run marks what it reads
-    out2 = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
-    strip = [line for line in out1.splitlines() if "solver:" not in line]
-    assert strip == [line for line in out2.splitlines() if "solver:" not in line]
-    assert next(iter(files)).stat().st_mtime_ns > 1
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    files = sorted(tmp_path.glob("physics-*.pkl"))
+    assert first.returncode == 0 and files
+    plan = [line for line in first.stdout.splitlines() if "solver:" not in line]
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0 and [line for line in second.stdout.splitlines() if "solver:" not in line] == plan
+    for f in files:  # stored chunks emptied: a process that reads them has no configuration to plan with
+        frame = pickle.loads(f.read_bytes())
+        f.write_bytes(pickle.dumps(frame.iloc[0:0]))
+    emptied = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert emptied.returncode == 1, emptied.stdout + emptied.stderr  # it read the store, not the model
+    for f in files:
+        f.unlink()
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and [line for line in again.stdout.splitlines() if "solver:" not in line] == plan
+
+
+def test_a_store_it_may_not_read_is_no_store(store: Path, shipped: Catalog) -> None:
+    """Was: a store directory the user cannot read (or list) raised PermissionError out of every solve."""
+    first = solve(REQ, shipped)
+    optimize._PHYSICS.clear()
+    store.chmod(0)
+    try:
+        if os.access(store, os.R_OK):  # root reads anything: nothing to check
+            pytest.skip("running as a user every directory is readable to")
+        again = solve(REQ, shipped)
+    finally:
+        store.chmod(0o700)
+    assert again.plan is not None and first.plan is not None and again.plan.nodes == first.plan.nodes
 
 
 def test_the_store_keeps_within_its_size_the_most_recently_used(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,3 +143,36 @@ def test_the_store_keeps_within_its_size_the_most_recently_used(store: Path, mon
     kept = {i for i in range(5) if physics_store._path(("chunk", i)).is_file()}  # type: ignore[union-attr]
     assert kept == {0, 3, 4}
     assert sum(p.stat().st_size for p in store.glob("physics-*.pkl")) <= 3.5 * size
+
+
+def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
+    store: Path, shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pickle is code: a file another user put in the store is never loaded (here: this process pretends to be
+    another user), and a PermissionError reading the store reads as no store (the suite may run as root, where
+    chmod cannot deny anything)."""
+    solve(REQ, shipped)
+    key_files = list(store.glob("physics-*.pkl"))
+    assert key_files
+    optimize._PHYSICS.clear()
+    calls: list[int] = []
+    real = optimize.evaluate_space
+
+    def counting(*a: object, **k: object) -> object:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    monkeypatch.setattr(physics_store.os, "getuid", lambda: os.getuid() + 1, raising=False)
+    assert solve(REQ, shipped).plan is not None and calls  # not ours: recomputed
+    monkeypatch.undo()
+
+    def denied(path: Path) -> bool:
+        raise PermissionError(f"[Errno 13] Permission denied: '{path}'")
+
+    monkeypatch.setattr(physics_store, "_ours", denied)
+    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    calls.clear()
+    optimize._PHYSICS.clear()
+    assert solve(REQ, shipped).plan is not None and calls  # was: PermissionError out of solve
+    assert all(f.is_file() for f in key_files)  # and nothing of the store removed

@@ -650,3 +650,29 @@ def test_the_busiest_pipeline_stage_holds_its_share_of_the_model_state() -> None
     assert su["grad_bytes"][0] == pytest.approx(8 * 16 / 126 * sync, rel=1e-12)
     # an even split (PP2: 63 + 63) holds exactly its share
     assert step.busiest_stage_share(wl, lay.model_copy(update={"pipeline_parallel": 2})) == 1.0
+
+
+def test_the_lora_paragraph_takes_its_figures_from_the_table() -> None:
+    """Was: ranges typed into the generated report, stale on the next physics change."""
+    import pandas as pd
+
+    from planner.validation import lora_gap_text
+
+    t = pd.DataFrame(
+        [
+            ("v5.0 A h200_n2", "hopper", "h200", 16, 0.1, 40.0),
+            ("v5.0 B h200_n64", "hopper", "h200", 512, 0.5, 60.0),
+            ("v4.1 C h100_n16", "hopper", "h100-sxm", 128, 0.25, 55.0),
+            ("v4.1 D h100_n2", "hopper", "h100-sxm", 16, 1.0, 400.0),
+            ("v5.1 NVIDIA gb200_n18", "blackwell", "gb200", 72, -0.01, -3.0),
+            ("v5.0 E gb200_n18", "blackwell", "gb200", 72, 0.05, 15.0),
+        ],
+        columns=["case", "family", "GPU", "GPUs", "missed s/step", "missed s/run"],
+    )
+    text = lora_gap_text(t)
+    assert "the miss on multi-node H200 runs is 0.10-0.50 s and on 128-512 H100 0.25 s" in text
+    assert (
+        "40-60 s on every multi-node H200 run from 16 to 512 GPUs (while the steps fall from about 400 to 120)" in text
+    )
+    assert "55 s on 128-512 H100" in text and "v5.1 miss 3 s per run (the v5.0 Blackwell runs 15 s)" in text
+    assert "(400 s per run on 16 H100)" in text
