@@ -592,6 +592,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
                 "nodes",
                 "power_cap",
                 "layout",
+                "precision",
                 "time_to_train_h",
                 "first_slot",
                 "last_slot",

@@ -207,12 +207,13 @@ import pyomo.environ as pyo
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from planner import compute
 from planner import cost as cost_mod
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Work, evaluate_space, work_from
-from planner.schemas import Server
+from planner.schemas import Precision, Server
 from planner.solver import SolverOptions, SolverReport, solve_model
 
 DEFAULT_MAX_NODES = 2048
@@ -246,6 +247,11 @@ class Job(BaseModel):
     due_slot: int = Field(ge=0, description="last slot the job may run in (inclusive)")
     penalty_usd_per_slot: float | None = Field(
         None, ge=0, allow_inf_nan=False, description="if set, the job may finish late at this price"
+    )
+    precision: Precision | None = Field(
+        None,
+        description="compute precision (default: the workload's); fp8 / fp4 run in the next precision a pool's GPU "
+        "has (fp4 in fp8, fp8 in bf16), and asking for one no allowed GPU has is an error",
     )
 
     @model_validator(mode="after")
@@ -453,11 +459,32 @@ def pools_of(cat: Catalog, req: FleetRequest) -> Pools:
             "no allowed server can be bought, rented or is owned as asked: widen gpus/servers/fabrics or the purchase"
         )
     types = set(buy) | set(rent) | {e.server for e in owned}
+    check_job_precisions(cat, req, types)
     idle = {p: power_mod.idle_node_kw(cat.server(p), cat.gpu(cat.server(p).gpu or ""), site.pue) for p in types}
     owned_f: dict[str, set[str]] = {}
     for e in owned:
         owned_f.setdefault(e.server, set()).add(e.fabric)
     return Pools(owned, buy, rent, idle, owned_f)
+
+
+def check_job_precisions(cat: Catalog, req: FleetRequest, types: Collection[str]) -> None:
+    """A job asking for fp8 or fp4 by name where none of the fleet's allowed servers has a GPU with it: bad input,
+    never a plan silently computed in another precision (as `planner solve` refuses it). Where some have it, a mode
+    on a GPU without computes in its fallback and the schedule's precision column says so."""
+    from planner.optimize import PRECISION_GPUS_HINT
+
+    gpus = sorted({cat.server(p).gpu or "" for p in types})
+    for j in req.jobs:
+        if j.precision in compute.LOW_PRECISION_FIELDS and not any(
+            compute.has_precision(cat.gpu(g), j.precision) for g in gpus if g
+        ):
+            family = PRECISION_GPUS_HINT[j.precision][0]
+            fp8 = j.precision == "fp4" and any(g and cat.gpu(g).fp8_tflops is not None for g in gpus)
+            raise PlannerInputError(
+                f"job '{j.id}': precision {j.precision}: none of the fleet's servers ({', '.join(gpus)}) has a GPU "
+                f"with {j.precision}: give the job precision: {'fp8' if fp8 else 'bf16'} (or leave it out for the "
+                f"workload's), or allow servers with {j.precision} GPUs ({family})"
+            )
 
 
 # ------------------------------------------------------------------------------------------------ modes
@@ -554,15 +581,16 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
     space = pd.concat(rows, ignore_index=True)
     pair_of = space["pair"].to_numpy(np.int64)
     caps_ok = np.isin(space["power_cap"].to_numpy(float), req.power_caps)
-    by_work: dict[tuple[str, float | None], list[Job]] = {}
+    by_work: dict[tuple[str, float | None, str | None], list[Job]] = {}
     for j in req.jobs:
         wl = cat.workload(j.model)
-        by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs)), []).append(j)
+        by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs), j.precision), []).append(j)
     frames = []
     fitting = 0
-    for (model, samples), jobs in by_work.items():
+    for (model, samples, precision), jobs in by_work.items():
+        work = Work(samples, precision=precision)
         df = evaluate_space(
-            cat, model, space=space, site=req.site, purchase="buy", work=Work(samples), life_years=req.life_years
+            cat, model, space=space, site=req.site, purchase="buy", work=work, life_years=req.life_years
         )
         nodes = df["nodes"].to_numpy(np.int64)
         hours = df["time_to_train_h"].to_numpy(float)
@@ -624,6 +652,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
                         "power_cap": df["power_cap"].to_numpy(float)[idx],
                         "nodes": nodes[idx],
                         "layout": df["layout"].to_numpy()[idx].astype(str),
+                        "precision": df["precision"].to_numpy()[idx].astype(str),
                         "time_to_train_h": hours[idx],
                         "slots_needed": d[idx].astype(np.int64),
                         "facility_power_kw": power[idx],
@@ -2180,6 +2209,8 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
                 "fabric": fab,
                 "power_cap": float(row["power_cap"]),
                 "layout": str(row["layout"]),
+                "precision": str(row["precision"]),  # what it computes in: a GPU without fp4 runs fp4 in fp8
+                "precision_asked": job.precision or cat.workload(job.model).precision,
                 "time_to_train_h": float(row["time_to_train_h"]),
                 "slots": slots[j],
                 "first_slot": min(slots[j]),

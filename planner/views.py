@@ -1117,6 +1117,10 @@ def fleet_summary(plan: Any) -> list[str]:
                 f"capex ${p['capex_usd']:,.0f})."
             )
     lines = keeps + (buys or ["- **Buys** nothing."]) + (rents or ["- **Rents** nothing."])
+    for a in getattr(plan, "assignments", []):  # a job asked for fp4 (or fp8) on a pool without it: never silent
+        asked = a.get("precision_asked")
+        if asked and a.get("precision") and a["precision"] != asked:
+            lines.append(f"- **{a['job']}** runs on {a['gpu']}, which has no {asked}: it computes in {a['precision']}.")
     t = plan.totals
     lines.append(
         f"- **Totals**: capex ${t.get('capex_usd', 0):,.0f}, rent ${t.get('rent_usd', 0):,.0f}, cost over the "

@@ -155,3 +155,32 @@ def test_the_python_api_refuses_a_precision_asked_for_by_name_that_the_gpu_lacks
     res = solve(PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["B200"], precision="fp4",
                             alternatives=0), shipped)  # fmt: skip
     assert res.plan is not None and "  precision fp4" in res.summary().splitlines()
+
+
+def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_in(shipped: Catalog) -> None:
+    """Was: `precision: fp4` on a fleet job was refused as an unknown field (no way to plan an NVFP4 fleet). Now the
+    job's modes are the model's in that precision; a pool whose GPU lacks it computes in its fallback and the
+    assignment says which; asked for where no allowed server has it: bad input."""
+    from planner.fleet import fleet
+
+    base = {"slots": 4, "slot_hours": 168, "objective": "cost", "purchase": "buy", "max_nodes": 8,
+            "solver": {"time_limit_s": 30}}  # fmt: skip
+    job = {"id": "ft", "model": "llama3-8b", "tokens": 2e10, "due_slot": 3}
+    fp4 = fleet({**base, "gpus": ["B200"], "jobs": [{**job, "precision": "fp4"}]}, shipped)
+    fp8 = fleet({**base, "gpus": ["B200"], "jobs": [{**job, "precision": "fp8"}]}, shipped)
+    assert [a["precision"] for a in fp4.assignments] == ["fp4"] and [a["precision"] for a in fp8.assignments] == ["fp8"]
+    a4, a8 = fp4.assignments[0], fp8.assignments[0]
+    if (a4["nodes"], a4["power_cap"]) == (a8["nodes"], a8["power_cap"]):  # same mode: fp4 trains faster
+        assert a4["time_to_train_h"] < a8["time_to_train_h"]
+    h100 = fleet({**base, "gpus": ["H100"], "jobs": [job]}, shipped)  # the workload's own bf16
+    assert [a["precision"] for a in h100.assignments] == ["bf16"]
+    said = r"job 'ft': precision fp4: none of the fleet's servers \(h100-sxm\) has a GPU with fp4: give the job "
+    with pytest.raises(PlannerInputError, match=said + "precision: fp8"):
+        fleet({**base, "gpus": ["H100"], "jobs": [{**job, "precision": "fp4"}]}, shipped)
+    from planner.views import fleet_summary
+
+    h = shipped.server("dgx-h100").model_copy(update={"price_usd": 20_000.0})  # the H100 pool is the cheapest
+    cheap_h100 = shipped.replace(servers={**shipped.servers, "dgx-h100": h})
+    mixed = fleet({**base, "gpus": ["H100", "B200"], "jobs": [{**job, "precision": "fp4"}]}, cheap_h100)
+    assert [(a["gpu"], a["precision"], a["precision_asked"]) for a in mixed.assignments] == [("h100-sxm", "fp8", "fp4")]
+    assert "- **ft** runs on h100-sxm, which has no fp4: it computes in fp8." in fleet_summary(mixed)
