@@ -1810,7 +1810,8 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
     the PACK_OPTIONS cheapest are packed (``_pack_cluster``): from the fluid bound max(largest job's fewest
     nodes, ceil(least node-slots of all jobs / slots)) the cluster size goes up until the jobs pack (PACK_ITERS
     repair moves per size), then down while a smaller one packs (PACK_REFINE_ITERS moves). At the size found each
-    job in turn is moved to the mode and slots that cost least (energy, lateness) and keep the cluster within it.
+    job in turn is moved to the mode that costs least (energy, lateness) on the earliest slots with room for it, so
+    the cluster stays within that size and a job with a penalty is as little late as the others allow.
     Owned nodes are retired, nothing is rented. The best packed plan by ``evaluate_fleet`` (capacity, fabric,
     power, budget; exact prices) replaces the start when it is cheaper than the start (or the start is not known
     to be a plan), so it is a plan of the full MIP. Why: the other starts buy clusters at their peak use, and
@@ -1885,12 +1886,12 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
             usage[sl0] -= nodes[k0]
             win = window[j]
             free = cap - usage[win]
-            by_free = win[np.lexsort((win, -free))]
             top = np.sort(free)[::-1]
             ks = cands[j][nodes[cands[j]] <= top[np.minimum(d[cands[j]], len(win)) - 1]]
             pick = (e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
             for k in ks:
-                sl = sorted(int(t) for t in by_free[: d[k]])
+                # the earliest d slots with room for the mode's nodes: within cap, and the least lateness
+                sl = [int(t) for t in win[free >= nodes[k]][: d[k]]]
                 usd = e_w * e_coef[k] + late_usd(j, sl[-1])
                 if usd < pick[0] - 1e-9 * max(1.0, abs(pick[0])):
                     pick = (usd, int(k), sl)
@@ -1954,7 +1955,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * (left() - pack_s)})
         heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left()))
         heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
-        heur.update(pack_start(m, cat, req, pack_s))
+        heur.update(pack_start(m, cat, req, min(pack_s, left())))  # never past the call's limit
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
         opts = opts.model_copy(update={"presolve": opts.presolve and left() >= FULL_PRESOLVE_MIN_S})

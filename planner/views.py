@@ -1119,7 +1119,7 @@ def fleet_summary(plan: Any) -> list[str]:
     lines = keeps + (buys or ["- **Buys** nothing."]) + (rents or ["- **Rents** nothing."])
     for a in getattr(plan, "assignments", []):  # a job asked for fp4 (or fp8) on a pool without it: never silent
         asked = a.get("precision_asked")
-        if asked and a.get("precision") and a["precision"] != asked:
+        if asked in ("fp8", "fp4") and a.get("precision") and a["precision"] != asked:  # fp16 is bf16's rate: no note
             lines.append(f"- **{a['job']}** runs on {a['gpu']}, which has no {asked}: it computes in {a['precision']}.")
     t = plan.totals
     lines.append(
