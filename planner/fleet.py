@@ -1612,6 +1612,28 @@ def _plan_value(cat: Catalog, req: FleetRequest, ix: Index, plan: StartPlan) -> 
     return None if ev is None else float(ev["value"])
 
 
+def _mode_arrays(modes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(nodes, slots needed, kind, server, fabric, energy coefficient in kWh) of every mode, as arrays."""
+    return (
+        modes["nodes"].to_numpy(np.int64),
+        modes["slots_needed"].to_numpy(np.int64),
+        modes["kind"].to_numpy(),
+        modes["server"].to_numpy(),
+        modes["fabric"].to_numpy(),
+        modes["energy_coef_kwh"].to_numpy(float),
+    )
+
+
+def _objective_weights(cat: Catalog, req: FleetRequest) -> tuple[float, bool, float]:
+    """(the horizon's share of a bought server's life, whether the objective is cost, the objective's weight per
+    kWh: USD, 1 for energy, kg for carbon) -- how the start heuristics price a cluster and a mode."""
+    site = cat.site(req.site)
+    share = req.slots * req.slot_hours / (req.life_years * cost_mod.HOURS_PER_YEAR)
+    cost_obj = req.objective == "cost"
+    e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
+    return share, cost_obj, e_w
+
+
 def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
     """A better start by local search on the current one (in ``fleet()``: the restricted MIP's plan, before
     ``squeeze_start``; or the greedy plan when ``evaluate_fleet`` finds it within every rule): a bought site
@@ -1637,24 +1659,16 @@ def flatten_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_li
         out["flatten_s"] = time.perf_counter() - t0
         return out
     modes = ix.modes
-    nodes = modes["nodes"].to_numpy(np.int64)
-    d = modes["slots_needed"].to_numpy(np.int64)
-    kind = modes["kind"].to_numpy()
-    server = modes["server"].to_numpy()
-    fabric = modes["fabric"].to_numpy()
-    site = cat.site(req.site)
+    nodes, d, kind, server, fabric, e_coef = _mode_arrays(modes)
     H = req.slot_hours
-    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
-    cost_obj = req.objective == "cost"
-    e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
-    e_coef = modes["energy_coef_kwh"].to_numpy(float)
+    share, cost_obj, e_w = _objective_weights(cat, req)
     p_coef = modes["power_coef_kw"].to_numpy(float)
     jobs = {j.id: j for j in req.jobs}
     chosen = dict(plan.chosen)
     bought = dict(plan.bought)
     # site power per slot as evaluate_fleet adds it: the jobs above idle, and the idle power of every node bought
     # or kept; each move is checked against the envelope (and its cluster against max_nodes) before it is made
-    envelope = req.power_kw if req.power_kw is not None else site.power_envelope_kw
+    envelope = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
     envelope = envelope * (1 + 1e-9) + 1e-9
     power = np.zeros(req.slots)
     for k, sl in chosen.values():
@@ -1822,17 +1836,9 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
     ix: Index = m.ix
     out: dict[str, float] = {}
     modes = ix.modes
-    nodes = modes["nodes"].to_numpy(np.int64)
-    d = modes["slots_needed"].to_numpy(np.int64)
-    kind = modes["kind"].to_numpy()
-    server = modes["server"].to_numpy()
-    fabric = modes["fabric"].to_numpy()
-    e_coef = modes["energy_coef_kwh"].to_numpy(float)
-    site = cat.site(req.site)
+    nodes, d, kind, server, fabric, e_coef = _mode_arrays(modes)
     H = req.slot_hours
-    share = req.slots * H / (req.life_years * cost_mod.HOURS_PER_YEAR)
-    cost_obj = req.objective == "cost"
-    e_w = site.electricity_usd_per_kwh if cost_obj else 1.0 if req.objective == "energy" else site.carbon_kg_per_kwh
+    share, cost_obj, e_w = _objective_weights(cat, req)
     window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
     jobs = {j.id: j for j in req.jobs}
     by_job = {j: np.asarray(ks, dtype=np.int64) for j, ks in ix.by_job.items()}

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,18 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     optimize._PHYSICS.clear()
     yield tmp_path / "store"
     optimize._PHYSICS.clear()
+
+
+def model_calls() -> tuple[list[int], Any]:
+    """(a list that grows by one per call, optimize.evaluate_space wrapped to count its calls)."""
+    calls: list[int] = []
+    real = optimize.evaluate_space
+
+    def counting(*a: object, **k: object) -> object:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    return calls, counting
 
 
 def _no_model(*_: object, **__: object) -> None:
@@ -50,13 +63,7 @@ def test_another_catalog_request_or_code_version_is_never_read_back(
     solve(REQ, shipped)
     n = len(list(store.glob("physics-*.pkl")))
     optimize._PHYSICS.clear()
-    calls: list[int] = []
-    real = optimize.evaluate_space
-
-    def counting(*a: object, **k: object) -> object:
-        calls.append(1)
-        return real(*a, **k)  # type: ignore[arg-type]
-
+    calls, counting = model_calls()
     monkeypatch.setattr(optimize, "evaluate_space", counting)
     gpu = shipped.gpu("h100-sxm").model_copy(update={"memory_bandwidth_tbps": 3.0})  # another physics
     solve(REQ, shipped.replace(gpus={**shipped.gpus, "h100-sxm": gpu}))
@@ -155,13 +162,7 @@ def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
     key_files = list(store.glob("physics-*.pkl"))
     assert key_files
     optimize._PHYSICS.clear()
-    calls: list[int] = []
-    real = optimize.evaluate_space
-
-    def counting(*a: object, **k: object) -> object:
-        calls.append(1)
-        return real(*a, **k)  # type: ignore[arg-type]
-
+    calls, counting = model_calls()
     monkeypatch.setattr(optimize, "evaluate_space", counting)
     monkeypatch.setattr(physics_store.os, "getuid", lambda: os.getuid() + 1, raising=False)
     assert solve(REQ, shipped).plan is not None and calls  # not ours: recomputed
