@@ -725,14 +725,9 @@ def _row_violations(m: pyo.ConcreteModel) -> list[str]:
 FLATTENED = {"runs": 0, "improved": 0}
 
 
-@_settings(25)
-@given(data=st.data())
-def test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum(data: Any) -> None:
-    # every job starts in the first slots of its window on toy-a, on a random node count: a poor start that buys
-    # the stacked peak. flatten_start moves jobs off that peak; what it returns must be a plan by the exact rules
-    # (evaluate_fleet) and by every row of the MIP, priced alike, and never below the optimum (fleet(), which the
-    # brute-force test checks). Power caps just above the start's peak, penalties and every objective are drawn.
-    toy = toy_catalog()
+def draw_toy_jobs(data: Any) -> tuple[int, list[dict[str, Any]], str]:
+    """(slots, jobs, objective): 2-5 slots, 2-5 toy-model jobs of random sizes, windows and penalties, and an
+    objective -- the random instances the start heuristics' property tests draw."""
     slots = data.draw(st.integers(2, 5))
     jobs = []
     for i in range(data.draw(st.integers(2, 5))):
@@ -747,7 +742,18 @@ def test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum(data:
                 "penalty_usd_per_slot": data.draw(st.one_of(st.none(), st.floats(0, 3000))),
             }
         )
-    objective = data.draw(st.sampled_from(["cost", "energy", "carbon"]))
+    return slots, jobs, data.draw(st.sampled_from(["cost", "energy", "carbon"]))
+
+
+@_settings(25)
+@given(data=st.data())
+def test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum(data: Any) -> None:
+    # every job starts in the first slots of its window on toy-a, on a random node count: a poor start that buys
+    # the stacked peak. flatten_start moves jobs off that peak; what it returns must be a plan by the exact rules
+    # (evaluate_fleet) and by every row of the MIP, priced alike, and never below the optimum (fleet(), which the
+    # brute-force test checks). Power caps just above the start's peak, penalties and every objective are drawn.
+    toy = toy_catalog()
+    slots, jobs, objective = draw_toy_jobs(data)
     req = freq(slots=slots, servers=["toy-a"], node_counts=[1, 2, 3], objective=objective, jobs=jobs)
     pools = pools_of(toy, req)
     modes = job_modes(toy, req, pools=pools)

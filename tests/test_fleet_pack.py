@@ -22,7 +22,7 @@ from planner.data import Catalog
 from planner.fleet import evaluate_fleet, fleet, job_modes, pools_of
 
 from .conftest import toy_catalog
-from .test_fleet import _enumerate, _row_violations, _settings, _tiny, freq
+from .test_fleet import _enumerate, _row_violations, _settings, _tiny, draw_toy_jobs, freq
 
 
 def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str, float]) -> float:
@@ -41,16 +41,20 @@ def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str
     return float(ev["value"])
 
 
-def test_pack_runs_two_jobs_one_after_another_on_one_node(toy: Catalog) -> None:
-    # two 5.83 h jobs on one toy-a node, both free in slots 0 and 1: a start that stacks both in slot 0 buys 2
-    # nodes (20,000 USD); packing finds that one node holds both (the fluid bound: 2 node-slots / 2 slots = 1)
+def _two_jobs_on_toy_a(toy: Catalog) -> tuple[Any, Any, dict[str, int], str]:
+    """(request, model, each job's one-node mode, toy-a's fabric) of two 5.83 h jobs free in slots 0 and 1."""
     req = freq(slots=2, servers=["toy-a"], jobs=[{"id": j, "model": "toy-model", "due_slot": 1} for j in ("a", "b")])
     pools = pools_of(toy, req)
     modes = job_modes(toy, req, pools=pools)
     m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    ix = m.ix
-    one = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
-    fab = pools.buy["toy-a"][0]
+    one = {j: next(k for k in m.ix.by_job[j] if m.ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
+    return req, m, one, pools.buy["toy-a"][0]
+
+
+def test_pack_runs_two_jobs_one_after_another_on_one_node(toy: Catalog) -> None:
+    # two 5.83 h jobs on one toy-a node, both free in slots 0 and 1: a start that stacks both in slot 0 buys 2
+    # nodes (20,000 USD); packing finds that one node holds both (the fluid bound: 2 node-slots / 2 slots = 1)
+    req, m, one, fab = _two_jobs_on_toy_a(toy)
     start = fleet_mod.StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
     fleet_mod.set_plan_start(m, toy, req, start)
     m.start_feasible = True
@@ -66,13 +70,7 @@ def test_pack_runs_two_jobs_one_after_another_on_one_node(toy: Catalog) -> None:
 
 def test_pack_keeps_a_cheaper_start(toy: Catalog) -> None:
     # the start is already the one-node optimum: packing finds nothing cheaper and leaves it alone
-    req = freq(slots=2, servers=["toy-a"], jobs=[{"id": j, "model": "toy-model", "due_slot": 1} for j in ("a", "b")])
-    pools = pools_of(toy, req)
-    modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    ix = m.ix
-    one = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
-    fab = pools.buy["toy-a"][0]
+    req, m, one, fab = _two_jobs_on_toy_a(toy)
     start = fleet_mod.StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
     fleet_mod.set_plan_start(m, toy, req, start)
     m.start_feasible = True
@@ -114,21 +112,7 @@ def test_pack_from_a_stacked_start_is_a_plan_never_below_the_optimum(data: Any) 
     # 2-5 jobs of random sizes and windows on toy-a and toy-b, stacked in the first slots of their windows: packing
     # them onto one cluster needs the repair moves; its plan is a plan, never below fleet()'s exact optimum
     cat = toy_catalog()
-    slots = data.draw(st.integers(2, 5))
-    jobs = []
-    for i in range(data.draw(st.integers(2, 5))):
-        rel = data.draw(st.integers(0, slots - 2))
-        jobs.append(
-            {
-                "id": f"j{i}",
-                "model": "toy-model",
-                "samples": data.draw(st.floats(2e5, 2e6)),
-                "release_slot": rel,
-                "due_slot": data.draw(st.integers(rel + 1, slots - 1)),
-                "penalty_usd_per_slot": data.draw(st.one_of(st.none(), st.floats(0, 3000))),
-            }
-        )
-    objective = data.draw(st.sampled_from(["cost", "energy", "carbon"]))
+    slots, jobs, objective = draw_toy_jobs(data)
     req = freq(slots=slots, node_counts=[1, 2, 3], objective=objective, jobs=jobs)
     pools = pools_of(cat, req)
     modes = job_modes(cat, req, pools=pools)
