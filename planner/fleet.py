@@ -2129,10 +2129,21 @@ def evaluate_fleet(
     kept: list[int],
 ) -> dict[str, Any] | None:
     """Price a complete fleet decision exactly (planner/cost.py): modes and slots of every job, nodes bought per
-    (type, fabric), owned nodes kept. Returns None when it breaks capacity, a fabric rule, power or budget.
-    Shared by the plan extraction and the brute-force tests."""
+    (type, fabric), owned nodes kept. Returns None when it breaks a rule: a job without a mode of its own, or run
+    outside its window or for fewer slots than its mode needs; more than max_nodes bought per cluster or rented
+    per offer and slot; capacity, a fabric rule, power or budget. Shared by the plan extraction, the start
+    heuristics and the brute-force tests."""
     site = cat.site(req.site)
     H = req.slot_hours
+    for jb in req.jobs:  # rows (1)-(2): one mode of the job's, in at least d_m slots of its window W_j
+        row = chosen.get(jb.id)
+        sl = set(slots.get(jb.id, []))
+        if row is None or ("job" in row.index and row["job"] != jb.id):
+            return None
+        if not sl or not sl <= set(job_window(req, jb)) or len(sl) < int(row["slots_needed"]):
+            return None
+    if any(n > req.max_nodes for n in bought.values()):
+        return None
     usage: dict[str, np.ndarray] = {}
     site_power = np.zeros(req.slots)
     for j, row in chosen.items():
@@ -2158,6 +2169,8 @@ def evaluate_fleet(
     for g, arr in usage.items():
         p, tag = g.split("|")
         if tag == "rent":
+            if (arr > req.max_nodes).any():  # rented nodes per offer and slot: R_pt <= max_nodes
+                return None
             continue
         cap = np.zeros(req.slots)
         for f in pools.buy.get(p, []) if tag == "*" else [tag]:

@@ -203,3 +203,23 @@ def test_pack_runs_a_penalised_job_before_one_that_can_wait(toy: Catalog) -> Non
     assert plan is not None and plan.chosen["b"][1] == [0] and plan.chosen["a"][1] != [0]
     best = fleet(req, toy).objective_value
     assert best is not None and out["pack_objective"] == pytest.approx(best, rel=1e-6)
+
+
+def test_evaluate_fleet_refuses_a_plan_outside_a_window_short_of_slots_or_over_max_nodes(toy: Catalog) -> None:
+    # the re-check every plan passes (found in review: it trusted the heuristics for these rows): the same valid
+    # one-node plan, then each rule broken once -- a slot outside the job's window (due slot 1 of 2; no penalty),
+    # fewer slots than its mode needs, a job without a mode, more nodes bought than max_nodes
+    req, m, one, fab = _two_jobs_on_toy_a(toy)
+    ix = m.ix
+    rows = {j: ix.modes.loc[k] for j, k in one.items()}
+    assert all(int(r["slots_needed"]) == 1 for r in rows.values())
+    kept: list[int] = []
+    ok = evaluate_fleet(toy, req, ix.pools, rows, {"a": [0], "b": [1]}, {("toy-a", fab): 1}, kept)
+    assert ok is not None
+    wide = req.model_copy(update={"slots": 3})  # a third slot exists, outside both windows
+    assert evaluate_fleet(toy, wide, ix.pools, rows, {"a": [0], "b": [2]}, {("toy-a", fab): 1}, kept) is None
+    assert evaluate_fleet(toy, req, ix.pools, rows, {"a": [0], "b": []}, {("toy-a", fab): 1}, kept) is None
+    assert evaluate_fleet(toy, req, ix.pools, {"a": rows["a"]}, {"a": [0], "b": [1]}, {("toy-a", fab): 1}, kept) is None
+    small = req.model_copy(update={"max_nodes": 1})
+    assert evaluate_fleet(toy, small, ix.pools, rows, {"a": [0], "b": [1]}, {("toy-a", fab): 2}, kept) is None
+    assert evaluate_fleet(toy, small, ix.pools, rows, {"a": [0], "b": [1]}, {("toy-a", fab): 1}, kept) is not None
