@@ -471,20 +471,16 @@ def check_job_precisions(cat: Catalog, req: FleetRequest, types: Collection[str]
     """A job asking for fp8 or fp4 by name where none of the fleet's allowed servers has a GPU with it: bad input,
     never a plan silently computed in another precision (as `planner solve` refuses it). Where some have it, a mode
     on a GPU without computes in its fallback and the schedule's precision column says so."""
-    from planner.optimize import PRECISION_GPUS_HINT
+    from planner.optimize import fp8_in, precision_problem_text
 
-    gpus = sorted({cat.server(p).gpu or "" for p in types})
+    gpus = sorted({cat.server(p).gpu or "" for p in types} - {""})
     for j in req.jobs:
         if j.precision in compute.LOW_PRECISION_FIELDS and not any(
-            compute.has_precision(cat.gpu(g), j.precision) for g in gpus if g
+            compute.has_precision(cat.gpu(g), j.precision) for g in gpus
         ):
-            family = PRECISION_GPUS_HINT[j.precision][0]
-            fp8 = j.precision == "fp4" and any(g and cat.gpu(g).fp8_tflops is not None for g in gpus)
-            raise PlannerInputError(
-                f"job '{j.id}': precision {j.precision}: none of the fleet's servers ({', '.join(gpus)}) has a GPU "
-                f"with {j.precision}: give the job precision: {'fp8' if fp8 else 'bf16'} (or leave it out for the "
-                f"workload's), or allow servers with {j.precision} GPUs ({family})"
-            )
+            fix = "give the job precision: bf16 (or leave it out for the workload's)"
+            text = precision_problem_text(j.precision, gpus, fix, "fields", fp8_in(cat, gpus))
+            raise PlannerInputError(f"job '{j.id}': precision {text}")
 
 
 # ------------------------------------------------------------------------------------------------ modes

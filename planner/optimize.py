@@ -349,13 +349,13 @@ def fp8_in(catalog: Catalog, gpus: list[str]) -> bool:
 
 
 def precision_problem_text(
-    req: PlanRequest, gpus: list[str], fix: str, style: str = "api", fp8_allowed: bool = False
+    precision: str, gpus: list[str], fix: str, style: str = "api", fp8_allowed: bool = False
 ) -> str:
     """'<precision>: none of the allowed GPUs (...) has <precision>: <fix>, or allow GPUs with <precision> (...)': the
     one wording every entry point uses, the examples written as the Python API and app (``api``), the command line
     (``flags``) or a batch file (``fields``) take them. For fp4 the fix suggests fp8 where an allowed GPU has it
     (``fp8_allowed``)."""
-    p = str(req.precision)
+    p = precision
     family, examples = PRECISION_GPUS_HINT[p]
     fix = fix.replace("bf16", compute.LOW_PRECISION_FALLBACK[p]) if p == "fp4" and fp8_allowed else fix
     if style == "flags":
@@ -375,7 +375,7 @@ def check_precision(catalog: Catalog, req: PlanRequest) -> None:
     gpus = gpus_without_precision(catalog, req)
     if gpus is not None:
         fix, fp8 = "ask for bf16 (or the workload's default)", fp8_in(catalog, gpus)
-        raise PlannerInputError("precision " + precision_problem_text(req, gpus, fix, fp8_allowed=fp8))
+        raise PlannerInputError("precision " + precision_problem_text(str(req.precision), gpus, fix, fp8_allowed=fp8))
 
 
 def purchases_of(req: PlanRequest) -> tuple[str, ...]:

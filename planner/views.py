@@ -440,11 +440,11 @@ def precision_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, ap
     fp8 = fp8_in(catalog, gpus)
     if app:
         return "Precision " + precision_problem_text(
-            req, gpus, "choose bf16 (or the workload's default)", fp8_allowed=fp8
+            str(req.precision), gpus, "choose bf16 (or the workload's default)", fp8_allowed=fp8
         )
     if flags:
-        return "--precision " + precision_problem_text(req, gpus, "give --precision bf16", "flags", fp8)
-    return "precision " + precision_problem_text(req, gpus, "give precision: bf16", "fields", fp8)
+        return "--precision " + precision_problem_text(str(req.precision), gpus, "give --precision bf16", "flags", fp8)
+    return "precision " + precision_problem_text(str(req.precision), gpus, "give precision: bf16", "fields", fp8)
 
 
 def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:

@@ -493,12 +493,9 @@ def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> Non
     # (flatten_start improves none of these starts: it is tested from stacked starts below)
 
 
-def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Catalog) -> None:
-    # 1.5e6 samples: T(1) = 1500 x 21 s = 8.75 h (two 6 h slots), T(2) = 1500 x 11 s = 4.58 h (one slot). A start
-    # that runs both jobs side by side on 2 + 2 toy-a in slot 0 buys 4 nodes (40,000 USD). Squeezed to at most 3,
-    # the jobs that ran on 2 nodes keep their 2-node modes and run one after another (slots 0 and 1) on 2 nodes;
-    # squeezed again to 1, 1-node runs need both slots each and do not fit: the start ends at 2 nodes, which is
-    # also the optimum's purchase.
+def side_by_side_start(toy: Catalog) -> tuple[FleetRequest, Any]:
+    """(request, model) of two 1.5e6-sample toy jobs free in two 6 h slots, started side by side on 2 + 2 toy-a in
+    slot 0 (4 nodes bought): the start the squeeze tests begin from."""
     req = freq(
         slots=2,
         slot_hours=6.0,
@@ -506,13 +503,24 @@ def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Cat
         jobs=[{"id": j, "model": "toy-model", "samples": 1.5e6, "due_slot": 1} for j in ("a", "b")],
     )
     pools = pools_of(toy, req)
-    modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
+    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
     ix = m.ix
     two = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 2) for j in ("a", "b")}
     fab = str(ix.modes.at[two["a"], "fabric"])
     side_by_side = fleet_mod.StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
     fleet_mod.set_plan_start(m, toy, req, side_by_side)
+    return req, m
+
+
+def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Catalog) -> None:
+    # 1.5e6 samples: T(1) = 1500 x 21 s = 8.75 h (two 6 h slots), T(2) = 1500 x 11 s = 4.58 h (one slot). A start
+    # that runs both jobs side by side on 2 + 2 toy-a in slot 0 buys 4 nodes (40,000 USD). Squeezed to at most 3,
+    # the jobs that ran on 2 nodes keep their 2-node modes and run one after another (slots 0 and 1) on 2 nodes;
+    # squeezed again to 1, 1-node runs need both slots each and do not fit: the start ends at 2 nodes, which is
+    # also the optimum's purchase.
+    req, m = side_by_side_start(toy)
+    ix, pools = m.ix, m.ix.pools
+    fab = pools.buy["toy-a"][0]  # the start bought its 4 nodes on it
     before = pyo.value(m.objective)
     out = fleet_mod.squeeze_start(m, toy, req, req.solver, None)
     plan = fleet_mod.current_plan(m)

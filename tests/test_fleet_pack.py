@@ -22,7 +22,7 @@ from planner.data import Catalog
 from planner.fleet import evaluate_fleet, fleet, job_modes, pools_of
 
 from .conftest import toy_catalog
-from .test_fleet import _enumerate, _row_violations, _settings, _tiny, draw_toy_jobs, freq
+from .test_fleet import _enumerate, _row_violations, _settings, _tiny, draw_toy_jobs, freq, side_by_side_start
 
 
 def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str, float]) -> float:
@@ -39,6 +39,17 @@ def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str
     assert ev["value"] == pytest.approx(out["pack_objective"], rel=1e-6, abs=1e-3)
     assert len({p for p, _f in plan.bought}) == 1 and out["pack_nodes"] == sum(plan.bought.values())
     return float(ev["value"])
+
+
+def _pack_and_check(m: Any, cat: Catalog, req: Any) -> float | None:
+    """pack_start on the model, counted in PACKED; the installed plan checked (``_check_installed``) and its value,
+    or None when packing left the start alone."""
+    out = fleet_mod.pack_start(m, cat, req, 10.0)
+    PACKED["runs"] += 1
+    if "pack_objective" not in out:
+        return None
+    PACKED["installed"] += 1
+    return _check_installed(m, cat, req, out)
 
 
 def _two_jobs_on_toy_a(toy: Catalog) -> tuple[Any, Any, dict[str, int], str]:
@@ -96,12 +107,9 @@ def test_pack_plans_are_plans_never_below_the_brute_force_optimum(data: Any) -> 
     if not len(modes) or any(not (modes["job"] == j.id).any() for j in req.jobs):
         return
     m = fleet_mod.build_fleet_model(cat, req, modes, pools)
-    out = fleet_mod.pack_start(m, cat, req, 10.0)
-    PACKED["runs"] += 1
-    if "pack_objective" not in out:
+    value = _pack_and_check(m, cat, req)
+    if value is None:
         return
-    PACKED["installed"] += 1
-    value = _check_installed(m, cat, req, out)
     brute = _enumerate(cat, req)
     assert math.isfinite(brute) and value >= brute * (1 - 1e-6) - 1e-3
 
@@ -130,12 +138,9 @@ def test_pack_from_a_stacked_start_is_a_plan_never_below_the_optimum(data: Any) 
         usage[sl] += int(ix.modes.at[k, "nodes"])
     fleet_mod.set_plan_start(m, cat, req, fleet_mod.StartPlan(chosen, {("toy-a", fab): round(usage.max())}))
     m.start_feasible = True
-    out = fleet_mod.pack_start(m, cat, req, 10.0)
-    PACKED["runs"] += 1
-    if "pack_objective" not in out:
+    value = _pack_and_check(m, cat, req)
+    if value is None:
         return
-    PACKED["installed"] += 1
-    value = _check_installed(m, cat, req, out)
     exact = req.solver.model_copy(update={"time_limit_s": 60, "mip_rel_gap": 1e-9})
     best = fleet(req.model_copy(update={"solver": exact}), cat, explain=False)
     assert best.objective_value is not None
@@ -152,21 +157,7 @@ def test_pack_installed_plans_in_many_examples() -> None:
 def test_squeeze_gives_its_solve_only_the_time_its_build_left(toy: Catalog) -> None:
     # squeeze_start builds a MIP per step, then solves it: the solve gets what is left of squeeze's limit after
     # that build (it got the time left before the build, so a slow build overran the whole call's limit at 50 jobs)
-    req = freq(
-        slots=2,
-        slot_hours=6.0,
-        servers=["toy-a"],
-        jobs=[{"id": j, "model": "toy-model", "samples": 1.5e6, "due_slot": 1} for j in ("a", "b")],
-    )
-    pools = pools_of(toy, req)
-    modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    ix = m.ix
-    two = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 2) for j in ("a", "b")}
-    fab = str(ix.modes.at[two["a"], "fabric"])
-    fleet_mod.set_plan_start(
-        m, toy, req, fleet_mod.StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
-    )
+    req, m = side_by_side_start(toy)
     real_build, real_solve = fleet_mod.build_fleet_model, fleet_mod.solve_model
     limits: list[float] = []
 

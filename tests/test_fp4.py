@@ -179,7 +179,7 @@ def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_i
     assert [a["precision"] for a in h100.assignments] == ["bf16"]
     fp16 = fleet({**base, "gpus": ["H100"], "jobs": [{**job, "precision": "fp16"}]}, shipped)
     assert not any("which has no" in line for line in fleet_summary(fp16))  # fp16 runs at bf16's rate: no note
-    said = r"job 'ft': precision fp4: none of the fleet's servers \(h100-sxm\) has a GPU with fp4: give the job "
+    said = r"job 'ft': precision fp4: none of the allowed GPUs \(h100-sxm\) has fp4: give the job "
     with pytest.raises(PlannerInputError, match=said + "precision: fp8"):
         fleet({**base, "gpus": ["H100"], "jobs": [{**job, "precision": "fp4"}]}, shipped)
     h = shipped.server("dgx-h100").model_copy(update={"price_usd": 20_000.0})  # the H100 pool is the cheapest
