@@ -177,3 +177,30 @@ def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
     optimize._PHYSICS.clear()
     assert solve(REQ, shipped).plan is not None and calls  # was: PermissionError out of solve
     assert all(f.is_file() for f in key_files)  # and nothing of the store removed
+
+
+@pytest.mark.parametrize("kill_after_s", [0.8, 1.6])
+def test_a_process_killed_while_it_writes_the_store_loses_nothing(tmp_path: Path, kill_after_s: float) -> None:
+    """SIGKILL a `planner solve` mid-run (while it evaluates and writes chunks): the next process plans exactly as
+    one without any store does -- a chunk is either whole (renamed into place) or absent, never half-read."""
+    import signal
+    import time
+
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e12",
+           "--deadline-days", "30", "--alternatives", "0"]  # fmt: skip
+    clean = subprocess.run(cmd, env={**base, "PLANNER_CACHE_DIR": "off"}, capture_output=True, text=True, timeout=120)
+    env = {**base, "PLANNER_CACHE_DIR": str(tmp_path)}
+    victim = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(kill_after_s)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    after = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)  # from the store, now whole
+
+    def plan(p: subprocess.CompletedProcess[str]) -> list[str]:
+        return [line for line in p.stdout.splitlines() if "solver:" not in line]
+
+    assert clean.returncode == after.returncode == again.returncode == 0, after.stderr
+    assert plan(after) == plan(clean) and plan(again) == plan(clean)
+    assert list(tmp_path.glob("physics-*.pkl"))
