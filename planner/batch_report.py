@@ -9,11 +9,11 @@ Per workload:
   ranking column is marked. Scenarios of each budget kind are ranked separately.
 * **Without a plan.** Infeasible scenarios with their varied parameters, the solver's explanation and the
   relaxation it proposes (requirement, given, needed); bad input and errors with their message.
-* **Sensitivity.** For every varied parameter p and plan attribute a (server, GPU, nodes, fabric, power cap,
-  site, buy/rent): among scenarios that differ only in p, in how many adjacent pairs (p sorted) does a
-  change. Trivial pairs are left out: a filter that names the attribute itself (``gpus`` -> GPU and server,
-  ``servers`` -> server and GPU, ``fabrics`` -> fabric, ``sites`` -> site, ``purchase`` -> buy/rent,
-  ``power_caps`` -> cap).
+* **Sensitivity.** For every varied parameter p and plan attribute a (server, GPU, the precision computed in,
+  nodes, fabric, power cap, site, buy/rent): among scenarios that differ only in p, in how many adjacent pairs
+  (p sorted) does a change. Trivial pairs are left out: a filter that names the attribute itself (``gpus`` ->
+  GPU and server, ``servers`` -> server and GPU, ``fabrics`` -> fabric, ``sites`` -> site, ``purchase`` -> buy/rent,
+  ``power_caps`` -> cap, ``precision`` -> the precision computed in).
 * **Chart.** Up-front vs run cost of every plan, colour = GPU, shape = buy/rent.
 
 PNG charts need ``vl-convert-python`` (a dependency of the ``report`` extra); without it the report says so
@@ -46,6 +46,7 @@ TRIVIAL = {
     "sites": {"site"},
     "purchase": {"purchase"},
     "power_caps": {"power_cap"},
+    "precision": {"precision"},
 }
 MEASURE = {
     "upfront": ("upfront_usd", "up-front USD (capex when buying, the whole rent when renting)"),
@@ -58,6 +59,8 @@ LABELS = {
     "facility_energy_kwh": "facility energy kWh",
     "carbon_kg": "carbon kg",
     "power_cap": "cap",
+    "precision": "computes in",
+    "owned_nodes": "owned nodes",
 }
 
 Block = tuple[str, Any]
@@ -65,8 +68,8 @@ Block = tuple[str, Any]
 
 # ------------------------------------------------------------------------------------------- analysis
 def _display(v: Any) -> Any:
-    if isinstance(v, list):
-        return ";".join(map(str, v))
+    if isinstance(v, list):  # owned servers (mappings) as JSON, not Python's repr
+        return ";".join(json.dumps(x, sort_keys=True) if isinstance(x, dict) else str(x) for x in v)
     if isinstance(v, dict):
         return json.dumps(v, sort_keys=True)
     return v
@@ -247,9 +250,11 @@ def build(df: pd.DataFrame, scenarios: list[dict[str, Any]], run: dict[str, Any]
                 show = pd.DataFrame({"rank": range(1, len(ranked) + 1)}, index=ranked.index)
                 for c in pcols:
                     show[rename[c]] = ranked[c]
-                for c in ("gpu", "server", "nodes", "fabric", "power_cap", "purchase", "site"):
+                for c in ("gpu", "precision", "server", "nodes", "fabric", "power_cap", "purchase", "site"):
                     if c in ranked:
                         show[LABELS.get(c, c)] = ranked[c]
+                if "owned_nodes" in ranked and ranked["owned_nodes"].fillna(0).any():  # of the nodes, those owned
+                    show[LABELS["owned_nodes"]] = ranked["owned_nodes"].fillna(0).astype(int)
                 for c in ("upfront_usd", "cost_usd"):
                     head = LABELS[c] + (" (ranked by)" if c == col else "")
                     show[head] = ranked[c].map(lambda v: f"{v:,.0f}")

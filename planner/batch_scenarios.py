@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
 OVERRIDES = ("price_multiplier", "electricity_price_multiplier", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "pue")
 DEFAULTS = {"alternatives": 0}
-PLAN_COLUMNS = ("server", "gpu", "nodes", "fabric", "power_cap", "site", "purchase")
+# the plan attributes of a result row; precision is the one the plan computes in (an fp4 scenario runs in fp8 on a
+# GPU without fp4, an fp8 one in bf16: plan_notes says so in the row's message)
+PLAN_COLUMNS = ("server", "gpu", "precision", "nodes", "fabric", "power_cap", "site", "purchase")
 
 
 # ------------------------------------------------------------------------------------------- YAML numbers
@@ -102,11 +104,14 @@ def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
     unknown = set(spec) - {"base", "grid", "scenarios"}
     if unknown:
         raise PlannerInputError(f"unknown top-level keys {sorted(unknown)}: use base, grid, scenarios")
-    base = dict(spec.get("base") or {})
+    base = spec.get("base") or {}
     grid = spec.get("grid") or {}
     explicit = spec.get("scenarios") or []
     if not isinstance(base, dict):
-        raise PlannerInputError("base: a mapping of request fields")
+        raise PlannerInputError(
+            f"base: a mapping of request fields, e.g. base: {{model: llama3-8b, tokens: 1.0e12}} (got {base!r})"
+        )
+    base = dict(base)
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise PlannerInputError("grid: every entry is a non-empty list of values")
     if not isinstance(explicit, list):
@@ -268,7 +273,7 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
         row["objective_value"] = res.objective_value
         if res.plan is not None:
             p = res.plan
-            row.update({c: getattr(p, c) for c in PLAN_COLUMNS})
+            row.update({c: p.estimate.precision if c == "precision" else getattr(p, c) for c in PLAN_COLUMNS})
             row.update(
                 {
                     "gpus": p.gpus,
@@ -281,6 +286,8 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
                     "carbon_kg": p.carbon_kg,
                     "bottleneck": p.bottleneck,
                     "binding": ",".join(res.binding),
+                    "owned_nodes": p.owned_nodes,  # of the plan's nodes, those already owned (the rest are added)
+                    "owned_unused_nodes": p.owned_unused_nodes,
                 }
             )
             row["gap"] = res.solver.gap if res.solver else None

@@ -398,7 +398,7 @@ class Store:
         return written
 
 
-WHOLE_NUMBER_COLUMNS = ("nodes", "gpus", "attempts", "worker_pid")
+WHOLE_NUMBER_COLUMNS = ("nodes", "gpus", "owned_nodes", "owned_unused_nodes", "attempts", "worker_pid")
 
 
 def _whole_numbers(df: pd.DataFrame) -> pd.DataFrame:

@@ -65,7 +65,7 @@ def test_the_apps_batch_table_leads_with_status_and_plan(shipped: Catalog) -> No
     ]
     head, table = batch_results_table(pd.DataFrame(rows))
     assert head == "2 scenarios: 1 optimal, 1 bad_input"
-    assert list(table.columns[:5]) == ["Id", "Status", "Server", "GPU", "Nodes"]
+    assert list(table.columns[:6]) == ["Id", "Status", "Server", "GPU", "Precision", "Nodes"]  # as in the plan tables
     assert "Gpu count" in table.columns and "Gpus" not in table.columns
     assert list(table.columns).index("Scenario") > list(table.columns).index("Message")
     assert table["Cost (USD)"].iloc[0] == round(rows[0]["cost_usd"])
