@@ -1003,6 +1003,62 @@ def input_spread(cases: list[Case]) -> pd.DataFrame:
     return df.sort_values("spread % (slowest / fastest - 1)", ascending=False) if len(df) else df
 
 
+def round_trend(cases: list[Case]) -> pd.DataFrame:
+    """Per group of MLPerf-at-scale runs with identical model inputs (one prediction for all of them) measured in
+    more than one round: the median published time per optimizer step of its first and of its last round, the
+    change between them and the model's time per step -- what a software release does on the same hardware, which
+    no hardware term can carry (the fit is on each GPU's first round, so later rounds are test data)."""
+    groups: dict[str, list[tuple[str, float, float, str]]] = {}
+    for c in cases:
+        if c.kind == "time_to_train" and c.inputs and c.steps > 0:
+            groups.setdefault(c.inputs, []).append(
+                (c.name.split()[0], 60.0 * c.published / c.steps, 60.0 * c.predicted / c.steps, c.split)
+            )
+    rows = []
+    for key, runs in groups.items():
+        rounds = sorted({r for r, *_ in runs}, key=lambda r: tuple(int(x) for x in r.lstrip("v").split(".")))
+        if len(rounds) < 2:
+            continue
+        first = [pub for r, pub, _, _ in runs if r == rounds[0]]
+        last = [pub for r, pub, _, _ in runs if r == rounds[-1]]
+        s_first, s_last = float(np.median(first)), float(np.median(last))
+        rows.append(
+            {
+                "model inputs": key,
+                "first round": f"{rounds[0]} ({len(first)})",
+                "first s/step": s_first,
+                "last round": f"{rounds[-1]} ({len(last)})",
+                "last s/step": s_last,
+                "change %": 100 * (s_last / s_first - 1),
+                "model s/step": runs[0][2],
+                "first round is": "fit" if any(r == rounds[0] and sp == "fit" for r, _, _, sp in runs) else "test",
+            }
+        )
+    df = pd.DataFrame(rows)
+    return df.sort_values("change %").reset_index(drop=True) if len(df) else df
+
+
+def round_trend_text(t: pd.DataFrame) -> str:
+    """The paragraph above the round table, its figures computed from the table."""
+    if not len(t):
+        return "No configuration was measured in more than one round."
+    faster = t[t["change %"] < 0]
+    bw = t[t["model inputs"].str.contains("lora (?:b200|gb200) ", regex=True)]["change %"]
+    bw_text = f"; Blackwell LoRA {float(bw.min()):+.0f}% to {float(bw.max()):+.0f}%" if len(bw) else ""
+    return (
+        f"{len(t)} configuration{'s' if len(t) != 1 else ''} of the runs above were measured in more than one "
+        "MLPerf round. In "
+        f"{len(faster)} of them the last round is faster per step than the first (median change "
+        f"{float(t['change %'].median()):+.0f}%, from {float(t['change %'].min()):+.0f}% to "
+        f"{float(t['change %'].max()):+.0f}%{bw_text}), on the same hardware and, in the model, the same "
+        "layout: software releases (kernels, FP8 and FP4 recipes, communication overlap, CUDA graphs) and, "
+        "where the rounds' submitters differ, their systems. The model "
+        "predicts one time per configuration and is fitted on each GPU's first round, so it cannot follow a "
+        "later release; a per-release factor would be fitted on the later rounds, which are test rows. "
+        "(Results per round in brackets.)"
+    )
+
+
 def step_gap_table(cases: list[Case], benchmark: str = "llama2_70b_lora", min_gpus: int = 1) -> pd.DataFrame:
     """Per MLPerf-at-scale run of one benchmark: the published and predicted time per optimizer step, the seconds
     per step the model misses ((published - predicted) run time / steps) and the seconds per run, ordered by GPU
@@ -1147,6 +1203,12 @@ def write_report(cases: list[Case], out: Path, calibration: dict[str, Any], unse
         lora_gap_text(step_gap_table(cases, min_gpus=16)),
         "",
         step_gap_table(cases, min_gpus=16).to_markdown(index=False, floatfmt=".3g"),
+        "",
+        "### The same configuration in later MLPerf rounds",
+        "",
+        round_trend_text(round_trend(cases)),
+        "",
+        round_trend(cases).to_markdown(index=False, floatfmt=".3g"),
         "",
         "## Summary by metric",
         "",

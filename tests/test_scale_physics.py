@@ -452,6 +452,39 @@ def test_step_gap_table_states_the_missed_seconds_per_step() -> None:
     assert row["error %"] == pytest.approx(-25.0)
 
 
+def test_round_trend_compares_the_first_and_last_round_of_one_configuration() -> None:
+    # One configuration (same model inputs) in three rounds: v5.0 at 2.0 and 2.2 s/step (median 2.1), v4.1 at
+    # 3.0 s/step (the first round: rounds order by number, not text), v5.1 at 1.5 s/step; the model says 1.8.
+    # First round v4.1 (3.0 s/step), last v5.1 (1.5): -50%. A configuration seen in one round only, a case
+    # without steps and an energy case are left out.
+    from planner.validation import Case, round_trend, round_trend_text
+
+    def case(name: str, minutes: float, inputs: str, steps: float = 60.0, kind: str = "time_to_train") -> Case:
+        return Case(kind, name, "test", minutes, 1.8, "min", "blackwell", "llm", inputs, gpus=8, steps=steps)
+
+    key = "llama2_70b_lora b200 1x8 ndr400x8 batch 8"
+    cases = [
+        case("v5.0 A sys llama2_70b_lora (8 GPUs, batch 8)", 2.0, key),
+        case("v5.0 B sys llama2_70b_lora (8 GPUs, batch 8)", 2.2, key),
+        case("v4.1 C sys llama2_70b_lora (8 GPUs, batch 8)", 3.0, key),
+        case("v5.1 D sys llama2_70b_lora (8 GPUs, batch 8)", 1.5, key),
+        case("v5.1 E sys llama2_70b_lora (8 GPUs, batch 8)", 9.0, key, steps=0.0),
+        case("v5.1 F sys bert (8 GPUs, batch 8)", 1.0, "bert b200 1x8 ndr400x8 batch 8"),
+        case("v5.1 G sys llama2_70b_lora (8 GPUs, batch 8)", 9.0, key, kind="energy"),
+    ]
+    t = round_trend(cases)
+    assert list(t["model inputs"]) == [key]
+    row = t.iloc[0]
+    assert (row["first round"], row["last round"]) == ("v4.1 (1)", "v5.1 (1)")
+    assert row["first s/step"] == pytest.approx(3.0)
+    assert row["last s/step"] == pytest.approx(1.5)
+    assert row["change %"] == pytest.approx(-50.0)
+    assert row["model s/step"] == pytest.approx(1.8)
+    text = round_trend_text(t)
+    assert text.startswith("1 configuration of") and "In 1 of them" in text and "Blackwell LoRA -50% to -50%" in text
+    assert round_trend_text(round_trend(cases[:1])) == "No configuration was measured in more than one round."
+
+
 def test_interleaved_pipeline_memory() -> None:
     # Megatron's interleaved 1F1B: the first rank runs 2 (p - 1) + (v - 1) p chunks ahead, so (v + 1) p - 1 chunks
     # of L / (p v) layers are in flight. p = 8, v = 2: 23 chunks of L / 16 = 1 + 7/16 of the plain schedule's L
