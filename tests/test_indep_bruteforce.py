@@ -1,0 +1,309 @@
+"""`solve` against an independent brute force (tests/indep_brute.py) over random small requests on the shipped
+catalog: every allowed server, fabric, power cap, site, buy/rent and node count 1..max_nodes, one `evaluate` call
+each.
+
+What tests/brute.py and tests/test_exact_plans.py already cover (the default objective and the others on large
+node limits, relaxations of infeasible requests, Pareto fronts) is not repeated; these requests add what they
+leave out: owned servers (credit, fabric, age and retirement), monthly and hourly rent billing, rent-only and
+buy-only servers, rented servers whose power limit is not settable, precisions asked for by name and the
+workload's own (fp4 -> fp8 -> bf16 fallback per GPU), framework profiles, a fixed global batch, samples / tokens /
+epochs, short server lives (a bought run must end within it), and limits drawn at a candidate's own deadline,
+budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (within optimize.within's 1e-9), 1 +- 5e-9 (outside),
+so that requests are barely feasible or barely infeasible. For each: the same feasibility, the same optimum
+(relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate` meet every limit
+and report its figures, the first alternatives are the next-best hardware options in brute force's order.
+
+CI runs a fixed (derandomized) sample; the larger sweep:
+    INDEP_BRUTE_SWEEP=400 PYTHONPATH=$PWD python -m pytest -q -s tests/test_indep_bruteforce.py -k sweep
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner import PlannerInputError, load_catalog
+from planner.optimize import PlanRequest, solve
+
+from . import indep_brute as ib
+
+CAT = load_catalog()
+BRUTE = ib.Brute(CAT)
+FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
+
+
+@dataclass(frozen=True)
+class World:
+    """A family of small requests: one workload and amount of work, a pool of servers / GPU patterns, fabrics,
+    caps and sites to draw subsets of, and the largest node limit."""
+
+    name: str
+    base: dict[str, Any]
+    gpus: list[str] = field(default_factory=list)  # GPU patterns to draw `gpus` from
+    servers: list[str] = field(default_factory=list)  # server ids to draw `servers` from (and owned servers)
+    fabrics: list[str] = field(default_factory=list)  # fabrics to draw `fabrics` from ([] = leave it out)
+    caps: list[float] = field(default_factory=lambda: [0.6, 1.0])
+    sites: list[str] = field(default_factory=lambda: ["us-colo", "hydro-nordic"])
+    max_nodes: int = 6
+
+
+CI_WORLDS = [
+    # monthly rent (rent-only RTX 4000 workstation, settable cap), buy-only power-optimized A100, hourly L40S;
+    # caps 0.4 / 0.5 are outside some of these GPUs' ranges
+    World(
+        "resnet50-small",
+        {"model": "resnet50", "epochs": 2.0},
+        gpus=["l40s", "rtx-4000", "ada"],
+        servers=["l40s-4", "rental-i5-13500-rtx4000", "power-optimized-a100"],
+        fabrics=["eth1", "roce100", "eth25"],
+        caps=[0.5, 0.8, 1.0],
+        max_nodes=8,
+    ),
+    # fp8 by name: A100 falls back to bf16, H100 computes in fp8
+    World(
+        "bert-fp8",
+        {"model": "bert-large", "precision": "fp8", "samples": 3e6},
+        gpus=["A100", "H100", "hopper"],
+        servers=["dgx-a100-80gb", "dgx-h100"],
+        fabrics=["hdr200", "roce100"],
+        max_nodes=5,
+    ),
+    # fp4 by name: B200 in fp4, H100 in fp8; owned servers on both
+    World(
+        "llama8b-fp4",
+        {"model": "llama3-8b", "tokens": 5e10, "precision": "fp4"},
+        gpus=["B200", "H100"],
+        servers=["hgx-b200", "dgx-h100"],
+        fabrics=["ndr400", "roce400"],
+        caps=[0.7, 1.0],
+        max_nodes=6,
+    ),
+    # the workload's own fp8 (GPT-3), which A100 computes in bf16; a framework profile other than its own
+    World(
+        "dlrm-ddp",
+        {"model": "dlrm-dcnv2", "samples": 1e9, "framework": "pytorch-ddp"},
+        gpus=["A100", "mi300x"],
+        servers=["dgx-a100-80gb", "mi300x-8", "a100-pcie-4"],
+        fabrics=["roce100", "eth25"],
+        max_nodes=5,
+    ),
+]
+
+SWEEP_WORLDS = [
+    *CI_WORLDS,
+    World(
+        "gpt3-own-fp8",
+        {"model": "gpt3-175b", "tokens": 2e10},
+        gpus=["A100", "H100", "B200"],
+        servers=["dgx-a100-80gb", "dgx-h100", "hgx-b200"],
+        fabrics=["hdr200", "ndr400"],
+        caps=[0.8, 1.0],
+        sites=["us-colo", "coal-heavy"],
+        max_nodes=12,
+    ),
+    World(
+        "lora-cdna",
+        {"model": "llama2-70b-lora", "samples": 3e4},
+        gpus=["mi300x", "cdna3", "cdna4", "hopper"],
+        servers=["mi300x-8", "mi355x-8", "hgx-h200"],
+        fabrics=["roce400", "ndr400", "eth25"],
+        caps=[0.5, 0.7, 1.0],
+        max_nodes=8,
+    ),
+    World(
+        "inception-batch",
+        {"model": "inception-v3", "epochs": 5.0, "global_batch": 1536},
+        gpus=["l40s", "rtx-a6000", "A100"],
+        servers=["l40s-4", "rtx-a6000-8", "a100-pcie-4", "power-optimized-a100"],
+        fabrics=["hdr200", "edr100", "eth25"],
+        caps=[0.6, 0.9, 1.0],
+        max_nodes=16,
+    ),
+    World(
+        "llama70b-blackwell",
+        {"model": "llama3-70b", "tokens": 1e11, "precision": "fp4"},
+        gpus=["blackwell", "B300", "gb200"],
+        servers=["hgx-b300", "gb200-nvl72", "hgx-b200"],
+        fabrics=["ndr400", "xdr800"],
+        caps=[0.6, 1.0],
+        sites=["hyperscale", "us-colo"],
+        max_nodes=10,
+    ),
+    World(
+        "bert-megatron-resnet-all-fabrics",
+        {"model": "bert-large", "framework": "megatron", "samples": 1e6},
+        gpus=["rtx-4000", "l40s"],
+        servers=["rental-i5-13500-rtx4000", "l40s-4"],
+        fabrics=[],
+        caps=[0.6, 1.0],
+        sites=["us-colo", "coal-heavy", "hydro-nordic"],
+        max_nodes=10,
+    ),
+]
+
+
+def subset(draw: Any, pool: list[Any], min_size: int = 1) -> list[Any]:
+    picked = draw(st.lists(st.sampled_from(pool), min_size=min_size, max_size=len(pool), unique=True))
+    return [x for x in pool if x in picked]
+
+
+def draw_request(draw: Any, world: World) -> PlanRequest:
+    """A random request of ``world``: its space first, then limits around a candidate plan's own figures."""
+    fields: dict[str, Any] = {**world.base}
+    how = draw(st.sampled_from(["gpus", "servers", "both"]))
+    if how in ("gpus", "both"):
+        fields["gpus"] = subset(draw, world.gpus)
+    if how in ("servers", "both"):
+        fields["servers"] = subset(draw, world.servers)
+    if world.fabrics:
+        fields["fabrics"] = subset(draw, world.fabrics)
+    fields["power_caps"] = subset(draw, world.caps)
+    fields["sites"] = subset(draw, world.sites)
+    fields["purchase"] = draw(st.sampled_from(["buy", "rent", "either"]))
+    objective = draw(st.sampled_from(["energy", "cost", "carbon", "time"]))
+    fields["max_nodes"] = draw(st.integers(1, world.max_nodes))
+    fields["alternatives"] = draw(st.integers(0, 3))
+    if draw(st.booleans()):
+        owned = []
+        for _ in range(draw(st.integers(1, 2))):
+            srv = CAT.server(draw(st.sampled_from(world.servers)))
+            owned.append(
+                {
+                    "server": srv.id,
+                    "count": draw(st.integers(1, world.max_nodes + 2)),
+                    "fabric": draw(st.sampled_from([None, *srv.fabrics[:3]])),
+                    "age_years": draw(st.sampled_from([0.0, 1.5, 3.0])),
+                    "retire_at_age_years": draw(st.sampled_from([None, None, 5.0])),
+                }
+            )
+        fields["owned"] = owned
+    r = PlanRequest.model_validate({**fields, "objective": "time"})  # the space (a deadline is needed otherwise)
+    fields["objective"] = objective
+    cands = BRUTE.candidates(r) if ib.expected_input_error(CAT, r) is None else []
+    if not cands:
+        return PlanRequest.model_validate({**fields, "deadline_days": draw(st.sampled_from([1.0, 30.0]))})
+    # limits around candidates' own figures (barely feasible / barely infeasible)
+
+    def ref() -> ib.Candidate:
+        return cands[draw(st.integers(0, len(cands) - 1))]
+
+    def factor() -> float:
+        return float(draw(st.sampled_from(FACTORS)))
+
+    limits: dict[str, Any] = {}
+    if objective != "time" or draw(st.booleans()):
+        limits["deadline_days"] = ref().est.time_to_train_h / 24.0 * factor()
+    if draw(st.booleans()):
+        kind = draw(st.sampled_from(["upfront", "total"]))
+        c = ref()
+        spend = c.upfront_usd if kind == "upfront" else c.cost_usd
+        if spend > 0:
+            limits["budget_usd"], limits["budget_kind"] = spend * factor(), kind
+        else:
+            limits["budget_usd"], limits["budget_kind"] = 0.0, kind  # owned servers: a plan with nothing to buy
+    if draw(st.booleans()):
+        limits["power_kw"] = ref().est.facility_power_kw * factor()
+    if draw(st.integers(0, 3)) == 0:
+        limits["max_rack_units"] = max(1, ref().rack_units - draw(st.sampled_from([0, 0, 1])))
+    if draw(st.integers(0, 4)) == 0:
+        # a short service life: a bought run must end within it (around a candidate's own run time)
+        limits["life_years"] = min(15.0, ref().est.time_to_train_h / ib.HOURS_PER_YEAR * factor())
+    return PlanRequest.model_validate({**fields, **limits})
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    input_errors: int = 0
+    feasible: int = 0
+    infeasible: int = 0
+    candidates: int = 0
+    seconds: float = 0.0
+    disagreements: list[str] = field(default_factory=list)
+
+
+TALLY: dict[str, Tally] = {}
+
+
+def check_one(r: PlanRequest, tally: Tally) -> list[str]:
+    """Solve ``r`` and compare with brute force; the problems found."""
+    t0 = time.perf_counter()
+    tally.requests += 1
+    why = ib.expected_input_error(CAT, r)
+    try:
+        res = solve(r, CAT)
+    except PlannerInputError as e:
+        tally.input_errors += 1
+        tally.seconds += time.perf_counter() - t0
+        return [] if why is not None else [f"solve refused the request ({e}); brute force sees no bad input"]
+    if why is not None:
+        return [f"solve accepted a request that is bad input ({why})"]
+    v = ib.check(BRUTE, r, res)
+    tally.candidates += v.candidates
+    tally.feasible += v.brute_feasible
+    tally.infeasible += not v.brute_feasible
+    tally.seconds += time.perf_counter() - t0
+    return v.problems
+
+
+def _run(data: Any, worlds: list[World], tally: Tally, strict: bool = True) -> None:
+    world = data.draw(st.sampled_from(worlds), label="world")
+    r = draw_request(data.draw, world)
+    problems = check_one(r, tally)
+    if problems:
+        tally.disagreements.append(f"{world.name}: {r.model_dump_json(exclude_defaults=True)}: {problems}")
+    assert not strict or not problems, (r.model_dump(exclude_defaults=True), problems)
+
+
+CI = settings(
+    max_examples=24,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+@CI
+@given(data=st.data())
+def test_solve_equals_independent_brute_force_on_small_requests(data: Any) -> None:
+    _run(data, CI_WORLDS, TALLY.setdefault("ci", Tally()))
+
+
+SWEEP = int(os.environ.get("INDEP_BRUTE_SWEEP", "0"))
+
+
+@pytest.mark.skipif(SWEEP <= 0, reason="the large sweep: INDEP_BRUTE_SWEEP=N (see the module docstring)")
+def test_sweep() -> None:
+    tally = TALLY.setdefault("sweep", Tally())
+
+    @settings(
+        max_examples=SWEEP,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
+    @given(data=st.data())
+    def sweep(data: Any) -> None:
+        _run(data, SWEEP_WORLDS, tally, strict=False)  # every disagreement listed, none shrunk
+
+    t0 = time.perf_counter()
+    try:
+        sweep()
+    finally:
+        print(
+            f"\nsweep: {tally.requests} requests ({tally.feasible} feasible, {tally.infeasible} infeasible, "
+            f"{tally.input_errors} bad input), {tally.candidates} candidate plans enumerated, "
+            f"{BRUTE.evaluations} evaluate calls, {time.perf_counter() - t0:.1f} s; "
+            f"{len(tally.disagreements)} disagreements"
+        )
+        for d in tally.disagreements:
+            print("  ", d)
+    assert not tally.disagreements
