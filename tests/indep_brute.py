@@ -288,21 +288,44 @@ def _cap_ok(cat: Catalog, server: Server, cap: float) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- the limits
-def violations(c: Candidate, r: PlanRequest) -> list[str]:
-    """The limits candidate ``c`` breaks."""
+LIMITS = ("deadline", "budget", "power", "nodes", "rack")
+
+
+def limit_value(c: Candidate, r: PlanRequest, name: str) -> float:
+    """The candidate's figure that limit ``name`` bounds (deadline in days, as the relaxations state it)."""
+    return {
+        "deadline": c.est.time_to_train_h / 24.0,
+        "budget": c.upfront_usd if r.budget_kind == "upfront" else c.cost_usd,
+        "power": c.est.facility_power_kw,
+        "nodes": float(c.nodes),
+        "rack": float(c.rack_units),
+    }[name]
+
+
+def limit_bound(c: Candidate, r: PlanRequest, name: str) -> float | None:
+    return {
+        "deadline": r.deadline_days,
+        "budget": r.budget_usd,
+        "power": c.envelope_kw,
+        "nodes": float(r.max_nodes),
+        "rack": None if r.max_rack_units is None else float(r.max_rack_units),
+    }[name]
+
+
+def violations(
+    c: Candidate, r: PlanRequest, skip: str | None = None, relax: dict[str, float] | None = None
+) -> list[str]:
+    """The limits candidate ``c`` breaks (``skip``: one left out; ``relax``: bounds raised by these steps, in the
+    limit's unit)."""
     bad = []
-    if r.deadline_days is not None and not c.est.time_to_train_h <= r.deadline_days * 24.0 * (1 + REL):
-        bad.append("deadline")
-    if r.budget_usd is not None:
-        spend = c.upfront_usd if r.budget_kind == "upfront" else c.cost_usd
-        if not spend <= r.budget_usd * (1 + REL):
-            bad.append("budget")
-    if not c.est.facility_power_kw <= c.envelope_kw * (1 + REL):
-        bad.append("power")
-    if c.nodes > r.max_nodes:
-        bad.append("nodes")
-    if r.max_rack_units is not None and c.rack_units > r.max_rack_units:
-        bad.append("rack")
+    for name in LIMITS:
+        bound = limit_bound(c, r, name)
+        if name == skip or bound is None:
+            continue
+        bound += (relax or {}).get(name, 0.0)
+        v = limit_value(c, r, name)
+        if not (v <= bound if name in ("nodes", "rack") else v <= bound * (1 + REL)):
+            bad.append(name)
     return bad
 
 
@@ -400,6 +423,7 @@ def check(b: Brute, r: PlanRequest, res: PlanResult) -> Verdict:
     if res.plan is None:
         if res.status != "infeasible":
             v.problems.append(f"no plan but status {res.status}")
+        v.problems += relaxation_problems(r, res, cands)
         return v
     if res.status != "optimal":
         v.problems.append(f"status {res.status}")
@@ -437,7 +461,92 @@ def check(b: Brute, r: PlanRequest, res: PlanResult) -> Verdict:
     missing = {c.gpu for c in ok} - {p.gpu for p in plans}
     if missing and r.alternatives > 0:  # alternatives=0 asks for the plan alone
         v.problems.append(f"no plan shown for GPU types {sorted(missing)}")
+    owned_total = sum(o.count for o in r.owned)
+    if res.plan.owned_nodes + res.plan.owned_unused_nodes != owned_total:
+        v.problems.append(
+            f"owned nodes used {res.plan.owned_nodes} + unused {res.plan.owned_unused_nodes} != owned {owned_total}"
+        )
+    v.problems += binding_problems(b, r, res, cands, v.brute_value)
     return v
+
+
+def binding_problems(b: Brute, r: PlanRequest, res: PlanResult, cands: list[Candidate], best: float) -> list[str]:
+    """PlanResult.binding: the limits whose relaxation alone by the binding step (1%, at least one node / rack
+    unit) admits a strictly better plan. Asserted only where the answer does not hang on rounding: a relaxed
+    optimum better by more than 1e-6 must be listed, one not better by 1e-9 must not; the node and rack steps
+    are taken both as floor and ceil of 1% (at least 1) and only an answer both agree on is asserted."""
+    out = []
+    step = res.binding_step
+    wider: dict[int, list[Candidate]] = {}
+    for name in LIMITS:
+        given = {"deadline": r.deadline_days, "budget": r.budget_usd, "power": 1.0, "nodes": 1.0,
+                 "rack": r.max_rack_units}[name]  # fmt: skip
+        if given is None:
+            continue
+        verdicts: set[bool | None] = set()
+        if name in ("nodes", "rack"):
+            n = float(r.max_nodes if name == "nodes" else r.max_rack_units or 0)
+            steps = {max(1.0, math.floor(n * step)), max(1.0, math.ceil(n * step))}
+        else:
+            steps = {0.0}
+        for k in steps:
+            pool = cands
+            if name == "nodes":
+                if int(k) not in wider:
+                    wider[int(k)] = b.candidates(r.model_copy(update={"max_nodes": r.max_nodes + int(k)}))
+                pool = wider[int(k)]
+            vals = []
+            for c in pool:
+                if name in ("nodes", "rack"):
+                    bad = violations(c, r, relax={name: k})
+                else:
+                    bound = limit_bound(c, r, name)
+                    assert bound is not None
+                    bad = violations(c, r, skip=name)
+                    if not limit_value(c, r, name) <= bound * (1 + step) * (1 + REL):
+                        bad.append(name)
+                if not bad:
+                    vals.append(c.value(r.objective))
+            better = min(vals) if vals else math.inf
+            if better < best * (1 - 1e-6) - 1e-12:
+                verdicts.add(True)
+            elif not better < best * (1 - 1e-9) - 1e-12:
+                verdicts.add(False)
+            else:
+                verdicts.add(None)
+        if len(verdicts) != 1 or None in verdicts:
+            continue
+        binds = verdicts.pop()
+        if binds and name not in res.binding:
+            out.append(f"{name} binds (a {step:.0%} relaxation admits a better plan) but binding = {res.binding}")
+        if not binds and name in res.binding:
+            out.append(f"{name} listed as binding but relaxing it by {step:.0%} admits no better plan")
+    return out
+
+
+def relaxation_problems(r: PlanRequest, res: PlanResult, cands: list[Candidate]) -> list[str]:
+    """An infeasible request: each requirement's stated smallest relaxation (the others kept) is brute force's
+    threshold over the same candidates (node counts up to max_nodes, so the node limit itself is not checked):
+    at least it (a stated minimum must suffice), at most 0.1% above (rounded up for display); a requirement
+    brute force can relax has its relaxation stated, one it cannot has none."""
+    if res.explanation is None:
+        return ["infeasible without an explanation"]
+    stated = {x.requirement: x for x in res.explanation.relaxations}
+    out = []
+    given = {"deadline": r.deadline_days, "budget": r.budget_usd, "power": r.power_kw, "rack": r.max_rack_units}
+    for name, g in given.items():
+        if g is None:
+            continue
+        vals = [limit_value(c, r, name) for c in cands if not violations(c, r, skip=name)]
+        need = min(vals) if vals else None
+        said = stated.get(name)
+        if need is None and said is None:
+            continue
+        if need is None or said is None:
+            out.append(f"relaxation of {name}: stated {None if said is None else said.needed}, brute force {need}")
+        elif not need * (1 - 1e-9) - 1e-12 <= said.needed <= need * (1 + 1e-3) + 1e-9:
+            out.append(f"relaxation of {name}: stated {said.needed}, brute force {need}")
+    return out
 
 
 def _plan_value(p: Plan, objective: str) -> float:

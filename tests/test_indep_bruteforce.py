@@ -35,6 +35,7 @@ from . import indep_brute as ib
 
 CAT = load_catalog()
 BRUTE = ib.Brute(CAT)
+LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
 FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
 
 
@@ -69,7 +70,7 @@ CI_WORLDS = [
     World(
         "bert-fp8",
         {"model": "bert-large", "precision": "fp8", "samples": 3e6},
-        gpus=["A100", "H100", "hopper"],
+        gpus=["a100", "H100", "hopper"],
         servers=["dgx-a100-80gb", "dgx-h100"],
         fabrics=["hdr200", "roce100"],
         max_nodes=5,
@@ -128,7 +129,7 @@ SWEEP_WORLDS = [
     World(
         "llama70b-blackwell",
         {"model": "llama3-70b", "tokens": 1e11, "precision": "fp4"},
-        gpus=["blackwell", "B300", "gb200"],
+        gpus=["blackwell", "B300", "B200", "gb200"],
         servers=["hgx-b300", "gb200-nvl72", "hgx-b200"],
         fabrics=["ndr400", "xdr800"],
         caps=[0.6, 1.0],
@@ -169,52 +170,73 @@ def draw_request(draw: Any, world: World) -> PlanRequest:
     objective = draw(st.sampled_from(["energy", "cost", "carbon", "time"]))
     fields["max_nodes"] = draw(st.integers(1, world.max_nodes))
     fields["alternatives"] = draw(st.integers(0, 3))
-    if draw(st.booleans()):
-        owned = []
-        for _ in range(draw(st.integers(1, 2))):
-            srv = CAT.server(draw(st.sampled_from(world.servers)))
-            owned.append(
-                {
-                    "server": srv.id,
-                    "count": draw(st.integers(1, world.max_nodes + 2)),
-                    "fabric": draw(st.sampled_from([None, *srv.fabrics[:3]])),
-                    "age_years": draw(st.sampled_from([0.0, 1.5, 3.0])),
-                    "retire_at_age_years": draw(st.sampled_from([None, None, 5.0])),
-                }
-            )
-        fields["owned"] = owned
     r = PlanRequest.model_validate({**fields, "objective": "time"})  # the space (a deadline is needed otherwise)
     fields["objective"] = objective
     cands = BRUTE.candidates(r) if ib.expected_input_error(CAT, r) is None else []
     if not cands:
         return PlanRequest.model_validate({**fields, "deadline_days": draw(st.sampled_from([1.0, 30.0]))})
-    # limits around candidates' own figures (barely feasible / barely infeasible)
 
-    def ref() -> ib.Candidate:
-        return cands[draw(st.integers(0, len(cands) - 1))]
+    def ref(pool: list[ib.Candidate]) -> ib.Candidate:
+        return pool[draw(st.integers(0, len(pool) - 1))]
 
     def factor() -> float:
         return float(draw(st.sampled_from(FACTORS)))
 
-    limits: dict[str, Any] = {}
-    if objective != "time" or draw(st.booleans()):
-        limits["deadline_days"] = ref().est.time_to_train_h / 24.0 * factor()
-    if draw(st.booleans()):
-        kind = draw(st.sampled_from(["upfront", "total"]))
-        c = ref()
-        spend = c.upfront_usd if kind == "upfront" else c.cost_usd
-        if spend > 0:
-            limits["budget_usd"], limits["budget_kind"] = spend * factor(), kind
-        else:
-            limits["budget_usd"], limits["budget_kind"] = 0.0, kind  # owned servers: a plan with nothing to buy
-    if draw(st.booleans()):
-        limits["power_kw"] = ref().est.facility_power_kw * factor()
-    if draw(st.integers(0, 3)) == 0:
-        limits["max_rack_units"] = max(1, ref().rack_units - draw(st.sampled_from([0, 0, 1])))
     if draw(st.integers(0, 4)) == 0:
         # a short service life: a bought run must end within it (around a candidate's own run time)
-        limits["life_years"] = min(15.0, ref().est.time_to_train_h / ib.HOURS_PER_YEAR * factor())
+        # (factors clear of the last 1e-4: the service-life rule states no rounding tolerance, and the optimizer
+        # allows 1e-12 years, which at a life of minutes is more than 1e-9 of it)
+        life_factor = draw(st.sampled_from(LIFE_FACTORS))
+        fields["life_years"] = min(15.0, ref(cands).est.time_to_train_h / ib.HOURS_PER_YEAR * life_factor)
+    if draw(st.booleans()):
+        fields["owned"] = [
+            draw_owned(draw, world, cands, fields.get("life_years", 4.0)) for _ in range(draw(st.integers(1, 2)))
+        ]
+    if "life_years" in fields or "owned" in fields:
+        cands = BRUTE.candidates(PlanRequest.model_validate({**fields, "objective": "time"}))
+        if not cands:
+            return PlanRequest.model_validate({**fields, "deadline_days": draw(st.sampled_from([1.0, 30.0]))})
+    # limits around candidates' own figures (barely feasible / barely infeasible)
+    limits: dict[str, Any] = {}
+    if objective != "time" or draw(st.booleans()):
+        limits["deadline_days"] = ref(cands).est.time_to_train_h / 24.0 * factor()
+    if draw(st.booleans()):
+        kind = draw(st.sampled_from(["upfront", "total"]))
+        c = ref(cands)
+        spend = c.upfront_usd if kind == "upfront" else c.cost_usd
+        limits["budget_usd"], limits["budget_kind"] = spend * factor(), kind  # 0 where owned nodes carry it all
+    if draw(st.booleans()):
+        limits["power_kw"] = ref(cands).est.facility_power_kw * factor()
+    if draw(st.integers(0, 3)) == 0:
+        limits["max_rack_units"] = max(1, ref(cands).rack_units - draw(st.sampled_from([0, 0, 1])))
     return PlanRequest.model_validate({**fields, **limits})
+
+
+def draw_owned(draw: Any, world: World, cands: list[ib.Candidate], life_years: float) -> dict[str, Any]:
+    """An owned entry: a server of the world on one of its fabrics (or the default), of some age -- sometimes
+    one that leaves service 1e-7 years (3 s) before or after a bought candidate of its type ends its run."""
+    bought = [c for c in cands if c.purchase == "buy"]
+    retire = draw(st.sampled_from([None, None, 5.0]))
+    if bought and draw(st.booleans()):
+        c = bought[draw(st.integers(0, len(bought) - 1))]
+        end = retire if retire is not None else life_years
+        age = end - c.est.time_to_train_h / ib.HOURS_PER_YEAR + draw(st.sampled_from([-1e-7, 1e-7]))
+        fabric = draw(st.sampled_from([c.fabric, None]))
+        return {
+            "server": c.server,
+            "count": draw(st.integers(1, world.max_nodes + 2)),
+            "fabric": fabric,
+            "age_years": max(0.0, age),
+            "retire_at_age_years": retire,
+        }
+    srv = CAT.server(draw(st.sampled_from(world.servers)))
+    return {
+        "server": srv.id,
+        "count": draw(st.integers(1, world.max_nodes + 2)),
+        "fabric": draw(st.sampled_from([None, *srv.fabrics[:3]])),
+        "age_years": draw(st.sampled_from([0.0, 1.5, 3.0])),
+        "retire_at_age_years": retire,
+    }
 
 
 @dataclass
