@@ -228,7 +228,7 @@ SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets t
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
 PACK_SHARE = 0.25  # share of the time left after the restricted MIP kept for pack_start
 PACK_OPTIONS = 4  # (type, fabric) options pack_start packs, cheapest first by their fluid estimate
-PACK_ITERS = 400  # repair moves pack_start tries per cluster size on its way up from the fluid bound
+PACK_ITERS = 400  # repair moves pack_start tries per cluster size while it gallops up from its size bound
 PACK_REFINE_ITERS = 4000  # repair moves per size below the first size that packed
 PACK_NOISE = 0.15  # share of repair moves that place the job in a random mode (leaves local minima)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
@@ -1840,17 +1840,76 @@ def _earliest_due_first(
     return out if after < before - 1e-9 * max(1.0, before) else packed
 
 
+def pack_size_bound(area: dict[str, int], fewest: int, window: dict[str, np.ndarray]) -> int:
+    """A lower bound on the nodes of any cluster that runs every job (the energetic-interval reasoning of cut (13)):
+    the jobs whose windows lie inside an interval I = [a, b] run all their node-slots in it, at least ``area[j]``
+    each (their modes' fewest node-slots), so a cluster of n nodes needs n |I| >= sum of those areas; the bound is
+    the largest ceil(sum / |I|) over the intervals from a window start to a window end, and at least ``fewest``
+    (the largest job's fewest nodes). The whole horizon is one such interval, so it is never below the fluid bound
+    ceil(sum of areas / slots). Windows are runs of consecutive slots."""
+    jobs = list(area)
+    if not jobs:
+        return fewest
+    rel = np.asarray([int(window[j][0]) for j in jobs], dtype=np.int64)
+    end = np.asarray([int(window[j][-1]) for j in jobs], dtype=np.int64)
+    a_j = np.asarray([area[j] for j in jobs], dtype=np.int64)
+    ends = np.unique(end)
+    best = fewest
+    for a in np.unique(rel):
+        b = ends[ends >= a]
+        inside = (rel[None, :] >= a) & (end[None, :] <= b[:, None])  # interval x job: the job's window in [a, b]
+        need = inside.astype(np.int64) @ a_j
+        best = max(best, int((-(-need // (b - a + 1))).max()))
+    return best
+
+
+def smallest_packing(packs: Any, lo: int, hi: int, in_time: Any) -> tuple[int, Any] | None:
+    """The smallest size in [lo, hi] at which ``packs(size)`` finds a packing (not None), and that packing, by
+    galloping up from ``lo`` (lo, lo + 1, lo + 3, lo + 7, ..., hi last: the step doubles) to the first size that
+    packs, then bisecting between it and the last size that did not; None when no size up to ``hi`` packs or
+    ``in_time()`` turns false before one does (when it turns false while bisecting, the smallest size found so far
+    is returned). ``packs`` is a
+    repair search that may fail at a size where a packing exists, so the size is the smallest found, not proved:
+    about 2 log2(size - lo) tries instead of size - lo climbing one at a time."""
+    failed, cap, step = lo - 1, lo, 1
+    found: tuple[int, Any] | None = None
+    while cap <= hi and in_time():
+        got = packs(cap)
+        if got is not None:
+            found = (cap, got)
+            break
+        failed = cap
+        if cap == hi:
+            return None
+        cap, step = min(hi, cap + step), 2 * step
+    if found is None:
+        return None
+    while found[0] - failed > 1 and in_time():
+        mid = (failed + found[0]) // 2
+        got = packs(mid)
+        if got is None:
+            failed = mid
+        else:
+            found = (mid, got)
+    return found
+
+
 def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
     """A start that runs every job on one bought cluster of as few nodes as it can pack them into.
 
     For each buy option (p, f) of a type without owned nodes on which every job has a mode (on f, or one node of
     p), the options ranked by a fluid estimate (each job's cheapest mode priced by its node-slots at the
     cluster's cost per node-slot -- capex share and idle energy over the horizon / slots -- plus its energy),
-    the PACK_OPTIONS cheapest are packed (``_pack_cluster``): from the fluid bound max(largest job's fewest
-    nodes, ceil(least node-slots of all jobs / slots)) the cluster size goes up until the jobs pack (PACK_ITERS
-    repair moves per size), then down while a smaller one packs (PACK_REFINE_ITERS moves). At the size found each
-    job in turn is moved to the mode that costs least (energy, lateness) on the earliest slots with room for it, so
-    the cluster stays within that size and a job with a penalty is as little late as the others allow.
+    the PACK_OPTIONS cheapest are packed (``_pack_cluster``): from the energetic-interval bound
+    (``pack_size_bound``: the jobs whose windows lie in [a, b] need their fewest node-slots within it) the cluster
+    size gallops up (step doubling) to the first size at which the jobs pack and is bisected back between it and
+    the last that did not (``smallest_packing``, PACK_ITERS repair moves per size), then goes down while a smaller
+    one packs (PACK_REFINE_ITERS moves), never below the bound. Climbing one node at a time from the windowless
+    fluid bound, 200 one-node one-slot jobs all due in slot 1 of 52 (need 100 nodes, fluid bound 4) took 11.8 s
+    and found no plan within 2 s (review 8, finding 2); their bound is 100 and the first size tried packs. At the
+    size found each job in turn is moved to the mode that costs least (energy, lateness) on the earliest slots with
+    room for it, so the cluster stays within that size and a job with a penalty is as little late as the others
+    allow.
     Owned nodes are retired, nothing is rented. The best packed plan by ``evaluate_fleet`` (capacity, fabric,
     power, budget; exact prices) replaces the start when it is cheaper than the start (or the start is not known
     to be a plan), so it is a plan of the full MIP. Why: the other starts buy clusters at their peak use, and
@@ -1895,16 +1954,18 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
             break
         area = {j: int(np.min(nodes[ks] * d[ks])) for j, ks in cands.items()}
         order = sorted(cands, key=lambda j: (-area[j] / len(window[j]), j))
-        cap = max(max(int(np.min(nodes[ks])) for ks in cands.values()), math.ceil(sum(area.values()) / req.slots))
-        packed = None
-        while cap <= req.max_nodes and time.perf_counter() - t0 < time_limit_s:
-            packed = _pack_cluster(cands, nodes, d, window, req.slots, cap, order, PACK_ITERS, rng)
-            if packed is not None:
-                break
-            cap += 1
-        if packed is None:
+        lb = pack_size_bound(area, max(int(np.min(nodes[ks])) for ks in cands.values()), window)
+
+        def packs(
+            cap: int, cands: dict[str, np.ndarray] = cands, order: list[str] = order
+        ) -> dict[str, tuple[int, list[int]]] | None:
+            return _pack_cluster(cands, nodes, d, window, req.slots, cap, order, PACK_ITERS, rng)
+
+        first = smallest_packing(packs, lb, req.max_nodes, lambda: time.perf_counter() - t0 < time_limit_s)
+        if first is None:
             continue
-        while cap > 1 and time.perf_counter() - t0 < time_limit_s:
+        cap, packed = first
+        while cap > lb and time.perf_counter() - t0 < time_limit_s:  # no cluster below the bound runs every job
             smaller = _pack_cluster(cands, nodes, d, window, req.slots, cap - 1, order, PACK_REFINE_ITERS, rng)
             if smaller is None:
                 break
@@ -1913,22 +1974,26 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
         usage = np.zeros(req.slots)
         for k, sl in packed.values():
             usage[sl] += nodes[k]
-        for j in order:  # cheapest mode and slots that keep the cluster within cap, the others held
-            k0, sl0 = packed[j]
-            usage[sl0] -= nodes[k0]
-            win = window[j]
-            free = cap - usage[win]
-            top = np.sort(free)[::-1]
-            ks = cands[j][nodes[cands[j]] <= top[np.minimum(d[cands[j]], len(win)) - 1]]
-            pick = (e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
-            for k in ks:
-                # the earliest d slots with room for the mode's nodes: within cap, and the least lateness
-                sl = [int(t) for t in win[free >= nodes[k]][: d[k]]]
-                usd = e_w * e_coef[k] + late_usd(j, sl[-1])
-                if usd < pick[0] - 1e-9 * max(1.0, abs(pick[0])):
-                    pick = (usd, int(k), sl)
-            packed[j] = (pick[1], pick[2])
-            usage[pick[2]] += nodes[pick[1]]
+        moved = True
+        while moved and time.perf_counter() - t0 < time_limit_s:  # rounds while a job moves (each move saves)
+            moved = False
+            for j in order:  # cheapest mode and slots that keep the cluster within cap, the others held
+                k0, sl0 = packed[j]
+                usage[sl0] -= nodes[k0]
+                win = window[j]
+                free = cap - usage[win]
+                top = np.sort(free)[::-1]
+                ks = cands[j][nodes[cands[j]] <= top[np.minimum(d[cands[j]], len(win)) - 1]]
+                pick = (e_w * e_coef[k0] + late_usd(j, max(sl0)), k0, sl0)
+                for k in ks:
+                    # the earliest d slots with room for the mode's nodes: within cap, and the least lateness
+                    sl = [int(t) for t in win[free >= nodes[k]][: d[k]]]
+                    usd = e_w * e_coef[k] + late_usd(j, sl[-1])
+                    if usd < pick[0] - 1e-9 * max(1.0, abs(pick[0])):
+                        pick = (usd, int(k), sl)
+                moved = moved or pick[1] != k0
+                packed[j] = (pick[1], pick[2])
+                usage[pick[2]] += nodes[pick[1]]
         found = StartPlan(packed, {(p, f): round(float(usage.max()))}, [0] * len(ix.pools.owned))
         value = _plan_value(cat, req, ix, found)
         if value is not None and (best is None or value < best[0]):

@@ -6,6 +6,7 @@ below the optimum found by brute force; on a hand-made instance it finds the opt
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Any
@@ -214,3 +215,101 @@ def test_evaluate_fleet_refuses_a_plan_outside_a_window_short_of_slots_or_over_m
     small = req.model_copy(update={"max_nodes": 1})
     assert evaluate_fleet(toy, small, ix.pools, rows, {"a": [0], "b": [1]}, {("toy-a", fab): 2}, kept) is None
     assert evaluate_fleet(toy, small, ix.pools, rows, {"a": [0], "b": [1]}, {("toy-a", fab): 1}, kept) is not None
+
+
+def test_pack_sizes_200_one_slot_jobs_due_in_slot_1_from_their_window_bound(toy: Catalog) -> None:
+    # found in review (finding 2): 200 toy-model jobs of one node-slot each (T(1) = 5.83 h < 6 h), all in slots 0..1
+    # of 52, need 200 node-slots in 2 slots: 100 nodes, and 100 nodes hold them (100 in slot 0, 100 in slot 1). The
+    # windowless fluid bound is ceil(200 / 52) = 4, and climbing from it one node at a time took 11.8 s and found
+    # no plan within 2 s; the bound over the window [0, 1] is 100, so each option is packed once, at 100 nodes
+    jobs = [{"id": f"j{i}", "model": "toy-model", "due_slot": 1} for i in range(200)]
+    req = freq(slots=52, slot_hours=6.0, servers=["toy-a"], jobs=jobs, node_counts=[1, 2], max_nodes=4096)
+    pools = pools_of(toy, req)
+    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    real = fleet_mod._pack_cluster
+    sizes: list[int] = []
+
+    def counted(*a: Any) -> Any:
+        sizes.append(a[5])  # cap
+        return real(*a)
+
+    with mock.patch.object(fleet_mod, "_pack_cluster", counted):
+        out = fleet_mod.pack_start(m, toy, req, 2.0)
+    assert out["pack_nodes"] == 100 and sizes and set(sizes) == {100}
+    _check_installed(m, toy, req, out)
+
+
+def test_smallest_packing_gallops_up_then_bisects() -> None:
+    # a search that packs from 77 nodes on, started at 4: 4, 5, 7, 11, 19, 35, 67, 131 (the step doubles), then
+    # bisection of (67, 131]: 99, 83, 75, 79, 77, 76 -- 14 sizes tried, not the 74 of a climb one node at a time
+    tried: list[int] = []
+
+    def packs(n: int) -> str | None:
+        tried.append(n)
+        return f"packing at {n}" if n >= 77 else None
+
+    assert fleet_mod.smallest_packing(packs, 4, 4096, lambda: True) == (77, "packing at 77")
+    assert tried == [4, 5, 7, 11, 19, 35, 67, 131, 99, 83, 75, 79, 77, 76]
+    assert fleet_mod.smallest_packing(packs, 4, 76, lambda: True) is None  # no size up to hi packs
+    assert fleet_mod.smallest_packing(packs, 4, 100, lambda: True) == (77, "packing at 77")  # hi tried last
+    assert fleet_mod.smallest_packing(packs, 80, 100, lambda: True) == (80, "packing at 80")
+    assert fleet_mod.smallest_packing(packs, 4, 4096, lambda: False) is None  # out of time before any size
+
+
+def _packs_at(cap: int, choices: list[list[tuple[int, int, list[int]]]], slots: int) -> bool:
+    """Whether one choice per job (nodes, d, window) has d slots of its window each such that no slot holds more than
+    ``cap`` nodes: depth-first over every job's modes and slot subsets (brute force for tiny instances)."""
+    usage = [0] * slots
+
+    def place(i: int) -> bool:
+        if i == len(choices):
+            return True
+        for n, d, win in choices[i]:
+            for sl in itertools.combinations(win, d):
+                if all(usage[t] + n <= cap for t in sl):
+                    for t in sl:
+                        usage[t] += n
+                    ok = place(i + 1)
+                    for t in sl:
+                        usage[t] -= n
+                    if ok:
+                        return True
+        return False
+
+    return place(0)
+
+
+@_settings(25)
+@given(data=st.data())
+def test_pack_size_bound_is_never_above_the_smallest_cluster_by_brute_force(data: Any) -> None:
+    # 2-5 toy jobs of random sizes and windows, each 1-3 times: no cluster of one toy-a fabric with fewer nodes than
+    # pack_size_bound runs every job (a packing of bound - 1 nodes is searched over every mode and slot subset and not
+    # found), and the bound is never below the windowless fluid bound it replaced
+    cat = toy_catalog()
+    slots, jobs, objective = draw_toy_jobs(data)
+    copies = data.draw(st.integers(1, 3))  # identical jobs lift the bound above one or two nodes
+    jobs = [{**j, "id": f"{j['id']}-{c}"} for j in jobs for c in range(copies)]
+    req = freq(slots=slots, node_counts=[1, 2, 3], objective=objective, jobs=jobs, servers=["toy-a"])
+    pools = pools_of(cat, req)
+    modes = job_modes(cat, req, pools=pools)
+    if any(not (modes["job"] == j["id"]).any() for j in jobs):
+        return
+    ix = fleet_mod.build_fleet_model(cat, req, modes, pools).ix
+    fab = pools.buy["toy-a"][0]
+    window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
+    cands = {
+        j: [k for k in ks if ix.modes.at[k, "kind"] == "site" and ix.modes.at[k, "fabric"] in (fab, "any")]
+        for j, ks in ix.by_job.items()
+    }
+    if any(not ks for ks in cands.values()):
+        return
+    nd = {
+        j: sorted({(int(ix.modes.at[k, "nodes"]), int(ix.modes.at[k, "slots_needed"])) for k in ks})
+        for j, ks in cands.items()
+    }
+    area = {j: min(n * d for n, d in pairs) for j, pairs in nd.items()}
+    fewest = max(min(n for n, _d in pairs) for pairs in nd.values())
+    lb = fleet_mod.pack_size_bound(area, fewest, window)
+    assert lb >= max(fewest, math.ceil(sum(area.values()) / slots))
+    choices = [[(n, d, [int(t) for t in window[j]]) for n, d in nd[j]] for j in sorted(nd)]
+    assert not _packs_at(lb - 1, choices, slots)
