@@ -6,14 +6,18 @@ What tests/brute.py and tests/test_exact_plans.py already cover (the default obj
 node limits, relaxations of infeasible requests, Pareto fronts) is not repeated; these requests add what they
 leave out: owned servers (credit, fabric, age and retirement), monthly and hourly rent billing, rent-only and
 buy-only servers, rented servers whose power limit is not settable, precisions asked for by name and the
-workload's own (fp4 -> fp8 -> bf16 fallback per GPU), framework profiles, a fixed global batch, samples / tokens /
-epochs, short server lives (a bought run must end within it), and limits drawn at a candidate's own deadline,
-budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (within optimize.within's 1e-9), 1 +- 5e-9 (outside),
-so that requests are barely feasible or barely infeasible. For each: the same feasibility, the same optimum
-(relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate` meet every limit
-and report its figures, the first alternatives are the next-best hardware options in brute force's order.
+workload's own (fp4 -> fp8 -> bf16 fallback per GPU; fp8/fp4 where no allowed GPU has it is bad input), framework
+profiles, fixed global batches, samples / tokens / epochs, short server lives (a bought run must end within it),
+evaluation chunks of a few node counts (optimize.CHUNK_CONFIGS patched small), and limits drawn at a candidate's
+own deadline, budget, power or rack units times 1, 1 + 1e-12, 1 +- 5e-9 (outside optimize.within's 1e-9), ...,
+so that requests are barely feasible or barely infeasible. For each: the same feasibility (and the same bad input),
+the same optimum (relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate`
+meet every limit and report its figures (owned nodes and precision included), the first alternatives are the
+next-best hardware options in brute force's order, then one per GPU type; the binding limits; an infeasible
+request's stated relaxations of the deadline, budget, power and rack units are brute force's thresholds.
 
-CI runs a fixed (derandomized) sample; the larger sweep:
+CI runs a fixed (derandomized) sample; the larger sweep (INDEP_BRUTE_STORE=DIR: with the on-disk physics store in
+DIR, so that later requests plan from what earlier ones stored):
     INDEP_BRUTE_SWEEP=400 PYTHONPATH=$PWD python -m pytest -q -s tests/test_indep_bruteforce.py -k sweep
 """
 
@@ -23,12 +27,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import PlannerInputError, load_catalog
+from planner import PlannerInputError, load_catalog, optimize
 from planner.optimize import PlanRequest, solve
 
 from . import indep_brute as ib
@@ -36,7 +41,13 @@ from . import indep_brute as ib
 CAT = load_catalog()
 BRUTE = ib.Brute(CAT)
 LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
-FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
+# A limit this far below a candidate's own figure is met by it (optimize.within allows a relative 1e-9), but the
+# MIP's rows do not allow it (see the xfail tests at the end): drawn only with INDEP_BRUTE_ALLOWANCE=1 until that
+# is mended, then always (move them into FACTORS).
+ALLOWANCE = [1 - 1e-12, 1 - 4e-10]
+FACTORS = [1.0, 1 + 1e-12, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
+if os.environ.get("INDEP_BRUTE_ALLOWANCE"):
+    FACTORS += ALLOWANCE
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class World:
     caps: list[float] = field(default_factory=lambda: [0.6, 1.0])
     sites: list[str] = field(default_factory=lambda: ["us-colo", "hydro-nordic"])
     max_nodes: int = 6
+    variants: dict[str, list[Any]] = field(default_factory=dict)  # request fields drawn per request
 
 
 CI_WORLDS = [
@@ -60,6 +72,7 @@ CI_WORLDS = [
     World(
         "resnet50-small",
         {"model": "resnet50", "epochs": 2.0},
+        variants={"precision": [None, None, "fp8", "fp4", "tf32"]},
         gpus=["l40s", "rtx-4000", "ada"],
         servers=["l40s-4", "rental-i5-13500-rtx4000", "power-optimized-a100"],
         fabrics=["eth1", "roce100", "eth25"],
@@ -70,6 +83,7 @@ CI_WORLDS = [
     World(
         "bert-fp8",
         {"model": "bert-large", "precision": "fp8", "samples": 3e6},
+        variants={"precision": ["fp8", "fp8", "fp16", "fp32"], "framework": [None, "deepspeed", "pytorch-fsdp"]},
         gpus=["a100", "H100", "hopper"],
         servers=["dgx-a100-80gb", "dgx-h100"],
         fabrics=["hdr200", "roce100"],
@@ -119,7 +133,8 @@ SWEEP_WORLDS = [
     ),
     World(
         "inception-batch",
-        {"model": "inception-v3", "epochs": 5.0, "global_batch": 1536},
+        {"model": "inception-v3", "epochs": 5.0},
+        variants={"global_batch": [None, 1536, 4096, 96], "framework": [None, "pytorch-ddp"]},
         gpus=["l40s", "rtx-a6000", "A100"],
         servers=["l40s-4", "rtx-a6000-8", "a100-pcie-4", "power-optimized-a100"],
         fabrics=["hdr200", "edr100", "eth25"],
@@ -157,6 +172,10 @@ def subset(draw: Any, pool: list[Any], min_size: int = 1) -> list[Any]:
 def draw_request(draw: Any, world: World) -> PlanRequest:
     """A random request of ``world``: its space first, then limits around a candidate plan's own figures."""
     fields: dict[str, Any] = {**world.base}
+    for name, values in world.variants.items():
+        value = draw(st.sampled_from(values))
+        if value is not None:
+            fields[name] = value
     how = draw(st.sampled_from(["gpus", "servers", "both"]))
     if how in ("gpus", "both"):
         fields["gpus"] = subset(draw, world.gpus)
@@ -253,13 +272,19 @@ class Tally:
 TALLY: dict[str, Tally] = {}
 
 
-def check_one(r: PlanRequest, tally: Tally) -> list[str]:
-    """Solve ``r`` and compare with brute force; the problems found."""
+def check_one(r: PlanRequest, tally: Tally, chunk: int | None = None) -> list[str]:
+    """Solve ``r`` and compare with brute force; the problems found. ``chunk``: the optimizer's configurations
+    per evaluation chunk, made small so that a small request's node counts span many chunks (its exactness
+    argument: the union of per-chunk minimisers answers the same questions as the whole table)."""
     t0 = time.perf_counter()
     tally.requests += 1
     why = ib.expected_input_error(CAT, r)
     try:
-        res = solve(r, CAT)
+        if chunk is None:
+            res = solve(r, CAT)
+        else:
+            with mock.patch.object(optimize, "CHUNK_CONFIGS", chunk):
+                res = solve(r, CAT)
     except PlannerInputError as e:
         tally.input_errors += 1
         tally.seconds += time.perf_counter() - t0
@@ -277,9 +302,12 @@ def check_one(r: PlanRequest, tally: Tally) -> list[str]:
 def _run(data: Any, worlds: list[World], tally: Tally, strict: bool = True) -> None:
     world = data.draw(st.sampled_from(worlds), label="world")
     r = draw_request(data.draw, world)
-    problems = check_one(r, tally)
+    chunk = data.draw(st.sampled_from([None, None, 1, 40, 300]), label="configurations per chunk")
+    problems = check_one(r, tally, chunk)
     if problems:
-        tally.disagreements.append(f"{world.name}: {r.model_dump_json(exclude_defaults=True)}: {problems}")
+        tally.disagreements.append(
+            f"{world.name}, chunk {chunk}: {r.model_dump_json(exclude_defaults=True)}: {problems}"
+        )
     assert not strict or not problems, (r.model_dump(exclude_defaults=True), problems)
 
 
@@ -317,8 +345,10 @@ def test_sweep() -> None:
         _run(data, SWEEP_WORLDS, tally, strict=False)  # every disagreement listed, none shrunk
 
     t0 = time.perf_counter()
+    store = os.environ.get("INDEP_BRUTE_STORE")  # a directory: plan with the on-disk physics store there
     try:
-        sweep()
+        with mock.patch.dict(os.environ, {"PLANNER_CACHE_DIR": store or "off"}):
+            sweep()
     finally:
         print(
             f"\nsweep: {tally.requests} requests ({tally.feasible} feasible, {tally.infeasible} infeasible, "
@@ -329,3 +359,77 @@ def test_sweep() -> None:
         for d in tally.disagreements:
             print("  ", d)
     assert not tally.disagreements
+
+
+# ------------------------------------------------------------------------ found by this checker (open defects)
+# optimize.within (the one definition of meeting a limit, used by the presolve and check_plan) allows a relative
+# 1e-9 on the deadline, budget and power; the MIP's rows (5)-(7) (planner/mip.py) bound them exactly, under
+# HiGHS's absolute tolerances. A plan within the allowance is kept by the presolve as its hardware option's only
+# candidate and then cut by the MIP: the request is called infeasible, or another option's worse plan is returned
+# silently. Budgets (USD, in the millions) always lose the allowance; deadlines do at thousands of hours.
+ROUNDING = "MIP rows (5)-(7) bound the limit exactly while the presolve and check_plan allow 1e-9 (optimize.within)"
+
+
+def _8b(**kw: Any) -> PlanRequest:
+    base: dict[str, Any] = {
+        "model": "llama3-8b",
+        "tokens": 1e12,
+        "deadline_days": 30,
+        "servers": ["dgx-h100"],
+        "fabrics": ["ndr400", "roce400"],
+        "power_caps": [1.0],
+        "max_nodes": 16,
+        "alternatives": 0,
+    }
+    return PlanRequest.model_validate({**base, **kw})
+
+
+@pytest.mark.xfail(strict=True, reason=f"a budget met within rounding gives a worse plan: {ROUNDING}")
+def test_a_budget_the_optimum_meets_within_rounding_keeps_the_optimum() -> None:
+    # On main e763073: the optimum is 8 x dgx-h100 on ndr400 (41,245 kWh, $3,292,600 up front); a budget a third
+    # of a cent lower ($3,292,599.9997, 1e-10 below) returns 7 x dgx-h100 on roce400 (41,632 kWh), although
+    # check_plan says the ndr400 plan meets every limit of that request.
+    best = solve(_8b(), CAT).plan
+    assert best is not None
+    r = _8b(budget_usd=best.upfront_usd * (1 - 1e-10))
+    assert optimize.check_plan(best, r, CAT) == []
+    res = solve(r, CAT)
+    assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
+
+
+@pytest.mark.xfail(strict=True, reason=f"a deadline met within rounding makes the request infeasible: {ROUNDING}")
+def test_a_deadline_the_optimum_meets_within_rounding_is_not_infeasible() -> None:
+    # On main e763073: 10^13 tokens on up to 16 x dgx-h100 (ndr400) within 300 days: 8 nodes, 5,151 h. With the
+    # deadline 4e-10 below that (214.63085 days) solve says infeasible, although the 8-node plan meets it by
+    # check_plan and 9-16 nodes finish sooner.
+    r0 = _8b(tokens=1e13, deadline_days=300, fabrics=["ndr400"], life_years=15)
+    best = solve(r0, CAT).plan
+    assert best is not None
+    r = r0.model_copy(update={"deadline_days": best.time_to_train_h / 24 * (1 - 4e-10)})
+    assert optimize.check_plan(best, r, CAT) == []
+    res = solve(r, CAT)
+    assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
+
+
+@pytest.mark.xfail(strict=True, reason=f"a budget met within rounding: infeasible, negative relaxations: {ROUNDING}")
+def test_a_budget_met_within_rounding_on_one_option_is_not_explained_by_negative_relaxations() -> None:
+    # On main e763073 (found by the sweep): DLRM on one dgx-a100-80gb ($185,000) with a budget 4e-10 below it and
+    # a loose deadline: "infeasible ... relaxing any one alone is not enough. The smallest pairs: +-0.0032 days
+    # and +$0.01 budget ...; or +-0.0032 days and +-5e+03 kW ...; or ... +0 nodes" -- relaxations by negative
+    # amounts, of limits the plan meets.
+    r = PlanRequest(
+        model="dlrm-dcnv2",
+        samples=1e9,
+        deadline_days=0.01,
+        budget_usd=185_000 * (1 - 4e-10),
+        sites=["hydro-nordic"],
+        servers=["dgx-a100-80gb"],
+        fabrics=["roce100"],
+        power_caps=[1.0],
+        max_nodes=1,
+        alternatives=0,
+    )
+    res = solve(r, CAT)
+    pairs = [] if res.explanation is None else res.explanation.pairs
+    assert not any("+-" in p.message for p in pairs), [p.message for p in pairs]
+    assert res.plan is not None and optimize.check_plan(res.plan, r, CAT) == []
