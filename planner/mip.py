@@ -32,11 +32,17 @@ Constraints (one function each, below)
                         aggregated form keeps the model at |S|+|F|+|C| rows instead of 3|K|)
 (3) node count          nodes_s = sum_{k in K_s} n_k x_k
 (4) switches            switches_f = sum_{k in K_f} SW_k x_k              (integral by construction)
-(5) deadline            sum_k T_k x_k <= D                      (throughput >= work / deadline, exactly)
-(6) budget              sum_k UP_k x_k <= B   (or sum_k COST_k x_k <= B for a total-cost budget)
-(7) power envelope      sum_k PFAC_k x_k <= P_max
-(8) node / rack limits  sum_s nodes_s <= N_max;  sum_k RU_k x_k <= RU_max
-(9) epsilon             sum_k g_k x_k <= eps  for each bounded second objective g (Pareto fronts)
+(5) deadline            sum_k T_k x_k <= D (1 + tol)                (throughput >= work / deadline)
+(6) budget              sum_k UP_k x_k <= B (1 + tol)   (or COST_k for a total-cost budget)
+(7) power envelope      sum_k PFAC_k x_k <= P_max (1 + tol)
+(8) node / rack limits  sum_s nodes_s <= N_max;  sum_k RU_k x_k <= RU_max      (integers: exact)
+(9) epsilon             sum_k g_k x_k <= eps  for each bounded second objective g (Pareto fronts; exact, as the
+                        presolve applies it)
+                        tol = REL_TOL = 1e-9: the rounding allowance of the one definition of meeting a limit
+                        (optimize.within, used by the presolve, the explanations and the re-check of every plan),
+                        so the rows admit exactly the candidates that definition admits -- an exact row under a
+                        limit a plan meets within rounding would cut the optimum that the presolve kept as its
+                        option's only candidate (found by tests/test_indep_bruteforce.py)
 (10) exclusions         sum_{k in X} x_k = 0       (no-good cuts: a plan the exact re-check rejects)
 Memory fit and layout validity are enforced by the candidate set.
 
@@ -86,6 +92,14 @@ OBJECTIVE_COLUMNS = {
     "carbon": "carbon_kg",
     "time": "time_to_train_h",
 }
+
+
+REL_TOL = 1e-9  # relative rounding allowance of the continuous limits (deadline, budget, power)
+
+
+def with_allowance(bound: float) -> float:
+    """The right-hand side of a continuous limit's row: the bound plus its rounding allowance."""
+    return bound + abs(bound) * REL_TOL
 
 
 @dataclass(frozen=True)
@@ -191,7 +205,7 @@ def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | N
     """(5) time to train within the deadline."""
     if deadline_h is None:
         return
-    m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= deadline_h)
+    m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= with_allowance(deadline_h))
 
 
 def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
@@ -200,14 +214,14 @@ def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None
         return
     if not (cand[limits.budget_column()].to_numpy(dtype=float) != 0.0).any():
         return  # every candidate is free (owned servers): 0 <= B holds, and Pyomo rejects a constant row
-    m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= limits.budget_usd)
+    m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= with_allowance(limits.budget_usd))
 
 
 def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float | None) -> None:
     """(7) facility power within the site envelope."""
     if power_kw is None:
         return
-    m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= power_kw)
+    m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= with_allowance(power_kw))
 
 
 def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:

@@ -27,7 +27,7 @@ from planner import compute, cost, physics_store
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.mip import OBJECTIVE_COLUMNS, Limits, build_model
+from planner.mip import OBJECTIVE_COLUMNS, REL_TOL, Limits, build_model
 from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
 from planner.schemas import Configuration, Estimate, Precision
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
@@ -35,7 +35,6 @@ from planner.textfmt import sig4, switches_text
 
 Objective = Literal["energy", "cost", "carbon", "time"]
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
-REL_TOL = 1e-9
 BINDING_STEP = 0.01  # "binding": relaxing the limit by 1% (at least one node / rack unit) improves the objective
 CHUNK_CONFIGS = 250_000  # configurations per evaluate_space call (bounds peak memory)
 PHYSICS_CACHE_ROWS = 4_000_000  # cached physics rows, all requests together

@@ -41,13 +41,9 @@ from . import indep_brute as ib
 CAT = load_catalog()
 BRUTE = ib.Brute(CAT)
 LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
-# A limit this far below a candidate's own figure is met by it (optimize.within allows a relative 1e-9), but the
-# MIP's rows do not allow it (see the xfail tests at the end): drawn only with INDEP_BRUTE_ALLOWANCE=1 until that
-# is mended, then always (move them into FACTORS).
-ALLOWANCE = [1 - 1e-12, 1 - 4e-10]
-FACTORS = [1.0, 1 + 1e-12, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
-if os.environ.get("INDEP_BRUTE_ALLOWANCE"):
-    FACTORS += ALLOWANCE
+# limits at, just inside the rounding allowance of (optimize.within: a relative 1e-9), just outside and far from
+# a candidate's own figure
+FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
 
 
 @dataclass(frozen=True)
@@ -361,13 +357,12 @@ def test_sweep() -> None:
     assert not tally.disagreements
 
 
-# ------------------------------------------------------------------------ found by this checker (open defects)
+# ------------------------------------------------------------------------ found by this checker (mended)
 # optimize.within (the one definition of meeting a limit, used by the presolve and check_plan) allows a relative
-# 1e-9 on the deadline, budget and power; the MIP's rows (5)-(7) (planner/mip.py) bound them exactly, under
-# HiGHS's absolute tolerances. A plan within the allowance is kept by the presolve as its hardware option's only
-# candidate and then cut by the MIP: the request is called infeasible, or another option's worse plan is returned
-# silently. Budgets (USD, in the millions) always lose the allowance; deadlines do at thousands of hours.
-ROUNDING = "MIP rows (5)-(7) bound the limit exactly while the presolve and check_plan allow 1e-9 (optimize.within)"
+# 1e-9 on the deadline, budget and power; the MIP's rows (5)-(7) (planner/mip.py) bounded them exactly, under
+# HiGHS's absolute tolerances. A plan within the allowance was kept by the presolve as its hardware option's only
+# candidate and then cut by the MIP: the request was called infeasible, or another option's worse plan was
+# returned silently. The rows now carry the same allowance (mip.with_allowance); these three failed before.
 
 
 def _8b(**kw: Any) -> PlanRequest:
@@ -384,7 +379,6 @@ def _8b(**kw: Any) -> PlanRequest:
     return PlanRequest.model_validate({**base, **kw})
 
 
-@pytest.mark.xfail(strict=True, reason=f"a budget met within rounding gives a worse plan: {ROUNDING}")
 def test_a_budget_the_optimum_meets_within_rounding_keeps_the_optimum() -> None:
     # On main e763073: the optimum is 8 x dgx-h100 on ndr400 (41,245 kWh, $3,292,600 up front); a budget a third
     # of a cent lower ($3,292,599.9997, 1e-10 below) returns 7 x dgx-h100 on roce400 (41,632 kWh), although
@@ -397,7 +391,6 @@ def test_a_budget_the_optimum_meets_within_rounding_keeps_the_optimum() -> None:
     assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason=f"a deadline met within rounding makes the request infeasible: {ROUNDING}")
 def test_a_deadline_the_optimum_meets_within_rounding_is_not_infeasible() -> None:
     # On main e763073: 10^13 tokens on up to 16 x dgx-h100 (ndr400) within 300 days: 8 nodes, 5,151 h. With the
     # deadline 4e-10 below that (214.63085 days) solve says infeasible, although the 8-node plan meets it by
@@ -411,7 +404,6 @@ def test_a_deadline_the_optimum_meets_within_rounding_is_not_infeasible() -> Non
     assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason=f"a budget met within rounding: infeasible, negative relaxations: {ROUNDING}")
 def test_a_budget_met_within_rounding_on_one_option_is_not_explained_by_negative_relaxations() -> None:
     # On main e763073 (found by the sweep): DLRM on one dgx-a100-80gb ($185,000) with a budget 4e-10 below it and
     # a loose deadline: "infeasible ... relaxing any one alone is not enough. The smallest pairs: +-0.0032 days
