@@ -558,6 +558,7 @@ def page_fleet() -> None:
         return
     name, data = src
     req = views.read_fleet_upload(name, data)
+    views.check_fleet_ids(catalog(), req)  # an unknown model or owned server: said with its job (entry)
     st.markdown(
         f"**{len(req.jobs)} jobs**, {req.slots} slots of {req.slot_hours:g} h at {req.site}; minimise "
         f"{req.objective}; may add: {req.purchase}"
@@ -582,6 +583,8 @@ def page_fleet() -> None:
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
     st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/cost.py.")
     st.markdown("\n".join(views.fleet_summary(plan)))
+    for text in views.fleet_owned_service_notes(catalog(), req):  # owned servers past their service: why retired
+        st.warning(text)
     owned = views.fleet_owned_table(plan)
     if not owned.empty:
         st.markdown("**Owned servers: kept and retired**")

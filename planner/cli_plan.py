@@ -565,9 +565,13 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
         )
         req = req.model_copy(update={"solver": opts})
-    from planner.views import fleet_progress_text
+    from planner.views import check_fleet_ids, fleet_owned_service_notes, fleet_progress_text
 
-    plan = with_progress(lambda: fleet(req, catalog_from(args)), "planning the fleet", fleet_progress_text(req))
+    cat = catalog_from(args)
+    check_fleet_ids(cat, req)  # an unknown model or owned server: said with the job (entry) it is written in
+    plan = with_progress(lambda: fleet(req, cat), "planning the fleet", fleet_progress_text(req))
+    for text in fleet_owned_service_notes(cat, req):  # owned servers past their service: why they are retired
+        notice(text)
     if args.json:
         emit_json(clean(plan.model_dump(mode="json")))
         return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE

@@ -1131,6 +1131,46 @@ def fleet_summary(plan: Any) -> list[str]:
     return lines
 
 
+def check_fleet_ids(catalog: Catalog, req: Any) -> None:
+    """Every job's workload and every owned server of a fleet request exist: an unknown id is bad input naming the
+    job (or the owned entry) it is written in, with the valid ids -- not the id alone, to be searched for."""
+    for j in req.jobs:
+        try:
+            catalog.workload(j.model)
+        except PlannerInputError as exc:
+            raise PlannerInputError(f"job {j.id}: {exc}") from None
+    for i, o in enumerate(req.owned):
+        try:
+            catalog.server(o.server)
+        except PlannerInputError as exc:
+            raise PlannerInputError(f"owned.{i} (the owned servers' entry {i + 1}): {exc}") from None
+
+
+def fleet_owned_service_notes(catalog: Catalog, req: Any) -> list[str]:
+    """Owned servers out of service for some or all of the horizon, and why (never silently retired): the rule of
+    planner/fleet.py (pools_of), an owned node serves a slot if its age at the slot's end is at most its end of
+    service (retire_at_age_years, default the request's life_years)."""
+    from planner.fleet import pools_of
+
+    notes = []
+    for o, entry in zip(req.owned, pools_of(catalog, req).owned, strict=True):
+        end = o.retire_at_age_years if o.retire_at_age_years is not None else req.life_years
+        how = "retire_at_age_years of the entry" if o.retire_at_age_years is not None else "life_years"
+        if not any(entry.avail):
+            notes.append(
+                f"the {o.count:,} owned {o.server} on {entry.fabric} are {o.age_years:g} years old, past the end of "
+                f"their service at {end:g} years ({how}): they serve no slot and are retired; raise {how} to keep "
+                "them in service"
+            )
+        elif not all(entry.avail):
+            k = entry.avail.index(0)
+            notes.append(
+                f"the {o.count:,} owned {o.server} on {entry.fabric} reach the end of their service at {end:g} years "
+                f"of age ({how}) during slot {k}: they serve slots 0-{k - 1} only"
+            )
+    return notes
+
+
 def fleet_power_frame(plan: Any, slot_hours: float) -> pd.DataFrame:
     """Facility power per slot, on site (counts against the envelope) and rented (the provider's)."""
     df = pd.DataFrame(plan.schedule)
@@ -1165,7 +1205,20 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
     try:
         return FleetRequest.model_validate(loaded)
     except ValidationError as exc:
-        raise PlannerInputError(describe_validation_error(exc, name)) from None
+        raise PlannerInputError(_name_jobs(describe_validation_error(exc, name), loaded)) from None
+
+
+def _name_jobs(text: str, loaded: dict[str, Any]) -> str:
+    """'jobs.1: Value error, due_slot ...' -> 'jobs.1 (job burst-8b): due_slot ...': a job's problem names the job
+    by its id, and pydantic's 'Value error, ' prefix is dropped."""
+    jobs = loaded.get("jobs")
+
+    def job(m: re.Match[str]) -> str:
+        i = int(m.group(1))
+        jid = jobs[i].get("id") if isinstance(jobs, list) and i < len(jobs) and isinstance(jobs[i], dict) else None
+        return m.group(0) + (f" (job {jid})" if jid is not None else "")
+
+    return re.sub(r"\bjobs\.(\d+)(?=[.:])", job, text).replace("Value error, ", "")
 
 
 BATCH_LEAD_COLUMNS = [
