@@ -391,6 +391,12 @@ def render_result(res: Any) -> str:
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
     summary = res.summary().splitlines()  # with the precision the plan computes in under its layout
+    from planner.views import purchase_text
+
+    p = res.plan
+    bought = f"{p.purchase} at {p.site}"
+    if summary and p.owned_nodes and summary[0].endswith(bought):  # what it adds to the owned servers, not 'buy'
+        summary[0] = summary[0][: -len(bought)] + purchase_text(p)
     lines = [f"{head} (objective: {res.objective})", *summary]
     if rep:
         lines.append(
@@ -404,10 +410,13 @@ def render_result(res: Any) -> str:
         from planner.views import PLAN_COLUMNS
 
         rows = alternative_rows(res)
+        columns = list(PLAN_COLUMNS)
+        if res.request.owned:  # of each alternative's nodes, those owned (the others are bought or rented)
+            columns.insert(columns.index("nodes") + 1, "owned_nodes")
         lines += [
             "",
             "Alternatives (next-best distinct hardware, then the best of each other GPU type):",
-            table(rows, PLAN_COLUMNS),
+            table(rows, columns),
         ]
     return "\n".join(lines)
 

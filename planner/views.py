@@ -125,7 +125,7 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Carbon": f"{human(p.carbon_kg / 1000, 3)} t CO2e",
         "Bottleneck": p.bottleneck,
         "Binding": ", ".join(res.binding) or "none",
-        "Purchase": f"{p.purchase} at {p.site}",
+        "Purchase": purchase_text(p),
         **(
             {
                 "Owned servers": f"{p.owned_nodes:,} used, {p.nodes - p.owned_nodes:,} new"
@@ -135,6 +135,18 @@ def plan_card(res: PlanResult) -> dict[str, str]:
             else {}
         ),
     }
+
+
+def purchase_text(p: Any) -> str:
+    """What the plan acquires, at which site: 'rent at us-colo', 'buy at us-colo', and with owned servers what it
+    adds to them ('buy 28 new nodes (+ 64 owned) at us-colo', 'nothing to buy: runs on 5 owned nodes at
+    us-colo') -- not 'buy' for a plan that buys nothing."""
+    if p.purchase != "buy" or not p.owned_nodes:
+        return f"{p.purchase} at {p.site}"
+    new = p.nodes - p.owned_nodes
+    if new == 0:
+        return f"nothing to buy: runs on {p.owned_nodes:,} owned node{'' if p.owned_nodes == 1 else 's'} at {p.site}"
+    return f"buy {new:,} new node{'' if new == 1 else 's'} (+ {p.owned_nodes:,} owned) at {p.site}"
 
 
 def plan_card_html(card: dict[str, str]) -> str:
@@ -235,6 +247,8 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
         return df
     df["precision"] = plan_precisions(res)
     cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
+    if res.request.owned:  # of each plan's nodes, those owned (the others are bought or rented)
+        cols.insert(cols.index("nodes") + 1, "owned_nodes")
     return df[cols]
 
 
