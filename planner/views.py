@@ -704,13 +704,31 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     return best[[*cols, "bottleneck"]]
 
 
+COLOR_SCHEMES = {"tableau10": 10, "tableau20": 20}  # Vega's categorical schemes and how many colours each has
+
+
+def gpu_colors(gpus: pd.Series) -> Any:
+    """A colour scale with a colour of its own for each GPU type: Vega's default scheme has 10 colours and repeats
+    them, so with the whole catalog (14+ GPU types) two curves -- a100-pcie and mi325x -- shared one blue and the
+    legend could not tell them apart. Past 20 types, the colours are spaced along a continuous rainbow."""
+    alt = _alt()
+    n = int(pd.Series(gpus).nunique())
+    for scheme, size in COLOR_SCHEMES.items():
+        if n <= size:
+            return alt.Scale(scheme=scheme)
+    return alt.Scale(scheme="rainbow", count=n)
+
+
 def scaling_chart(
     frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | None = None, deadline_days: float | None = None
 ) -> Any:
     alt = _alt()
     top = max_nodes or int(frame["nodes"].max())
-    xs = alt.X("nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)")
-    base = alt.Chart(frame).encode(x=xs, color=alt.Color("gpu:N", title="GPU"))
+    ticks = sorted({n for n in SCALING_NODES if n <= top} | {top})  # the plotted counts (were 2,0003,000 overlapping)
+    xs = alt.X(
+        "nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)", axis=alt.Axis(values=ticks)
+    )
+    base = alt.Chart(frame).encode(x=xs, color=alt.Color("gpu:N", title="GPU", scale=gpu_colors(frame["gpu"])))
     thr = base.mark_line(point=True).encode(
         y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
         tooltip=[
@@ -856,7 +874,10 @@ def breakdown_frame(res: PlanResult) -> pd.DataFrame:
         if p is None:
             continue
         e = p.estimate
-        label = f"{role}: {p.nodes}x {p.server}"
+        # the hardware that tells alternatives apart (the same servers often differ in fabric or cap only)
+        label = f"{role}: {p.nodes}x {p.server}, {p.fabric}, cap {p.power_cap:.0%}" + (
+            ", rent" if p.purchase == "rent" else ""
+        )
         h = e.time_to_train_h
         gpu_kwh = e.gpus * e.gpu_power_w * h / 1000.0
         node_kwh = e.nodes * e.node_power_w * h / 1000.0
@@ -882,8 +903,8 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
             alt.Chart(sub)
             .mark_bar()
             .encode(
-                y=alt.Y("plan:N", title=None),
-                x=alt.X("value:Q", stack="zero", title=kind),
+                y=alt.Y("plan:N", title=None, sort=None),  # the frame's order: the plan first, then alt 1, 2, ...
+                x=alt.X("value:Q", stack="zero", title=kind, axis=alt.Axis(format="~s")),  # 12M, not 12,000,000
                 color="part:N",
                 tooltip=[
                     "plan",

@@ -1,0 +1,66 @@
+"""QA walk of the app's charts (session 9, headless Chromium on llama3-405b, 15e12 tokens, 90 days, fp4).
+
+* Scaling: every GPU type has a colour of its own (was Vega's 10-colour default for 14 GPU types: a100-pcie and
+  mi325x one blue, a100-sxm and mi350x one light blue, b200 and mi355x one red).
+* Cost & energy: the bars in the plan's order -- the plan first, then alt 1, 2, ... (was alphabetical: the plan
+  last, under alt 8) -- each labelled with what tells it apart (was '225x hgx-b300' three times for alternatives
+  that differ in fabric or cap).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.data import Catalog
+from planner.optimize import PlanRequest, PlanResult, solve
+from planner.views import COLOR_SCHEMES, breakdown_chart, breakdown_frame, scaling_chart, scaling_frame
+
+
+def _find(spec: Any, key: str) -> list[Any]:
+    """Every value under ``key`` anywhere in a Vega-Lite spec."""
+    out = []
+    if isinstance(spec, dict):
+        for k, v in spec.items():
+            if k == key:
+                out.append(v)
+            out += _find(v, key)
+    elif isinstance(spec, list):
+        for v in spec:
+            out += _find(v, key)
+    return out
+
+
+def test_every_gpu_type_of_the_scaling_chart_has_a_colour_of_its_own(shipped: Catalog) -> None:
+    req = PlanRequest(model="bert-large", deadline_days=1, max_nodes=8)  # every GPU of the catalog, cheap to evaluate
+    frame = scaling_frame(shipped, req)
+    n = frame["gpu"].nunique()
+    assert n > 10  # more than Vega's default scheme holds
+    colors = [c for c in _find(scaling_chart(frame, None, 8).to_dict(), "color") if isinstance(c, dict)]
+    assert colors and all(c.get("field") == "gpu" for c in colors)
+    for c in colors:
+        scale = c.get("scale", {})
+        assert scale.get("scheme") in COLOR_SCHEMES and COLOR_SCHEMES[scale["scheme"]] >= n, scale
+
+
+@pytest.fixture(scope="module")
+def with_alternatives(shipped: Catalog) -> PlanResult:
+    return solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, alternatives=3), shipped)
+
+
+def test_the_cost_and_energy_bars_keep_the_plans_order_and_tell_alternatives_apart(
+    with_alternatives: PlanResult,
+) -> None:
+    frame = breakdown_frame(with_alternatives)
+    labels = list(dict.fromkeys(frame["plan"]))
+    every = [with_alternatives.plan, *with_alternatives.alternatives]
+    assert len(labels) == len(every) > 2
+    assert labels[0].startswith("plan: ")
+    assert [x.split(":")[0] for x in labels[1:]] == [f"alt {i}" for i in range(1, len(every))]
+    hardware = [x.split(": ", 1)[1] for x in labels]
+    distinct = {(p.nodes, p.server, p.fabric, p.power_cap, p.purchase) for p in every if p is not None}
+    assert len(set(hardware)) == len(distinct)  # as many distinct labels as distinct hardware
+    spec = breakdown_chart(frame).to_dict()
+    ys = [e["y"] for e in _find(spec, "encoding") if "y" in e]
+    assert ys and all(y.get("sort", "ascending") is None for y in ys)  # data order, not alphabetical
