@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,8 @@ def run_batch(
                         todo, workers, ray_address, catalog_dir, models_dir, done, store.event, max_attempts
                     )
         except BatchInterrupted as exc:
+            with suppress(BatchStoreError):  # results.csv holds what finished, as after a complete run
+                store.export()
             store.end_run(f"interrupted ({exc.args[0]})")
             raise
         finally:

@@ -542,8 +542,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         )
     except BatchInterrupted as exc:
         sys.stderr.write(
-            f"planner: batch interrupted by {exc.args[0]}; every finished scenario is saved in {args.out}: "
-            "rerun the same command to resume\n"
+            f"planner: batch interrupted by {exc.args[0]}; every finished scenario is saved in "
+            f"{Path(args.out) / 'results.sqlite'} (and results.csv): rerun the same command to resume\n"
         )
         return 128 + exc.signum
     df = res.frame
@@ -552,7 +552,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         emit_json(clean({"summary": res.summary(), "results": df.to_dict(orient="records")}))
     else:
         counts = ", ".join(f"{v} {k}" for k, v in res.counts.items())
-        print(f"{res.total} scenarios, {len(df)} rows in {args.out}/results.sqlite (+ results.csv): {counts}")
+        print(f"{res.total} scenarios, {len(df)} rows in {Path(args.out) / 'results.sqlite'} (+ results.csv): {counts}")
         if code == EXIT_BAD_INPUT and len(df) and "message" in df:
             print("every scenario is bad input, e.g.: " + str(df["message"].iloc[0]))
     if not res.complete:

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +83,33 @@ def test_the_cli_says_a_base_list_is_bad_input_without_a_traceback(tmp_path: Pat
     )
     assert r.returncode == 2, r.stderr
     assert "base: a mapping" in r.stderr and "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+def test_an_interrupted_batch_leaves_results_csv_with_every_finished_scenario(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the process group) of a real `planner batch`: results.csv holds exactly the rows the store
+    committed (was: no results.csv until a run completed; a rerun's stale one from before), and the rerun resumes."""
+    import signal
+
+    from tests.test_batch_faults import children, rows_in, start, wait_gone, wait_rows
+
+    spec = {
+        "base": {"model": "resnet50", "objective": "energy"},
+        "grid": {"deadline_days": [0.2, 0.5, 1], "gpus": [["A100"], ["H100"]], "purchase": ["buy", "rent"]},
+    }
+    total = len(expand(spec))  # 12
+    spec_file = tmp_path / "grid.yaml"
+    spec_file.write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    proc = start(spec_file, out, "--workers", "1")
+    wait_rows(out, 2, proc)
+    kids = children(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert wait_gone(kids, timeout=30) == []
+    assert proc.returncode == 130 and "interrupted by SIGINT" in err and "results.csv" in err, err
+    committed = {i for i, _ in rows_in(out)}
+    assert 2 <= len(committed) < total, f"the signal came too late ({len(committed)}/{total})"
+    assert set(pd.read_csv(out / "results.csv")["id"]) == committed
+    res = run_batch(str(spec_file), out, workers=1, progress=False)
+    assert res.complete and res.ran == total - len(committed)
+    assert len(pd.read_csv(out / "results.csv")) == total
