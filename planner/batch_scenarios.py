@@ -165,6 +165,19 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     from planner.optimize import PlanRequest
 
     fields = {k: v for k, v in s.items() if k not in ("id", "framework") and k not in OVERRIDES}
+    unknown = sorted(set(fields) - set(PlanRequest.model_fields))
+    if unknown:  # a typo: the nearest field, and every one a scenario may set
+        import difflib
+
+        known = sorted({*PlanRequest.model_fields, *OVERRIDES, "framework"})
+        said = []
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), known, n=1)
+            said.append(f"'{k}'" + (f" (did you mean {near[0]}?)" if near else ""))
+        raise PlannerInputError(
+            f"scenario {s.get('id')}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(said)}; a scenario "
+            f"may set {', '.join(known)}"
+        )
     over = {k: _number(s[k]) for k in OVERRIDES if k in s}
     framework = s.get("framework")
     if framework is not None and (not isinstance(framework, str) or not framework.strip()):

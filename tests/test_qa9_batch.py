@@ -113,3 +113,12 @@ def test_an_interrupted_batch_leaves_results_csv_with_every_finished_scenario(tm
     res = run_batch(str(spec_file), out, workers=1, progress=False)
     assert res.complete and res.ran == total - len(committed)
     assert len(pd.read_csv(out / "results.csv")) == total
+
+
+def test_a_misspelt_field_names_the_field_it_meant() -> None:
+    (s,) = expand({"base": {"model": "llama3-8b", "tokens": 1e12, "deadline_dayz": 30}})
+    with pytest.raises(PlannerInputError) as exc:
+        to_request(s)
+    text = str(exc.value)
+    assert "unknown field 'deadline_dayz' (did you mean deadline_days?)" in text
+    assert "electricity_price_multiplier" in text  # the catalog overrides are fields a scenario may set too
