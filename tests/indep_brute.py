@@ -149,14 +149,15 @@ class Brute:
 
     def __init__(self, cat: Catalog) -> None:
         self.base = cat
-        self._cats: dict[str | None, Catalog] = {}
+        self._cats: dict[tuple[str, str | None], Catalog] = {}
         self._est: dict[tuple[Any, ...], Estimate | None] = {}
         self.evaluations = 0
 
     def catalog(self, r: PlanRequest) -> Catalog:
-        if r.framework not in self._cats:
-            self._cats[r.framework] = with_framework(self.base, r)
-        return self._cats[r.framework]
+        key = (r.model, r.framework)
+        if key not in self._cats:
+            self._cats[key] = with_framework(self.base, r)
+        return self._cats[key]
 
     def estimate(self, r: PlanRequest, cfg: Configuration) -> Estimate | None:
         """`evaluate` of one configuration; None where the model offers no valid layout (bad input to evaluate)."""
@@ -393,12 +394,21 @@ def plan_problems(b: Brute, r: PlanRequest, p: Plan, tag: str) -> list[str]:
         "gpus": (p.gpus, est.gpus),
         "switches": (p.switches, est.switches),
         "owned_nodes": (p.owned_nodes, c.owned_used),
+        "energy_kwh": (p.energy_kwh, est.energy_kwh),
+        "power_kw": (p.power_kw, est.power_kw),
+        "power_cap_w": (p.power_cap_w, est.power_cap_w),
+        "time_to_train_days": (p.time_to_train_days, est.time_to_train_h / 24.0),
+        "throughput_samples_per_s": (p.throughput_samples_per_s, est.throughput_samples_per_s),
+        "mfu": (p.mfu, est.mfu),
+        "global_batch": (p.global_batch, est.global_batch),
     }
     for name, (got, want) in reported.items():
         if not close(float(got), float(want), 1e-9):
             out.append(f"{tag}: reports {name} {got}, evaluate gives {want}")
     if p.estimate.precision != est.precision:
         out.append(f"{tag}: computes in {p.estimate.precision}, evaluate in {est.precision}")
+    if (p.gpu, p.layout) != (est.gpu, est.layout):
+        out.append(f"{tag}: reports {p.gpu} / {p.layout}, evaluate gives {est.gpu} / {est.layout}")
     return out
 
 
@@ -436,6 +446,8 @@ def check(b: Brute, r: PlanRequest, res: PlanResult) -> Verdict:
             f"{res.plan.site}/{res.plan.purchase}"
         )
     v.problems += plan_problems(b, r, res.plan, "plan")
+    if len(res.to_frame()) != 1 + len(res.alternatives) or not res.summary():
+        v.problems.append("to_frame / summary do not show the plan and its alternatives")
     own = _plan_value(res.plan, r.objective)
     if res.objective_value is not None and not close(own, res.objective_value):
         v.problems.append(f"plan's own {r.objective} {own} != objective_value {res.objective_value}")
