@@ -9,8 +9,9 @@ buy-only servers, rented servers whose power limit is not settable, precisions a
 workload's own (fp4 -> fp8 -> bf16 fallback per GPU; fp8/fp4 where no allowed GPU has it is bad input), framework
 profiles, fixed global batches, samples / tokens / epochs, short server lives (a bought run must end within it),
 evaluation chunks of a few node counts (optimize.CHUNK_CONFIGS patched small), and limits drawn at a candidate's
-own deadline, budget, power or rack units times 1, 1 + 1e-12, 1 +- 5e-9 (outside optimize.within's 1e-9), ...,
-so that requests are barely feasible or barely infeasible. For each: the same feasibility (and the same bad input),
+own deadline, budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (inside optimize.within's 1e-9),
+1 +- 5e-9 (outside), ..., so that requests are barely feasible or barely infeasible; site power envelopes that bind
+small plans (a catalog with its sites' envelopes lowered). For each: the same feasibility (and the same bad input),
 the same optimum (relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate`
 meet every limit and report its figures (owned nodes and precision included), the first alternatives are the
 next-best hardware options in brute force's order, then one per GPU type; the binding limits; an infeasible
@@ -39,7 +40,16 @@ from planner.optimize import PlanRequest, solve
 from . import indep_brute as ib
 
 CAT = load_catalog()
-BRUTE = ib.Brute(CAT)
+# the shipped catalog, and one whose sites' power envelopes bind small plans (the envelope of a request that gives
+# no power_kw is its plan's site's)
+ENVELOPE_KW = {"us-colo": 6.0, "hydro-nordic": 15.0, "coal-heavy": 3.0, "hyperscale": 40.0}
+CATALOGS = {
+    "shipped": CAT,
+    "tight-sites": CAT.replace(
+        sites={k: v.model_copy(update={"power_envelope_kw": ENVELOPE_KW.get(k, 10.0)}) for k, v in CAT.sites.items()}
+    ),
+}
+BRUTES = {name: ib.Brute(c) for name, c in CATALOGS.items()}
 LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
 # limits at, just inside the rounding allowance of (optimize.within: a relative 1e-9), just outside and far from
 # a candidate's own figure
@@ -60,6 +70,7 @@ class World:
     sites: list[str] = field(default_factory=lambda: ["us-colo", "hydro-nordic"])
     max_nodes: int = 6
     variants: dict[str, list[Any]] = field(default_factory=dict)  # request fields drawn per request
+    catalog: str = "shipped"  # a key of CATALOGS
 
 
 CI_WORLDS = [
@@ -74,6 +85,7 @@ CI_WORLDS = [
         fabrics=["eth1", "roce100", "eth25"],
         caps=[0.5, 0.8, 1.0],
         max_nodes=8,
+        catalog="tight-sites",
     ),
     # fp8 by name: A100 falls back to bf16, H100 computes in fp8
     World(
@@ -187,7 +199,8 @@ def draw_request(draw: Any, world: World) -> PlanRequest:
     fields["alternatives"] = draw(st.integers(0, 3))
     r = PlanRequest.model_validate({**fields, "objective": "time"})  # the space (a deadline is needed otherwise)
     fields["objective"] = objective
-    cands = BRUTE.candidates(r) if ib.expected_input_error(CAT, r) is None else []
+    brute = BRUTES[world.catalog]
+    cands = brute.candidates(r) if ib.expected_input_error(brute.base, r) is None else []
     if not cands:
         return PlanRequest.model_validate({**fields, "deadline_days": draw(st.sampled_from([1.0, 30.0]))})
 
@@ -208,7 +221,7 @@ def draw_request(draw: Any, world: World) -> PlanRequest:
             draw_owned(draw, world, cands, fields.get("life_years", 4.0)) for _ in range(draw(st.integers(1, 2)))
         ]
     if "life_years" in fields or "owned" in fields:
-        cands = BRUTE.candidates(PlanRequest.model_validate({**fields, "objective": "time"}))
+        cands = brute.candidates(PlanRequest.model_validate({**fields, "objective": "time"}))
         if not cands:
             return PlanRequest.model_validate({**fields, "deadline_days": draw(st.sampled_from([1.0, 30.0]))})
     # limits around candidates' own figures (barely feasible / barely infeasible)
@@ -268,26 +281,27 @@ class Tally:
 TALLY: dict[str, Tally] = {}
 
 
-def check_one(r: PlanRequest, tally: Tally, chunk: int | None = None) -> list[str]:
+def check_one(r: PlanRequest, tally: Tally, chunk: int | None = None, catalog: str = "shipped") -> list[str]:
     """Solve ``r`` and compare with brute force; the problems found. ``chunk``: the optimizer's configurations
     per evaluation chunk, made small so that a small request's node counts span many chunks (its exactness
     argument: the union of per-chunk minimisers answers the same questions as the whole table)."""
     t0 = time.perf_counter()
     tally.requests += 1
-    why = ib.expected_input_error(CAT, r)
+    brute = BRUTES[catalog]
+    why = ib.expected_input_error(brute.base, r)
     try:
         if chunk is None:
-            res = solve(r, CAT)
+            res = solve(r, brute.base)
         else:
             with mock.patch.object(optimize, "CHUNK_CONFIGS", chunk):
-                res = solve(r, CAT)
+                res = solve(r, brute.base)
     except PlannerInputError as e:
         tally.input_errors += 1
         tally.seconds += time.perf_counter() - t0
         return [] if why is not None else [f"solve refused the request ({e}); brute force sees no bad input"]
     if why is not None:
         return [f"solve accepted a request that is bad input ({why})"]
-    v = ib.check(BRUTE, r, res)
+    v = ib.check(brute, r, res)
     tally.candidates += v.candidates
     tally.feasible += v.brute_feasible
     tally.infeasible += not v.brute_feasible
@@ -299,7 +313,7 @@ def _run(data: Any, worlds: list[World], tally: Tally, strict: bool = True) -> N
     world = data.draw(st.sampled_from(worlds), label="world")
     r = draw_request(data.draw, world)
     chunk = data.draw(st.sampled_from([None, None, 1, 40, 300]), label="configurations per chunk")
-    problems = check_one(r, tally, chunk)
+    problems = check_one(r, tally, chunk, world.catalog)
     if problems:
         tally.disagreements.append(
             f"{world.name}, chunk {chunk}: {r.model_dump_json(exclude_defaults=True)}: {problems}"
@@ -349,7 +363,7 @@ def test_sweep() -> None:
         print(
             f"\nsweep: {tally.requests} requests ({tally.feasible} feasible, {tally.infeasible} infeasible, "
             f"{tally.input_errors} bad input), {tally.candidates} candidate plans enumerated, "
-            f"{BRUTE.evaluations} evaluate calls, {time.perf_counter() - t0:.1f} s; "
+            f"{sum(b.evaluations for b in BRUTES.values())} evaluate calls, {time.perf_counter() - t0:.1f} s; "
             f"{len(tally.disagreements)} disagreements"
         )
         for d in tally.disagreements:
