@@ -1010,9 +1010,18 @@ def fleet_headline(plan: Any) -> str:
     return f"{head}: {plan.objective} = {value} {OBJECTIVE_UNITS.get(plan.objective, '')}".rstrip()
 
 
+def fleet_job_order(plan: Any) -> list[str]:
+    """The jobs by their first slot (then last slot, then id): the order a schedule is read in."""
+    runs = [a for a in plan.assignments if a.get("slots")]
+    return [a["job"] for a in sorted(runs, key=lambda a: (min(a["slots"]), max(a["slots"]), str(a["job"])))]
+
+
 def fleet_gantt(plan: Any, slot_hours: float) -> Any:
-    """Gantt-style schedule (one bar per job over the slots it runs) and facility power per slot."""
+    """Gantt-style schedule (one bar per job over the slots it runs; a job may pause between slots) and facility
+    power per slot, over the whole horizon."""
     alt = _alt()
+    slots_seen = [int(r["slot"]) for r in plan.schedule] + [t for a in plan.assignments for t in a.get("slots", [])]
+    horizon = max(slots_seen, default=0) + 1
     rows = []
     for a in plan.assignments:
         for t in a["slots"]:
@@ -1031,10 +1040,13 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
         alt.Chart(pd.DataFrame(rows))
         .mark_bar()
         .encode(
-            x=alt.X("start_slot:Q", title=f"slot ({slot_hours:g} h each)"),
+            # the whole horizon (the axis ended where the last job ends: idle slots at the end were not shown)
+            x=alt.X("start_slot:Q", title=f"slot ({slot_hours:g} h each)", scale=alt.Scale(domain=[0, horizon])),
             x2="end_slot:Q",
-            y=alt.Y("job:N", title=None),
-            color=alt.Color("pool:N", title="cluster"),
+            # jobs in the order they start (a Gantt chart's order; was alphabetical)
+            y=alt.Y("job:N", title=None, sort=fleet_job_order(plan)),
+            # whole cluster names ('a100-pcie-4 on hdr200 (rented)': Vega cut them at 160 px, '(r…')
+            color=alt.Color("pool:N", title="cluster", legend=alt.Legend(labelLimit=0)),
             tooltip=["job", "server", "pool", "start_slot"],
         )
         .properties(title="Schedule (one bar per slot a job runs)", width=560, height=28 * len(plan.assignments))
@@ -1044,7 +1056,7 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
         alt.Chart(power)
         .mark_bar()
         .encode(
-            x=alt.X("slot:O", title="slot"),
+            x=alt.X("slot:O", title="slot", axis=alt.Axis(labelAngle=0)),
             y=alt.Y("facility_power_kw:Q", title="facility power (kW)", stack="zero"),
             color=alt.Color("where:N", title="drawn"),
             tooltip=["slot", "where", alt.Tooltip("facility_power_kw:Q", format=",.4g", title="kW")],

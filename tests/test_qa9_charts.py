@@ -64,3 +64,31 @@ def test_the_cost_and_energy_bars_keep_the_plans_order_and_tell_alternatives_apa
     spec = breakdown_chart(frame).to_dict()
     ys = [e["y"] for e in _find(spec, "encoding") if "y" in e]
     assert ys and all(y.get("sort", "ascending") is None for y in ys)  # data order, not alphabetical
+
+
+def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() -> None:
+    """Was: jobs alphabetical (eval-bert above pretrain-70b, which starts first), cluster names cut at 160 px in the
+    legend ('a100-pcie-4 on hdr200 (r…') and the axis ending where the last job ends (idle slots after it not shown)."""
+    from types import SimpleNamespace
+
+    from planner.views import fleet_gantt, fleet_job_order
+
+    def job(jid: str, slots: list[int], server: str = "dgx-a100-80gb", kind: str = "buy") -> dict[str, Any]:
+        return {"job": jid, "slots": slots, "nodes": 2, "server": server, "fabric": "hdr200", "kind": kind}
+
+    assignments = [
+        job("eval-bert", [4], "a100-pcie-4", "rent"),
+        job("lora-b", [6, 7]),
+        job("pretrain", [0, 1, 2, 3]),
+        job("lora-a", [1, 2]),
+    ]
+    schedule = [
+        {"slot": t, "on_site": True, "facility_power_kw": 10.0 * (t + 1), "server": "dgx-a100-80gb"} for t in range(8)
+    ]
+    plan = SimpleNamespace(assignments=assignments, schedule=schedule)
+    assert fleet_job_order(plan) == ["pretrain", "lora-a", "eval-bert", "lora-b"]
+    spec = fleet_gantt(plan, 168.0).to_dict()
+    bars = spec["vconcat"][0]["encoding"]
+    assert bars["y"]["sort"] == ["pretrain", "lora-a", "eval-bert", "lora-b"]
+    assert bars["color"]["legend"]["labelLimit"] == 0
+    assert bars["x"]["scale"]["domain"] == [0, 8]  # the whole horizon, its last slot (7) included
