@@ -344,7 +344,7 @@ def page_plan() -> None:
     status = "proven optimal" if res.status == "optimal" else "best found within the time limit (not proven optimal)"
     st.subheader(f"Recommended plan ({status}, minimising {res.objective})")
     st.markdown(views.plan_card_html(views.plan_card(res)), unsafe_allow_html=True)
-    for note in views.plan_notes(cat, req, res.plan):
+    for note in views.plan_notes(cat, req, res.plan, style="app"):
         st.warning(f"Note: {note}.")
     st.caption(views.COST_EXPLAINED)
     st.caption(

@@ -304,7 +304,8 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
                 }
             )
             row["gap"] = res.solver.gap if res.solver else None
-            row["message"] = "; ".join(plan_notes(cat, req, p))  # what was adjusted (fp8 on a GPU without it, ...)
+            # what was adjusted (fp8 on a GPU without it, ...), in the scenario's field names
+            row["message"] = "; ".join(plan_notes(cat, req, p, style="fields"))
         else:
             row["message"] = res.explanation.message if res.explanation else "infeasible"
             if res.explanation and res.explanation.relaxations:

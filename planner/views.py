@@ -316,9 +316,13 @@ def why_this_plan(res: PlanResult) -> list[str]:
     return lines
 
 
-def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
+LIFE_FIELD = {"cli": "--life-years", "app": "the service life of bought servers", "fields": "life_years"}
+
+
+def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any, style: str = "cli") -> list[str]:
     """What was adjusted in the chosen plan (never silent): fp8 or fp4 on a GPU without it, a rounded-up global
-    batch."""
+    batch, owned servers it cannot run on -- the service life named as the command line's flag, the app's input or
+    a batch scenario's field (``style`` 'cli', 'app', 'fields')."""
     notes = []
     precision = req.precision or catalog.workload(req.model).precision
     if precision != plan.estimate.precision and precision in ("fp8", "fp4"):
@@ -328,8 +332,8 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any) -> list[str]:
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "
             f"each data-parallel replica of layout {plan.layout})"
         )
-    notes += owned_notes(catalog, req)
-    notes += owned_retiring_notes(catalog, req, plan.time_to_train_h)
+    notes += owned_notes(catalog, req, style)
+    notes += owned_retiring_notes(catalog, req, plan.time_to_train_h, style)
     notes += batch_limit_notes(catalog.workload(req.model), req.global_batch)
     return notes
 
@@ -364,7 +368,7 @@ def batch_limit_notes(wl: Workload, global_batch: int | None) -> list[str]:
     return []
 
 
-def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float) -> list[str]:
+def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float, style: str = "cli") -> list[str]:
     """Owned servers still in service that retire before a run of ``run_h`` hours would end, so the plan cannot
     run on them (a run never changes size: optimize.in_service) -- said, not left as silently unused."""
     out = []
@@ -376,7 +380,7 @@ def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float) -> li
         out.append(
             f"the {o.count} owned {o.server} on {owned_fabric(catalog, o)} leave service in {left_days:,.3g} days "
             f"({o.age_years:g} of {end:g} years), before this plan's {run_h / 24:,.3g}-day run would end, so it "
-            "cannot run on them (a run never changes size); a run that ends by then could (--life-years)"
+            f"cannot run on them (a run never changes size); a run that ends by then could ({LIFE_FIELD[style]})"
         )
     return out
 
@@ -504,7 +508,7 @@ def search_size_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") 
     return head + (f"{give} {most:,} or less, or {fix}" if most >= 1 else fix)
 
 
-def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
+def owned_notes(catalog: Catalog, req: PlanRequest, style: str = "cli") -> list[str]:
     """Owned servers no plan of the request can run on, and why (never silently unused)."""
     allowed = set(allowed_servers(catalog, req))
     out = []
@@ -521,7 +525,7 @@ def owned_notes(catalog: Catalog, req: PlanRequest) -> list[str]:
         if o.age_years >= end:
             why.append(
                 f"they are {o.age_years:g} years old, past the end of their service at {end:g} years "
-                "(--life-years; raise it to keep them in service)"
+                f"({LIFE_FIELD[style]}; raise it to keep them in service)"
             )
         if why:
             out.append(f"the {o.count} owned {o.server} on {fab} cannot serve this request: {'; '.join(why)}")

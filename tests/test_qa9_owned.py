@@ -67,3 +67,24 @@ def test_without_owned_servers_the_tables_are_unchanged(shipped: Catalog) -> Non
     res = solve(PlanRequest(**JOB, alternatives=1), shipped)
     assert "owned_nodes" not in alternatives_frame(res).columns
     assert render_result(res).splitlines()[1].endswith("buy at us-colo")
+
+
+@pytest.mark.parametrize(
+    ("style", "said", "not_said"),
+    [
+        ("cli", "(--life-years; raise it", "life_years"),
+        ("app", "(the service life of bought servers; raise it", "--life-years"),
+        ("fields", "(life_years; raise it", "--life-years"),
+    ],
+)
+def test_owned_servers_past_their_life_are_said_in_the_terms_of_where_they_were_given(
+    shipped: Catalog, style: str, said: str, not_said: str
+) -> None:
+    """Was: the app and a batch row told to raise '--life-years', a flag neither has."""
+    from planner.views import plan_notes
+
+    req = PlanRequest(**JOB, owned=[{"server": "dgx-a100-80gb", "count": 4, "age_years": 9}])
+    plan = solve(req, shipped).plan
+    assert plan is not None and plan.owned_nodes == 0
+    (note,) = [n for n in plan_notes(shipped, req, plan, style=style) if "owned" in n]
+    assert "9 years old, past the end of their service at 4 years" in note and said in note and not_said not in note
