@@ -6,6 +6,7 @@ Run: streamlit run app.py
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import streamlit as st
@@ -627,13 +628,20 @@ def page_batch() -> None:
     if len(scenarios) > 200:
         st.warning("More than 200 scenarios: use the command line for this sweep.")
         return
-    if st.button("Run", key="batch_run"):
+    # the results stay on the page (as the fleet plan does): were gone at the next rerun -- the download's own click
+    key = f"batch::{catalog_version()}::{json.dumps(scenarios, sort_keys=True, default=str)}"
+    if st.button("Run", key="batch_run") and key not in st.session_state:
         with st.spinner(f"Solving {len(scenarios)} scenarios..."):
-            df = batch(scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False)
-        head, table = views.batch_results_table(df)
-        st.markdown(f"**{head}**")
-        show_table(table)
-        st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv")
+            st.session_state[key] = batch(
+                scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False
+            )
+    if key not in st.session_state:
+        return
+    df = st.session_state[key]
+    head, table = views.batch_results_table(df)
+    st.markdown(f"**{head}**")
+    show_table(table)
+    st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv", on_click="ignore")
 
 
 page = st.sidebar.radio("Page", PAGES, key="page")
