@@ -23,13 +23,18 @@ best plan known (the run's, or a leaf MIP's).
 `--long S` replaces the timed run: the start heuristics within the time limit, then HiGHS alone on the full MIP
 for S seconds (presolve on, its log to --log): where the optimum lies, incumbent or bound.
 
+`--profile-modes` times the mode stage again under cProfile (evaluate_space, the dominance pruning, the rest) and
+stops.
+
 Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --time-limit 60 --repeats 1]
-         [--purchase-bound 60 --leaf-mip 10] [--no-root --long 1200 --log bench_fleet_long.log]
+         [--purchase-bound 60 --leaf-mip 10] [--no-root --long 1200 --log bench_fleet_long.log] [--profile-modes]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import time
 from typing import Any
@@ -164,6 +169,20 @@ def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools,
     )
 
 
+def profile_modes(cat: Catalog, req: FleetRequest, pools: Pools) -> None:
+    """The mode stage (``job_modes``) once more under cProfile: where its seconds go."""
+    prof = cProfile.Profile()
+    t = time.perf_counter()
+    prof.runcall(job_modes, cat, req, pools=pools)
+    total = time.perf_counter() - t
+    cum = {f[2]: v[3] for f, v in pstats.Stats(prof).stats.items()}  # type: ignore[attr-defined]
+    ev, pm = cum.get("evaluate_space", 0.0), cum.get("pareto_mask", 0.0)
+    print(
+        f"  mode stage under cProfile: {total:.1f} s; planner.model.evaluate_space {ev:.1f} s, pareto_mask {pm:.1f} s, "
+        f"the rest of job_modes {total - ev - pm:.1f} s"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=50)
@@ -189,6 +208,12 @@ def main() -> None:
         "(presolve on, its log to --log) -- where the optimum lies, incumbent or bound",
     )
     ap.add_argument("--log", default="bench_fleet_long.log", help="HiGHS log file of --long")
+    ap.add_argument(
+        "--profile-modes",
+        action="store_true",
+        help="then evaluate the modes again under cProfile: the seconds in planner.model.evaluate_space, in the "
+        "dominance pruning (pareto_mask) and in the rest of job_modes, and stop",
+    )
     args = ap.parse_args()
     cat = catalog_with(args.types)
     req = request(args.jobs, args.slots, args.max_nodes)
@@ -204,6 +229,9 @@ def main() -> None:
         f"nodes 1..{args.max_nodes}: {modes.attrs['fitting_modes']:,} job modes fit their windows, {len(modes):,} "
         f"after exact dominance pruning (evaluated and pruned in {t_modes:.1f} s)"
     )
+    if args.profile_modes:
+        profile_modes(cat, req, pools)
+        return
     if not args.no_root:
         steps: list[tuple[str, dict[str, Any]]] = [
             ("(a) work in hours, no cuts", {"rounded_work": False, "cuts": ()}),

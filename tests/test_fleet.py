@@ -334,7 +334,7 @@ def _enumerate(cat: Catalog, req: FleetRequest) -> float:
 )
 def test_pareto_mask_keeps_exactly_the_undominated_rows(rows: list[tuple[int, int, int, int]]) -> None:
     X = np.asarray(rows, dtype=float)
-    got = pareto_mask(X, chunk=7)
+    got = pareto_mask(X)
     for i in range(len(X)):
         earlier_equal = any((X[j] == X[i]).all() for j in range(i))
         dominated = any((X[j] <= X[i]).all() and (X[j] < X[i]).any() for j in range(len(X)))
