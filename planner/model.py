@@ -28,18 +28,21 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
+import reprlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, get_args
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ValidationError
 
 from planner import communication as comm
 from planner import compute, cost, memory, power, reliability, step
 from planner.data import Catalog
-from planner.errors import PlannerInputError
-from planner.schemas import Configuration, Estimate, Layout, Server, Workload
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.schemas import Configuration, Estimate, Layout, Precision, Server, Workload
 
 DEFAULT_CAPS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 DEFAULT_NODE_COUNTS = tuple(range(1, 1025))
@@ -60,12 +63,84 @@ BREAKDOWN = (
 
 @dataclass(frozen=True)
 class Work:
-    """What to train: samples at the reference batch, optional fixed batch and precision."""
+    """What to train: samples at the reference batch, optional fixed batch and precision.
+
+    ``samples``: samples to train at the workload's reference batch (None: the workload's default; tokens or
+    epochs convert with ``work_from``); ``global_batch``: a fixed global batch in samples (None: the workload's
+    policy); ``precision``: bf16, fp16, fp8, fp4, tf32 or fp32 (None: the workload's); ``failures``: include
+    failures, restarts and checkpoints (goodput, planner/reliability.py). A value out of range is a
+    PlannerInputError."""
 
     samples: float | None = None
     global_batch: int | None = None
     precision: str | None = None
     failures: bool = True  # goodput: failures, restarts and checkpoints (planner/reliability.py)
+
+    def __post_init__(self) -> None:
+        s = _number(self.samples)
+        if self.samples is not None and not (s is not None and math.isfinite(s) and s > 0):
+            raise PlannerInputError(
+                f"Work.samples must be a finite number of samples > 0 (got {self.samples!r}); leave it out for the "
+                "workload's"
+            )
+        b = _number(self.global_batch)
+        if self.global_batch is not None and not (
+            b is not None and b >= 1 and b == int(b) and not isinstance(self.global_batch, float)
+        ):
+            raise PlannerInputError(
+                f"Work.global_batch must be a whole number of samples >= 1 (got {self.global_batch!r}); leave it out "
+                "for the workload's batch policy"
+            )
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise PlannerInputError(
+                f"Work.precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r}); leave it out for "
+                "the workload's"
+            )
+
+
+def _number(v: Any) -> float | None:
+    """v as a float where it is a real number (int, float, NumPy scalar; not a bool or a string), else None."""
+    if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+        return None
+    return float(v)
+
+
+def _listed(v: Any) -> list[Any] | None:
+    """One number as a one-element list, an iterable (not a string) as a list, anything else None."""
+    if _number(v) is not None:
+        return [v]
+    if isinstance(v, str | bytes) or not isinstance(v, Iterable):
+        return None
+    return list(v)
+
+
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def check_catalog(catalog: Any) -> Catalog:
+    """The catalog argument of a public entry point: a ``Catalog`` (``planner.load_catalog()``), else bad input."""
+    if not isinstance(catalog, Catalog):
+        raise PlannerInputError(
+            f"catalog must be a planner.Catalog, got {type(catalog).__name__}: pass planner.load_catalog() (or "
+            "load_catalog('my/catalog', 'my/models') for your own folders)"
+        )
+    return catalog
+
+
+def validated(model: type[_M], value: Any, what: str) -> _M:
+    """``value`` as a ``model`` instance: an instance as is, a mapping validated field by field; a field that is
+    wrong or a value of another type is a PlannerInputError naming it (not pydantic's ValidationError)."""
+    if isinstance(value, model):
+        return value
+    if not isinstance(value, dict):
+        raise PlannerInputError(
+            f"{what} must be a planner {model.__name__} or a dict of its fields, got {type(value).__name__}"
+        )
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise PlannerInputError(describe_validation_error(exc, what)) from None
 
 
 def work_from(
@@ -227,21 +302,74 @@ def evaluate_space(
 ) -> pd.DataFrame:
     """Evaluate every configuration (servers x their fabrics x caps x node counts) in one call.
 
-    Returns one row per configuration with the chosen (fastest fitting) layout and all predictions.
-    ``space`` may give an explicit table with columns server, fabric, power_cap, nodes instead."""
-    wl = catalog.workload(workload) if isinstance(workload, str) else workload
+    Arguments (defaults in brackets):
+
+    * ``workload``: a workload id (``planner models``) or a ``Workload``;
+    * ``servers``: server ids, or one id [every GPU server of the catalog];
+    * ``fabrics``: fabric ids, or one id, to keep [each server's fabrics];
+    * ``caps``: GPU power caps as fractions of TDP in (0, 1] [0.4, 0.5, ..., 1.0]; each server keeps the caps
+      within its GPU's configurable range (``min_power_limit_w`` / ``tdp_w`` .. 1);
+    * ``nodes``: node counts, whole numbers >= 1, or one count [1..1024];
+    * ``site``: site id (electricity price, PUE, carbon) ['us-colo']; ``purchase``: 'buy' or 'rent' ['buy'];
+    * ``work``: samples, fixed global batch, precision, failures (``Work``) [the workload's];
+    * ``layout``: a fixed parallel layout [None: the fastest that fits memory];
+    * ``life_years``: service life of bought hardware, years > 0 (amortization) [4];
+    * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid.
+
+    Returns one row per configuration with the chosen (fastest fitting) layout and all predictions; units are in
+    the column names (``time_to_train_h``, ``power_kw``, ``facility_energy_kwh``, ``cost_usd``, ``carbon_kg``,
+    ``memory_per_gpu_gb``, ``step_time_s``; ``power_cap`` is the fraction of TDP, ``power_cap_w`` in watts; the
+    ``t_*`` columns are the step-time terms in seconds per step, ``mfu`` and ``goodput`` fractions).
+    Rows whose layout does not fit GPU memory are kept with ``fits_memory`` False, and ``feasible`` says whether
+    the configuration can run at all (fits memory, a valid layout, available to buy or rent at that cap); a bought
+    run longer than ``life_years`` is not excluded here (``solve`` excludes it): compare ``time_to_train_h``.
+    Caps outside every listed GPU's range give no rows (with the columns). Bad arguments (an unknown id, a cap
+    outside (0, 1], a node count below 1 or fractional, servers on none of the listed fabrics, an explicit space
+    with a missing column or a row out of range) raise PlannerInputError."""
+    catalog = check_catalog(catalog)
+    if isinstance(workload, str):
+        wl = catalog.workload(workload)
+    elif isinstance(workload, Workload):
+        wl = workload
+    else:
+        raise PlannerInputError(
+            f"workload must be a workload id such as 'llama3-8b' (planner models) or a Workload, got "
+            f"{type(workload).__name__}"
+        )
+    if work is not None and not isinstance(work, Work):
+        raise PlannerInputError(
+            f"work must be a planner.Work(samples=..., global_batch=...), got {type(work).__name__}"
+        )
     work = work or Work()
     site_ = catalog.site(site)
     if purchase not in ("buy", "rent"):
         raise PlannerInputError(f"purchase must be 'buy' or 'rent' (got {purchase!r})")
+    _check_life(life_years)
     if space is None:
+        servers = [servers] if isinstance(servers, str) else servers
+        fabrics = [fabrics] if isinstance(fabrics, str) else fabrics
+        caps = _check_caps(caps)
+        nodes = _check_nodes(nodes)
         listed = [catalog.server(s) for s in servers] if servers is not None else catalog.gpu_servers()
         for f in fabrics or ():
             catalog.fabric(f)
         _no_gpu(catalog, [s for s in listed if s.gpu is None])
         space = build_space(catalog, listed, fabrics, caps, nodes)
+        if not len(space.nodes):
+            allowed = set(fabrics) if fabrics is not None else None
+            pairs = [(s, f) for s in listed for f in s.fabrics if allowed is None or f in allowed]
+            if not pairs:  # no listed server on a listed fabric: bad input, said with the fabrics each has
+                raise PlannerInputError(_empty_space_message(listed, allowed or set()))
+            # no cap within any listed GPU's range: no rows, with the columns (one row's evaluation, none kept)
+            s, f = pairs[0]
+            gpu = catalog.gpu(s.gpu or "")
+            full = np.asarray([gpu.max_power_limit_w / gpu.tdp_w])
+            one = Space([s.id], [f], np.zeros(1, np.int64), np.zeros(1, np.int64), full, np.ones(1, np.int64))
+            return evaluate_space(
+                catalog, wl, site=site, purchase=purchase, work=work, life_years=life_years, space=one
+            ).iloc[0:0]
     elif isinstance(space, pd.DataFrame):
-        space = Space.from_frame(space)
+        space = _space_from_frame(catalog, space)
     server_objs = [catalog.server(s) for s in space.server_ids]
     _no_gpu(catalog, [s for s in server_objs if s.gpu is None])
     n = len(space.nodes)
@@ -783,6 +911,111 @@ def _price_columns(
     return out
 
 
+def _check_life(life_years: Any) -> None:
+    v = _number(life_years)
+    if v is None or not (math.isfinite(v) and v > 0):
+        raise PlannerInputError(f"life_years must be a finite number of years > 0 (got {life_years!r}); default 4")
+
+
+def _check_caps(caps: Any) -> list[float]:
+    """Power caps: fractions of TDP in (0, 1], at least one (one number is read as one cap)."""
+    listed = _listed(caps)
+    values = [_number(c) for c in listed or []]
+    bad = [c for c, v in zip(listed or [], values, strict=True) if v is None or not 0 < v <= 1]
+    if listed is None or bad or not listed:
+        raise PlannerInputError(
+            f"caps are GPU power caps as fractions of TDP in (0, 1], e.g. [0.6, 0.8, 1.0] (got {reprlib.repr(caps)}"
+            + (f": {bad[0]!r} is not one)" if bad else ")")
+        )
+    return [float(v) for v in values if v is not None]
+
+
+def _check_nodes(nodes: Any) -> list[int]:
+    """Node counts: whole numbers >= 1, at least one (one number is read as one count)."""
+    listed = _listed(nodes)
+    values = [_number(n) for n in listed or []]
+    bad = [
+        n
+        for n, v in zip(listed or [], values, strict=True)
+        if v is None or not (math.isfinite(v) and v >= 1 and v == int(v))
+    ]
+    if listed is None or bad or not listed:
+        raise PlannerInputError(
+            f"nodes are node counts, whole numbers >= 1, e.g. range(1, 65) (got {reprlib.repr(nodes)}"
+            + (f": {bad[0]!r} is not one)" if bad else ")")
+        )
+    return [int(v) for v in values if v is not None]
+
+
+SPACE_COLUMNS = ("server", "fabric", "power_cap", "nodes")
+
+
+def _space_from_frame(catalog: Catalog, df: pd.DataFrame) -> Space:
+    """An explicit table of configurations, checked row by row (vectorized): every column there, known servers on
+    fabrics they can use, whole node counts >= 1, caps within the GPU's configurable range -- a row the model
+    would otherwise estimate anyway (a cap of 0.1 on an H100, an H100 on EDR) or turn into NaN (0 nodes)."""
+    missing = [c for c in SPACE_COLUMNS if c not in df.columns]
+    if missing:
+        raise PlannerInputError(
+            f"space needs the columns {', '.join(SPACE_COLUMNS)} (one row per configuration); missing: "
+            + ", ".join(missing)
+        )
+    if df[["server", "fabric"]].isna().to_numpy().any():
+        raise PlannerInputError("space: every row needs a server and a fabric id (a missing one found)")
+    nodes = pd.to_numeric(df["nodes"], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(nodes) & (nodes >= 1) & (nodes == np.floor(nodes)))
+    if bad.any():
+        raise PlannerInputError(
+            f"space: nodes are whole numbers >= 1 (row {_shown(df.index[int(np.argmax(bad))])}: "
+            f"{_shown(df['nodes'].iloc[int(np.argmax(bad))])})"
+        )
+    caps = pd.to_numeric(df["power_cap"], errors="coerce").to_numpy(dtype=float)
+    s_cat, f_cat = pd.Categorical(df["server"]), pd.Categorical(df["fabric"])
+    sp = Space(
+        [str(x) for x in s_cat.categories],
+        [str(x) for x in f_cat.categories],
+        np.asarray(s_cat.codes, dtype=np.int64),
+        np.asarray(f_cat.codes, dtype=np.int64),
+        caps,
+        nodes.astype(np.int64),
+    )
+    servers = [catalog.server(s) for s in sp.server_ids]
+    for f in sp.fabric_ids:
+        catalog.fabric(f)
+    _no_gpu(catalog, [s for s in servers if s.gpu is None])
+    usable = np.asarray([[f in s.fabrics for f in sp.fabric_ids] for s in servers], dtype=bool)
+    wrong = ~usable[sp.server_idx, sp.fabric_idx]
+    if wrong.any():
+        s = servers[int(sp.server_idx[np.argmax(wrong)])]
+        f = sp.fabric_ids[int(sp.fabric_idx[np.argmax(wrong)])]
+        raise PlannerInputError(f"space: server '{s.id}' cannot use fabric '{f}'; its fabrics: {', '.join(s.fabrics)}")
+    gpus = [catalog.gpu(s.gpu or "") for s in servers]
+    lo = np.asarray([g.min_power_limit_w / g.tdp_w for g in gpus])[sp.server_idx] - 1e-9
+    hi = np.asarray([g.max_power_limit_w / g.tdp_w for g in gpus])[sp.server_idx] + 1e-9
+    out = ~((caps > 0) & (caps <= 1) & (caps >= lo) & (caps <= hi))  # NaN is out
+    if out.any():
+        k = int(np.argmax(out))
+        g, server_id = gpus[int(sp.server_idx[k])], servers[int(sp.server_idx[k])].id
+        raise PlannerInputError(
+            f"space: power cap {_shown(df['power_cap'].iloc[k])} of server '{server_id}' is outside "
+            f"{g.id}'s configurable range {g.min_power_limit_w / g.tdp_w:.2f}-{g.max_power_limit_w / g.tdp_w:.2f} "
+            "of TDP (power_cap is a fraction of TDP)"
+        )
+    return sp
+
+
+def _shown(v: Any) -> str:
+    """A value as the user typed it: 0.1, not np.float64(0.1)."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _empty_space_message(servers: Sequence[Server], fabrics: set[str]) -> str:
+    """Why no listed server is on a listed fabric, with the fabrics each has."""
+    return f"none of the listed servers can use fabric(s) {', '.join(sorted(fabrics))}; their fabrics: " + "; ".join(
+        f"{s.id}: {', '.join(s.fabrics)}" for s in servers
+    )
+
+
 def _no_gpu(catalog: Catalog, servers: Sequence[Server]) -> None:
     if servers:
         raise PlannerInputError(
@@ -909,10 +1142,26 @@ def _layout_labels(
     return _categorical(inverse, categories=pd.Index(labels))
 
 
-def evaluate(catalog: Catalog, config: Configuration) -> Estimate:
-    """Evaluate one configuration with the exact model. A precision given by name that the server's GPU lacks (fp8,
-    fp4) is bad input, never an estimate silently in another precision; the workload's own falls back (fp4 to fp8,
-    fp8 to bf16) and the estimate's ``precision`` says which it computed in."""
+def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estimate:
+    """Evaluate one configuration with the exact model.
+
+    ``catalog``: ``planner.load_catalog()``; ``config``: a ``Configuration`` or a dict of its fields -- model,
+    server and nodes required; fabric [the server's first listed], power_cap as a fraction of TDP [1.0], site
+    ['us-colo'], purchase 'buy' or 'rent' ['buy'], samples [the workload's], global_batch [the workload's
+    policy], precision [the workload's], layout [the fastest that fits], life_years [4], failures [True].
+
+    The ``Estimate`` states its units in its field names (``time_to_train_h``, ``facility_energy_kwh``,
+    ``cost_usd``, ``power_kw``, ``memory_per_gpu_gb``...). A configuration whose layout does not fit GPU memory is
+    still estimated, with ``fits_memory`` False and ``memory_per_gpu_gb`` above ``gpu_memory_gb``: check it before
+    using the figures (``planner evaluate`` exits 1 there), or fix a layout that shards more (``Layout``). A bought
+    run longer than ``life_years`` is likewise estimated; compare ``time_to_train_h`` with the life.
+
+    Raises PlannerInputError for an unknown id, a field out of range, a fabric the server cannot use, a cap outside
+    the GPU's configurable range or a layout that cannot run. A precision given by name that the server's GPU
+    lacks (fp8, fp4) is bad input, never an estimate silently in another precision; the workload's own falls back
+    (fp4 to fp8, fp8 to bf16) and the estimate's ``precision`` says which it computed in."""
+    catalog = check_catalog(catalog)
+    config = validated(Configuration, config, "configuration")
     server = catalog.server(config.server)
     if server.gpu is None:
         raise PlannerInputError(

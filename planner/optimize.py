@@ -21,14 +21,24 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from planner import compute, cost, physics_store
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.mip import OBJECTIVE_COLUMNS, REL_TOL, Limits, build_model
-from planner.model import DEFAULT_CAPS, Work, estimate_from_row, evaluate, evaluate_space, price_space, work_from
+from planner.model import (
+    DEFAULT_CAPS,
+    Work,
+    check_catalog,
+    estimate_from_row,
+    evaluate,
+    evaluate_space,
+    price_space,
+    validated,
+    work_from,
+)
 from planner.schemas import Configuration, Estimate, Precision
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 from planner.textfmt import sig4, switches_text
@@ -75,14 +85,20 @@ class OwnedServers(BaseModel):
     server: str = Field(description="server id (catalog servers)")
     count: int = Field(ge=1, le=100_000, description="nodes owned")
     fabric: str | None = Field(None, description="fabric they are cabled to (default: the server's first listed)")
-    age_years: float = Field(0.0, ge=0, description="age at the start of the run, years")
+    age_years: float = Field(0.0, ge=0, allow_inf_nan=False, description="age at the start of the run, years")
     retire_at_age_years: float | None = Field(
-        None, gt=0, description="end of service, years of age (default: the request's life_years)"
+        None, gt=0, allow_inf_nan=False, description="end of service, years of age (default: the request's life_years)"
     )
 
 
 class PlanRequest(BaseModel):
-    """What to train, by when, within what. Frozen; JSON round-trips."""
+    """What to train, by when, within what. Frozen; JSON round-trips.
+
+    Units are in the field names (``deadline_days``, ``budget_usd``, ``power_kw``, ``life_years``); a limit left
+    out (None) is no limit. Give at most one of samples, tokens or epochs (none: the workload's default) and a
+    deadline unless the objective is time. Constructing one with a wrong field raises pydantic's
+    ``ValidationError`` (a ``ValueError``) naming each field; ``solve`` and ``pareto`` also take a plain dict of
+    these fields and raise ``PlannerInputError`` (also a ``ValueError``) for it instead."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     model: str = Field(description="workload id (models/)")
@@ -97,18 +113,25 @@ class PlanRequest(BaseModel):
         "upfront", description="upfront: capex when buying / the whole rent when renting; total: run cost"
     )
     power_kw: float | None = Field(None, gt=0, description="facility power envelope, kW (default: the site's)")
-    sites: list[str] = Field(default_factory=lambda: ["us-colo"], min_length=1)
-    objective: Objective = "energy"
-    purchase: Literal["buy", "rent", "either"] = "buy"
+    sites: list[str] = Field(
+        default_factory=lambda: ["us-colo"], min_length=1, description="site ids the plan may run at (catalog sites)"
+    )
+    objective: Objective = Field(
+        "energy", description="minimised: energy (facility kWh), cost (USD), carbon (kgCO2e) or time (hours)"
+    )
+    purchase: Literal["buy", "rent", "either"] = Field("buy", description="buy servers, rent them, or either")
     gpus: list[str] | None = Field(
         None, description="allowed GPUs: ids, families or the start of ids such as 'A100', 'H100'"
     )
-    servers: list[str] | None = None
-    fabrics: list[str] | None = None
-    power_caps: list[float] = Field(default_factory=lambda: list(DEFAULT_CAPS))
-    max_nodes: int = Field(1024, ge=1, le=100_000)
-    max_rack_units: int | None = Field(None, ge=1)
-    life_years: float = Field(4.0, gt=0, le=15)
+    servers: list[str] | None = Field(None, description="allowed server ids (default: every GPU server)")
+    fabrics: list[str] | None = Field(None, description="allowed fabric ids (default: each server's fabrics)")
+    power_caps: list[float] = Field(
+        default_factory=lambda: list(DEFAULT_CAPS),
+        description="GPU power caps to consider, fractions of TDP in (0, 1] (default 0.4, 0.5, ..., 1.0)",
+    )
+    max_nodes: int = Field(1024, ge=1, le=100_000, description="most nodes a plan may use")
+    max_rack_units: int | None = Field(None, ge=1, description="rack space limit, rack units (U)")
+    life_years: float = Field(4.0, gt=0, le=15, description="service life of bought servers, years")
     alternatives: int = Field(3, ge=0, le=20, description="next-best distinct plans to report")
     owned: list[OwnedServers] = Field(
         default_factory=list,
@@ -120,6 +143,24 @@ class PlanRequest(BaseModel):
         None, description="framework profile the workload runs under (catalog frameworks; default: the workload's)"
     )
     solver: SolverOptions = Field(default_factory=SolverOptions)
+
+    @field_validator(
+        "samples", "tokens", "epochs", "deadline_days", "budget_usd", "power_kw", "life_years", mode="before"
+    )
+    @classmethod
+    def _finite(cls, v: Any, info: ValidationInfo) -> Any:
+        """NaN and infinity are refused with what to give instead, as the CLI and batch refuse them (pydantic would
+        take infinity and call NaN 'not greater than 0')."""
+        if isinstance(v, float) and not math.isfinite(v):
+            hint = (
+                "; leave it out (None) for no limit"
+                if info.field_name in ("deadline_days", "budget_usd", "power_kw")
+                else "; leave it out (None) for the workload's default"
+                if info.field_name in ("samples", "tokens", "epochs")
+                else ""
+            )
+            raise ValueError(f"{info.field_name} must be a finite number (got {v}){hint}")
+        return v
 
     @field_validator("owned", mode="before")
     @classmethod
@@ -146,6 +187,14 @@ class PlanRequest(BaseModel):
 
 
 class Plan(BaseModel):
+    """One capacity plan: ``nodes`` x ``server`` (``gpus`` x ``gpu``) on ``fabric`` with ``switches``, every GPU at
+    ``power_cap`` (fraction of TDP; ``power_cap_w`` in watts), bought or rented (``purchase``) at ``site``, running
+    ``layout``. Units are in the names: ``time_to_train_h`` / ``_days``, ``power_kw`` (IT) and
+    ``facility_power_kw`` (x PUE), ``energy_kwh`` / ``facility_energy_kwh``, ``cost_usd`` (the run's cost: the
+    hardware's share or the rent, plus energy), ``capex_usd``, ``upfront_usd`` (spent before it starts),
+    ``carbon_kg`` (kgCO2e), ``rack_units`` (U), ``throughput_samples_per_s``; ``mfu`` is a fraction. ``estimate`` is
+    the exact model's full ``Estimate`` (step-time breakdown, memory, precision it computes in)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     server: str
     gpu: str
@@ -206,6 +255,12 @@ class Explanation(BaseModel):
 
 
 class PlanResult(BaseModel):
+    """What ``solve`` returns: ``status`` ('optimal', 'time_limit' or 'infeasible'), the ``plan`` (None when
+    infeasible) and ``alternatives``, the ``objective`` and its value (in OBJECTIVE_UNITS), the ``binding``
+    limits, HiGHS's report (``solver``), and for an infeasible request the ``explanation``: each requirement's
+    smallest relaxation (``relaxations``: given, needed, unit) and pairs of them. ``summary()`` is text,
+    ``to_frame()`` a table; frozen, JSON round-trips (``model_dump_json``)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     request: PlanRequest
     status: Literal["optimal", "time_limit", "infeasible"]
@@ -220,16 +275,21 @@ class PlanResult(BaseModel):
     timings_s: dict[str, float] = Field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
-        """The plan and its alternatives, one row each."""
+        """The plan and its alternatives, one row each (units in the column names; ``role`` is 'plan' or
+        'alternative'). An infeasible result gives no rows, with the same columns."""
         rows = []
         for role, p in [("plan", self.plan)] + [("alternative", a) for a in self.alternatives]:
             if p is not None:
                 d = p.model_dump(exclude={"estimate"})
                 d["role"] = role
                 rows.append(d)
-        return pd.DataFrame(rows)
+        columns = [k for k in Plan.model_fields if k != "estimate"] + ["role"]
+        return pd.DataFrame(rows, columns=columns)
 
     def summary(self) -> str:
+        """What was decided, in a few lines: servers x count, GPU, fabric, power cap, layout, precision, time,
+        facility power and energy, cost (run and up-front), carbon, the objective and the binding limits; or,
+        when infeasible, the smallest relaxation of each requirement."""
         if self.plan is None:
             return f"No plan: {self.explanation.message if self.explanation else self.status}"
         p = self.plan
@@ -1086,11 +1146,46 @@ def check_plan(plan: Plan, req: PlanRequest, catalog: Catalog, lim: Limits | Non
 MAX_CUTS = 50
 
 
-def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
-    """Find the optimal capacity plan for the request (see module docstring and planner/mip.py)."""
-    req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
-    cat = catalog_for(catalog or load_catalog(), req)
+def check_caps(catalog: Catalog, req: PlanRequest) -> None:
+    """Bad input when no allowed server's GPU can be set to any of the request's power caps (each GPU has a
+    configurable range, min_power_limit_w / tdp_w .. 1): said with the ranges, not as a plan that fits nothing."""
+    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
+    ranges: dict[str, tuple[float, float]] = {}
+    for s in servers:
+        g = catalog.gpu(s.gpu or "")
+        ranges[g.id] = (g.min_power_limit_w / g.tdp_w, g.max_power_limit_w / g.tdp_w)
+    if any(lo - 1e-9 <= c <= hi + 1e-9 for lo, hi in ranges.values() for c in req.power_caps):
+        return
+    caps = ", ".join(f"{c:g}" for c in req.power_caps)
+    lowest = min(lo for lo, _ in ranges.values())
+    raise PlannerInputError(
+        f"no allowed GPU can run at power cap {caps} (fractions of TDP); their configurable ranges: "
+        + ", ".join(f"{g} {lo:.2f}-{hi:.2f}" for g, (lo, hi) in sorted(ranges.items()))
+        + f". Give power_caps (--power-caps) of at least {math.ceil(lowest * 100) / 100:.2f}, or leave them out"
+    )
+
+
+def _prepare(request: Any, catalog: Any) -> tuple[PlanRequest, Catalog]:
+    """The request and catalog of a public entry point, checked: a dict is validated field by field, a wrong type
+    or value is a PlannerInputError saying which (solve and pareto)."""
+    req = validated(PlanRequest, request, "request")
+    cat = catalog_for(load_catalog() if catalog is None else check_catalog(catalog), req)
     check_precision(cat, req)
+    check_caps(cat, req)
+    return req, cat
+
+
+def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
+    """Find the optimal capacity plan for the request (see module docstring and planner/mip.py).
+
+    ``request``: a ``PlanRequest`` or a dict of its fields; ``catalog``: ``planner.load_catalog()`` [the shipped
+    catalog, or ``$PLANNER_CATALOG``]. Returns a ``PlanResult``: ``status`` 'optimal', 'time_limit' or
+    'infeasible'; ``plan`` (None when infeasible) and ``alternatives`` with units in their field names;
+    ``summary()`` says what was decided, ``to_frame()`` is one row per plan. When nothing fits, ``explanation``
+    gives each requirement's smallest relaxation (``relaxations``: given, needed, unit) -- an infeasible request
+    is a result, not an exception. Bad input (an unknown id, a wrong type or value, caps outside every allowed
+    GPU's range, a precision no allowed GPU has) raises PlannerInputError."""
+    req, cat = _prepare(request, catalog)
     timings: dict[str, float] = {}
     lim = limits_for(cat, req)
     column = OBJECTIVE_COLUMNS[req.objective]
@@ -1472,14 +1567,22 @@ def pareto(
 
     The candidates are the plans at every integer node count that meet every requirement, reduced exactly to
     their (x, y) non-dominated set; each point is the MIP optimum of its epsilon problem over that set, hence a
-    non-dominated plan of the whole space."""
+    non-dominated plan of the whole space.
+
+    ``x``, ``y``: two of energy, cost, carbon, time; ``points``: epsilon values to solve, a whole number >= 2 [8].
+    Returns one row per distinct optimal plan: the columns named ``x`` and ``y`` hold the objectives in their
+    units (energy: facility kWh, cost: USD, carbon: kgCO2e, time: hours) and ``epsilon`` the limit put on ``y``
+    (y's unit); ``front.attrs["units"]`` maps each of them to its unit (``planner.views.pareto_table`` renames
+    them with units, as ``planner pareto`` prints them). No feasible plan raises PlannerInputError with the
+    smallest relaxation."""
+    for name, v in (("x", x), ("y", y)):
+        if v not in OBJECTIVE_COLUMNS:
+            raise PlannerInputError(f"pareto {name} must be one of {', '.join(OBJECTIVE_COLUMNS)} (got {v!r})")
     if x == y:
         raise PlannerInputError("pareto needs two different objectives")
-    if points < 2:
-        raise PlannerInputError("pareto needs at least 2 points")
-    req = request if isinstance(request, PlanRequest) else PlanRequest.model_validate(request)
-    cat = catalog_for(catalog or load_catalog(), req)
-    check_precision(cat, req)
+    if isinstance(points, bool) or not isinstance(points, int | np.integer) or points < 2:
+        raise PlannerInputError(f"pareto points must be a whole number >= 2 (got {points!r})")
+    req, cat = _prepare(request, catalog)
     lim = limits_for(cat, req)
     xc, yc = OBJECTIVE_COLUMNS[x], OBJECTIVE_COLUMNS[y]
 
@@ -1523,6 +1626,14 @@ def pareto(
             }
         )
     front = pd.DataFrame(rows).drop_duplicates(subset=[x, y]).reset_index(drop=True)
+    front.attrs["units"] = {
+        "epsilon": OBJECTIVE_UNITS[y],
+        x: OBJECTIVE_UNITS[x],
+        y: OBJECTIVE_UNITS[y],
+        "power_cap": "fraction of TDP",
+        "time_to_train_days": "days",
+        "facility_power_kw": "kW",
+    }
     return front
 
 
