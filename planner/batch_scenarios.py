@@ -11,7 +11,9 @@ have either or both). CSV files are an explicit list: one scenario per row, list
 Any PlanRequest field may vary, plus catalog overrides: ``price_multiplier`` (server prices and rents),
 ``electricity_price_multiplier``, ``electricity_usd_per_kwh``, ``carbon_kg_per_kwh``, ``pue`` (applied to
 the scenario's sites) and ``framework`` (a framework profile id of catalog/frameworks.yaml the workload runs
-under, as ``--framework`` on the CLI). Every scenario gets a stable id: a hash of its content.
+under, as ``--framework`` on the CLI). ``owned`` takes mappings ({server, count, fabric, age_years}) or the
+command line's ``SERVER:COUNT[:FABRIC[:AGE_YEARS]]`` (in CSV: ``dgx-a100-80gb:64:hdr200:2.5;dgx-h100:8``). An
+empty field (a CSV cell left empty, or null) is its default. Every scenario gets a stable id: a hash of its content.
 
 Numbers: YAML 1.1 (PyYAML) reads ``1e12`` and ``1.0e12`` as *strings* (its float pattern wants a dot and a
 signed exponent); the scenario loader here resolves every decimal/exponent literal as a float, so
@@ -164,7 +166,9 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     from planner.errors import describe_validation_error
     from planner.optimize import PlanRequest
 
-    fields = {k: v for k, v in s.items() if k not in ("id", "framework") and k not in OVERRIDES}
+    # an empty field (a CSV cell left empty, or null) is its default, as the CSV format says: owned, sites, max_nodes
+    # ... were refused as 'Input should be a valid list (got None)'
+    fields = {k: v for k, v in s.items() if k not in ("id", "framework") and k not in OVERRIDES and v is not None}
     unknown = sorted(set(fields) - set(PlanRequest.model_fields))
     if unknown:  # a typo: the nearest field, and every one a scenario may set
         import difflib
@@ -196,12 +200,27 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     for key in ("gpus", "sites", "servers", "fabrics"):
         if isinstance(fields.get(key), str):
             fields[key] = [x.strip() for x in fields[key].split(",")]
+    owned = fields.get("owned")
+    if isinstance(owned, str) or (isinstance(owned, list) and any(isinstance(o, str) for o in owned)):
+        # the command line's short form, SERVER:COUNT[:FABRIC[:AGE_YEARS]] (a CSV cell, several as a;b)
+        try:
+            fields["owned"] = [e for o in ([owned] if isinstance(owned, str) else owned) for e in _owned_entries(o)]
+        except PlannerInputError as exc:
+            raise PlannerInputError(f"scenario {s.get('id')}: owned: {exc}") from None
     if framework is not None:
         over["framework"] = framework.strip()
     try:
         return PlanRequest.model_validate({**DEFAULTS, **fields}), over
     except ValidationError as exc:
         raise PlannerInputError(describe_validation_error(exc, f"scenario {s.get('id')}")) from None
+
+
+def _owned_entries(o: Any) -> list[Any]:
+    """One owned item of a scenario: 'SERVER:COUNT[:FABRIC[:AGE_YEARS]]' (or several, comma separated) as entries, a
+    mapping as it is."""
+    from planner.optimize import parse_owned
+
+    return parse_owned(o) if isinstance(o, str) else [o]
 
 
 def apply_overrides(cat: Catalog, req: PlanRequest, over: dict[str, Any]) -> Catalog:

@@ -71,6 +71,7 @@ READABLE = {
     "gpu": "GPU",
     "precision": "Precision",
     "nodes": "Nodes",
+    "owned_nodes": "Owned nodes (of Nodes)",
     "fabric": "Fabric",
     "power_cap": "Power cap (of TDP)",
     "purchase": "Buy / rent",

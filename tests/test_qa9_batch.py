@@ -122,3 +122,28 @@ def test_a_misspelt_field_names_the_field_it_meant() -> None:
     text = str(exc.value)
     assert "unknown field 'deadline_dayz' (did you mean deadline_days?)" in text
     assert "electricity_price_multiplier" in text  # the catalog overrides are fields a scenario may set too
+
+
+def test_a_scenario_gives_owned_servers_as_the_command_line_does(tmp_path: Path) -> None:
+    """Was: 'owned: Input should be a valid list (got 'dgx-a100-80gb:8')' -- a CSV scenario file could not say what a
+    team owns at all, and an empty owned cell ('the default') was refused too."""
+    from planner.batch import load_scenarios
+
+    f = tmp_path / "s.csv"
+    f.write_text(
+        "model,tokens,deadline_days,owned\n"
+        "llama3-8b,1e11,30,dgx-a100-80gb:8:hdr200:1;dgx-h100:4\n"
+        "llama3-8b,1e11,30,\n"
+        "llama3-8b,1e11,30,dgx-a100-80gb:x\n"
+    )
+    short, empty, bad = load_scenarios(f)
+    req, _ = to_request(short)
+    assert [(o.server, o.count, o.fabric, o.age_years) for o in req.owned] == [
+        ("dgx-a100-80gb", 8, "hdr200", 1.0),
+        ("dgx-h100", 4, None, 0.0),
+    ]
+    assert to_request(empty)[0].owned == []
+    with pytest.raises(PlannerInputError, match=r"owned: 'dgx-a100-80gb:x' is not SERVER:COUNT"):
+        to_request(bad)
+    yaml_form, _ = to_request(expand({"base": {**BASE, "owned": "dgx-a100-80gb:8:hdr200:1,dgx-h100:4"}})[0])
+    assert yaml_form.owned == req.owned
