@@ -130,7 +130,11 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         **(
             {
                 "Owned servers": f"{p.owned_nodes:,} used, {p.nodes - p.owned_nodes:,} new"
-                + (f"; {p.owned_unused_nodes:,} unused ({human(p.owned_unused_idle_kw)} kW idle if left on)")
+                + (
+                    f"; {p.owned_unused_nodes:,} unused ({human(p.owned_unused_idle_kw)} kW idle if left on)"
+                    if p.owned_unused_nodes
+                    else ""  # was '; 0 unused (0 kW idle if left on)' on every plan that uses them all
+                )
             }
             if res.request.owned
             else {}

@@ -33,6 +33,7 @@ def test_a_plan_on_owned_servers_only_says_nothing_to_buy(brownfield: PlanResult
     assert head.endswith("nothing to buy: runs on 4 owned nodes at us-colo"), head
     assert "buy at" not in head
     assert plan_card(brownfield)["Purchase"] == "nothing to buy: runs on 4 owned nodes at us-colo"
+    assert plan_card(brownfield)["Owned servers"] == "4 used, 0 new"  # was '...; 0 unused (0 kW idle if left on)'
 
 
 def test_the_alternatives_say_their_owned_nodes(brownfield: PlanResult) -> None:
