@@ -145,8 +145,12 @@ def _relaxation(text: Any) -> str:
         rel = json.loads(text)
     except json.JSONDecodeError:
         return ""
+    from planner.optimize import ceil_sig
+
+    # the needed value rounded up, as the solver's message states it (a stated minimum must suffice: 'needs 53.18
+    # days' beside 'at least 53.19 days' was a deadline that does not make the scenario feasible)
     return "; ".join(
-        f"{r['requirement']}: given {sig4(r['given'])}, needs {sig4(r['needed'])} {r['unit']}" for r in rel
+        f"{r['requirement']}: given {sig4(r['given'])}, needs {sig4(ceil_sig(r['needed'], 4))} {r['unit']}" for r in rel
     )
 
 

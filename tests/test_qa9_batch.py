@@ -147,3 +147,22 @@ def test_a_scenario_gives_owned_servers_as_the_command_line_does(tmp_path: Path)
         to_request(bad)
     yaml_form, _ = to_request(expand({"base": {**BASE, "owned": "dgx-a100-80gb:8:hdr200:1,dgx-h100:4"}})[0])
     assert yaml_form.owned == req.owned
+
+
+def test_the_reports_relaxation_is_a_minimum_that_suffices(shipped: Catalog) -> None:
+    """Was 'deadline: given 1, needs 53.18 days' in report.md beside the solver's 'a deadline of at least 53.19 days':
+    rounded to nearest, a stated minimum below what is needed. Rounded up now, as the solver states it."""
+    import re
+
+    from planner.batch_report import _relaxation
+
+    rel = [{"requirement": "deadline", "given": 1.0, "needed": 53.1805, "unit": "days"}]
+    assert _relaxation(json.dumps(rel)) == "deadline: given 1, needs 53.19 days"
+    exact = [{"requirement": "nodes", "given": 64.0, "needed": 1836.0, "unit": "nodes"}]
+    assert _relaxation(json.dumps(exact)) == "nodes: given 64, needs 1,836 nodes"  # a whole number stays itself
+    # and the report's figures are the ones the solver's message states, on a real infeasible scenario
+    (s,) = expand({"base": {**BASE, "deadline_days": 0.5, "gpus": ["H100"]}})
+    row = run_scenario(s, shipped)
+    assert row["status"] == "infeasible" and row.get("relaxations")
+    for figure in re.findall(r"needs ([0-9.,]+)", _relaxation(row["relaxations"])):
+        assert f"at least {figure}" in row["message"], (figure, row["message"])
