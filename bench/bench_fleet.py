@@ -278,7 +278,8 @@ def main() -> None:
         print(
             f"  run: total {total:.1f} s CPU {cpu:.1f} s (modes {tm.get('modes_s', 0):.1f}, Pyomo build "
             f"{tm.get('build_s', 0):.1f}, start {start_s:.1f}, "
-            f"hand-off {rep.handoff_time_s:.1f}, HiGHS {rep.solve_time_s:.1f}); status {plan.status}, {figures}, "
+            f"hand-off {rep.handoff_time_s:.1f}, HiGHS {rep.solve_time_s:.1f}); status {plan.status} (HiGHS: "
+            f"{rep.highs_status}), {figures}, "
             f"{rep.nodes} B&B nodes, {rep.simplex_iterations} simplex iterations, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )

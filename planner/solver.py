@@ -4,11 +4,20 @@ The model is compiled with Pyomo's LinearStandardFormCompiler (mixed form) to sp
 to ``highspy`` directly: the lowest-overhead route measured on this stack (../shared/SOLVER-NOTES.md).
 Nothing is loaded silently: the report says whether the solution is proven optimal, a time-limited
 incumbent (with its gap), or absent, and the caller decides what to load.
+
+The time limit is HiGHS's own and an interrupt callback polled in its MIP search and simplex
+(``deadline_interrupt``). Where HiGHS does not poll it (the fleet MIP's root phase after its first cut round ran
+42-53 s against a 25 s limit, planner/fleet.py (viii)), ``solve_model(..., isolate=True)`` runs HiGHS in a
+spawned child process, handed the same arrays, and kills it (SIGKILL) when it has not answered within the
+limit plus ISOLATE_GRACE_S. The child starts a fresh interpreter and imports this package (about 1-1.5 s of
+the limit on a shared machine), so only solves that need it are isolated.
 """
 
 from __future__ import annotations
 
 import enum
+import multiprocessing
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 _THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
+ISOLATE_GRACE_S = 0.5  # isolate: seconds past the time limit the parent waits for the child's answer
 
 
 def _skip_scipy_stats() -> None:
@@ -85,6 +95,7 @@ class Solved:
     report: SolverReport
     values: dict[str, np.ndarray] = field(default_factory=dict)  # RangeSet-indexed variables -> dense arrays
     keyed: dict[str, dict[Any, float]] = field(default_factory=dict)  # other variables -> {index: value}
+    unanswered: bool = False  # isolate: the HiGHS process gave no answer (killed at the time limit, or died)
 
 
 def _var_index(v: Any) -> Any:
@@ -125,55 +136,76 @@ def _compile(m: pyo.ConcreteModel) -> Any:
     return repn
 
 
-def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: float = 0.0, relax: bool = False) -> Solved:
-    """Solve m with HiGHS (``relax``: its LP relaxation, every integer column continuous within its bounds, and
-    no starting solution) and read the answer back."""
-    global _THREADS
-    t0 = time.perf_counter()
+def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, Any]]:
+    """The model's columns, and the arrays HiGHS takes (costs, bounds, rows, the column-wise matrix, integrality;
+    the starting solution when the model carries a complete one and ``relax`` is off) -- plain numpy, so that a
+    child process can take them (``isolate``)."""
     repn = _compile(m)
     cols = repn.columns
-    ncol, nrow = len(cols), repn.A.shape[0]
-    lower = np.array([v.value if v.fixed else -highspy.kHighsInf if v.lb is None else v.lb for v in cols], dtype=float)
-    upper = np.array([v.value if v.fixed else highspy.kHighsInf if v.ub is None else v.ub for v in cols], dtype=float)
-    integer = np.array([(v.is_integer() or v.is_binary()) and not relax for v in cols], dtype=bool)
     sense = np.array([s for _, s in repn.rows], dtype=int)
     rhs = np.asarray(repn.rhs, dtype=float)
-    row_lo = np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs)
-    row_hi = np.where(sense <= 0, np.where(sense == 0, rhs, highspy.kHighsInf), rhs)
     A = repn.A.tocsc()
-    cost = np.asarray(repn.c.toarray()).ravel() if repn.c.shape[0] else np.zeros(ncol)
-    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
+    start = None
+    if not relax and getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
+        start = np.asarray([float(v.value) for v in cols])  # a starting solution (e.g. a greedy plan)
+    return cols, {
+        "ncol": len(cols),
+        "nrow": repn.A.shape[0],
+        "lower": np.array([v.value if v.fixed else -highspy.kHighsInf if v.lb is None else v.lb for v in cols], float),
+        "upper": np.array([v.value if v.fixed else highspy.kHighsInf if v.ub is None else v.ub for v in cols], float),
+        "integer": np.array([(v.is_integer() or v.is_binary()) and not relax for v in cols], dtype=bool),
+        "row_lo": np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs),
+        "row_hi": np.where(sense <= 0, np.where(sense == 0, rhs, highspy.kHighsInf), rhs),
+        "indptr": A.indptr,
+        "indices": A.indices,
+        "data": A.data,
+        "cost": np.asarray(repn.c.toarray()).ravel() if repn.c.shape[0] else np.zeros(len(cols)),
+        "offset": float(repn.c_offset[0]) if len(repn.c_offset) else 0.0,
+        "start": start,
+    }
 
+
+def _highs(problem: dict[str, Any], options: SolverOptions, time_limit_s: float) -> Any:
+    """A HiGHS instance holding the problem, with the options and the starting solution (HiGHS keeps it if it is
+    feasible)."""
+    global _THREADS
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(options.time_limit_s))
+    h.setOptionValue("time_limit", float(time_limit_s))
     h.setOptionValue("mip_rel_gap", float(options.mip_rel_gap))
     h.setOptionValue("presolve", "on" if options.presolve else "off")
     if options.threads is not None and _THREADS is None:
         h.setOptionValue("threads", int(options.threads))
         _THREADS = options.threads
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = ncol, nrow
-    lp.col_cost_ = cost
-    lp.col_lower_, lp.col_upper_ = lower, upper
-    lp.row_lower_, lp.row_upper_ = row_lo, row_hi
+    lp.num_col_, lp.num_row_ = problem["ncol"], problem["nrow"]
+    lp.col_cost_ = problem["cost"]
+    lp.col_lower_, lp.col_upper_ = problem["lower"], problem["upper"]
+    lp.row_lower_, lp.row_upper_ = problem["row_lo"], problem["row_hi"]
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr
-    lp.a_matrix_.index_ = A.indices
-    lp.a_matrix_.value_ = A.data
-    lp.offset_ = offset
-    if integer.any():
-        lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+    lp.a_matrix_.start_ = problem["indptr"]
+    lp.a_matrix_.index_ = problem["indices"]
+    lp.a_matrix_.value_ = problem["data"]
+    lp.offset_ = problem["offset"]
+    if problem["integer"].any():
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in problem["integer"]
+        ]
     h.passModel(lp)
-    if not relax and getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
-        # a starting solution (e.g. a greedy plan) from the variables' values: HiGHS keeps it if it is feasible
+    if problem["start"] is not None:
         start = highspy.HighsSolution()
-        start.col_value = [float(v.value) for v in cols]
+        start.col_value = list(problem["start"])
         start.value_valid = True
         h.setSolution(start)
-    handoff = time.perf_counter() - t0
+    return h
+
+
+def _run(h: Any, time_limit_s: float) -> dict[str, Any]:
+    """Run HiGHS (stopped by ``deadline_interrupt`` too) and read what it found: status, HiGHS's own status text,
+    objective and dual bound (unscaled), B&B nodes, simplex iterations, seconds, and the column values when it
+    has a solution."""
     t1 = time.perf_counter()
-    stop = deadline_interrupt(t1 + float(options.time_limit_s))
+    stop = deadline_interrupt(t1 + float(time_limit_s))
     h.cbMipInterrupt += stop  # HiGHS checks its own time limit only between phases (its root cut rounds and
     h.cbSimplexInterrupt += stop  # presolve probing overran it by 13-39 s on the fleet benchmark)
     h.run()
@@ -194,30 +226,129 @@ def solve_model(m: pyo.ConcreteModel, options: SolverOptions, build_time_s: floa
         status = SolverStatus.TIME_LIMIT if has_sol else SolverStatus.NO_SOLUTION
     else:
         status = SolverStatus.ERROR if not has_sol else SolverStatus.TIME_LIMIT
+    return {
+        "status": status,
+        "highs_status": h.modelStatusToString(ms),
+        "objective": float(info.objective_function_value),
+        "bound": float(info.mip_dual_bound),
+        "nodes": int(max(info.mip_node_count, 0)),
+        "iterations": int(max(info.simplex_iteration_count, 0)),
+        "solve_s": solve_s,
+        "x": np.asarray(h.getSolution().col_value) if status.has_solution else None,
+    }
+
+
+def _child(problem: dict[str, Any], options: SolverOptions, deadline_epoch_s: float, conn: Any) -> None:
+    """HiGHS in a child process (``solve_model(..., isolate=True)``): solves the problem until the absolute wall
+    time ``deadline_epoch_s`` and sends ``_run``'s result (or the error's text) back on ``conn``."""
+    try:
+        h = _highs(problem, options, max(0.0, deadline_epoch_s - time.time()))
+        conn.send(_run(h, max(0.0, deadline_epoch_s - time.time())))
+    except Exception as exc:  # reported to the parent as an error status, never a traceback there
+        conn.send({"error": f"{exc.__class__.__name__}: {exc}"})
+    finally:
+        conn.close()
+
+
+def _in_child(problem: dict[str, Any], options: SolverOptions, time_limit_s: float, target: Any) -> dict[str, Any]:
+    """``target(problem, options, deadline, conn)`` (``_child``) in a spawned child process, waited for until the
+    time limit plus ISOLATE_GRACE_S and killed (SIGKILL) then: its result, or a NO_SOLUTION / ERROR result saying
+    why there is none."""
+    t1 = time.perf_counter()
+    ctx = multiprocessing.get_context("spawn")  # not fork: HiGHS's thread pool in this process may hold locks
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=target, args=(problem, options, time.time() + time_limit_s, send), daemon=True)
+    res: dict[str, Any] | None = None
+    try:
+        proc.start()
+        send.close()
+        if recv.poll(max(0.0, t1 + time_limit_s + ISOLATE_GRACE_S - time.perf_counter())):
+            res = recv.recv()
+    except EOFError:  # the child died without a word
+        res = None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+    empty = {"objective": float("nan"), "bound": float("nan"), "nodes": 0, "iterations": 0, "x": None}
+    solve_s = time.perf_counter() - t1
+    if res is None:
+        why = (
+            f"killed at the time limit ({time_limit_s:.1f} s + {ISOLATE_GRACE_S:g} s): HiGHS did not stop"
+            if proc.exitcode == -signal.SIGKILL
+            else f"the HiGHS process ended without an answer (exit code {proc.exitcode})"
+        )
+        return {**empty, "status": SolverStatus.NO_SOLUTION, "highs_status": why, "solve_s": solve_s, "lost": True}
+    if "error" in res:
+        return {**empty, "status": SolverStatus.ERROR, "highs_status": res["error"], "solve_s": solve_s}
+    return {**res, "solve_s": solve_s}
+
+
+def solve_model(
+    m: pyo.ConcreteModel,
+    options: SolverOptions,
+    build_time_s: float = 0.0,
+    relax: bool = False,
+    isolate: bool = False,
+    child: Any = None,
+) -> Solved:
+    """Solve m with HiGHS (``relax``: its LP relaxation, every integer column continuous within its bounds, and
+    no starting solution) and read the answer back.
+
+    ``isolate``: HiGHS runs in a child process that is killed when it has not answered within the time limit
+    plus ISOLATE_GRACE_S -- the time limit then holds even where HiGHS ignores its interrupt (the fleet MIP's
+    root phase, planner/fleet.py (viii)). A solve without an answer (killed, or the process died) reports
+    NO_SOLUTION with ``unanswered`` set on the result; the caller decides what to fall back on. ``child``
+    replaces the child's function (tests: a HiGHS that never answers)."""
+    t0 = time.perf_counter()
+    cols, problem = _problem(m, relax)
+    handoff = time.perf_counter() - t0
+    if isolate:
+        res = _in_child(problem, options, max(0.0, float(options.time_limit_s) - handoff), child or _child)
+    else:
+        h = _highs(problem, options, options.time_limit_s)
+        handoff = time.perf_counter() - t0
+        res = _run(h, options.time_limit_s)
+    status: SolverStatus = res["status"]
     scale = float(getattr(m, "objective_scale", 1.0))
-    obj = float(info.objective_function_value) * scale if status.has_solution else None
-    bound = float(info.mip_dual_bound) * scale if status.has_solution and np.isfinite(info.mip_dual_bound) else None
+    obj = res["objective"] * scale if status.has_solution else None
+    bound = res["bound"] * scale if status.has_solution and np.isfinite(res["bound"]) else None
     gap = None
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-12)
     report = SolverReport(
         status=status,
-        highs_status=h.modelStatusToString(ms),
+        highs_status=res["highs_status"],
         objective=obj,
         bound=bound,
         gap=gap,
-        solve_time_s=solve_s,
+        solve_time_s=res["solve_s"],
         build_time_s=build_time_s,
         handoff_time_s=handoff,
-        nodes=int(max(info.mip_node_count, 0)),
-        simplex_iterations=int(max(info.simplex_iteration_count, 0)),
-        variables=ncol,
-        constraints=nrow,
+        nodes=res["nodes"],
+        simplex_iterations=res["iterations"],
+        variables=len(cols),
+        constraints=problem["nrow"],
     )
+    solved = _solution(m, cols, report, res["x"])
+    solved.unanswered = bool(res.get("lost", False))
+    return solved
+
+
+def current_solution(m: pyo.ConcreteModel, report: SolverReport) -> Solved | None:
+    """The values the model's variables hold now (a start plan), read back as ``solve_model`` reads a solution;
+    None when a column has none."""
+    cols = _compile(m).columns
+    if any(v.value is None for v in cols):
+        return None
+    return _solution(m, cols, report, np.asarray([float(v.value) for v in cols]))
+
+
+def _solution(m: pyo.ConcreteModel, cols: list[Any], report: SolverReport, x: np.ndarray | None) -> Solved:
     values: dict[str, np.ndarray] = {}
     keyed: dict[str, dict[Any, float]] = {}
-    if status.has_solution:
-        x = np.asarray(h.getSolution().col_value)
+    if x is not None:
         by_comp: dict[str, dict[Any, float]] = {}
         for v, val in zip(cols, x, strict=True):
             by_comp.setdefault(v.parent_component().name, {})[_var_index(v)] = float(val)
