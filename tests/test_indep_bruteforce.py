@@ -18,7 +18,8 @@ next-best hardware options in brute force's order, then one per GPU type; the bi
 request's stated relaxations of the deadline, budget, power and rack units are brute force's thresholds.
 
 CI runs a fixed (derandomized) sample; the larger sweep (INDEP_BRUTE_STORE=DIR: with the on-disk physics store in
-DIR, so that later requests plan from what earlier ones stored):
+DIR, so that later requests plan from what earlier ones stored; INDEP_BRUTE_SCALE=K: node limits up to K times
+each world's):
     INDEP_BRUTE_SWEEP=400 PYTHONPATH=$PWD python -m pytest -q -s tests/test_indep_bruteforce.py -k sweep
 """
 
@@ -51,6 +52,7 @@ CATALOGS = {
 }
 BRUTES = {name: ib.Brute(c) for name, c in CATALOGS.items()}
 LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
+SCALE = int(os.environ.get("INDEP_BRUTE_SCALE", "1"))  # node limits up to SCALE x each world's (the sweep)
 # limits at, just inside the rounding allowance of (optimize.within: a relative 1e-9), just outside and far from
 # a candidate's own figure
 FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
@@ -195,7 +197,7 @@ def draw_request(draw: Any, world: World) -> PlanRequest:
     fields["sites"] = subset(draw, world.sites)
     fields["purchase"] = draw(st.sampled_from(["buy", "rent", "either"]))
     objective = draw(st.sampled_from(["energy", "cost", "carbon", "time"]))
-    fields["max_nodes"] = draw(st.integers(1, world.max_nodes))
+    fields["max_nodes"] = draw(st.integers(1, world.max_nodes * SCALE))
     fields["alternatives"] = draw(st.integers(0, 3))
     r = PlanRequest.model_validate({**fields, "objective": "time"})  # the space (a deadline is needed otherwise)
     fields["objective"] = objective
@@ -252,7 +254,7 @@ def draw_owned(draw: Any, world: World, cands: list[ib.Candidate], life_years: f
         fabric = draw(st.sampled_from([c.fabric, None]))
         return {
             "server": c.server,
-            "count": draw(st.integers(1, world.max_nodes + 2)),
+            "count": draw(st.integers(1, world.max_nodes * SCALE + 2)),
             "fabric": fabric,
             "age_years": max(0.0, age),
             "retire_at_age_years": retire,
@@ -260,7 +262,7 @@ def draw_owned(draw: Any, world: World, cands: list[ib.Candidate], life_years: f
     srv = CAT.server(draw(st.sampled_from(world.servers)))
     return {
         "server": srv.id,
-        "count": draw(st.integers(1, world.max_nodes + 2)),
+        "count": draw(st.integers(1, world.max_nodes * SCALE + 2)),
         "fabric": draw(st.sampled_from([None, *srv.fabrics[:3]])),
         "age_years": draw(st.sampled_from([0.0, 1.5, 3.0])),
         "retire_at_age_years": retire,
