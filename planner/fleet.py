@@ -188,7 +188,11 @@ Constraints (one function each)
                    mip_heuristic_effort 0, mip_detect_symmetry off, no restart, pseudo-cost reliability 0, no
                    root reduced-cost heuristic and no feasibility jump all still ran 42-46 s; the full MIP only
                    gets the time the start heuristics leave (4 s at 50 jobs), where it stays in its root LP;
-                   since session 9 it runs in a child process killed at the limit (``isolate``, "Solving").
+                   since session 9 it runs in a child process killed at the limit (``isolate``, "Solving"):
+                   ``bench_fleet.py --no-root --time-limit 120``, one run each (load ~2-3), the call took 169.7 s
+                   with HiGHS in this process (HiGHS 72.4 s where ~24 s were left; its bound $2,103,724, gap
+                   10.77%) and 119.8 s isolated (killed at 24.4 s; the packed start $2,357,646 with the LP's
+                   bound, gap 11.25%) -- the limit holds, and the overrun's bound gain is given up.
                    What the 50-job bound lacks (LP relaxations, not kept): fixing the fabric of type-10 and
                    type-24 (hdr200 / ndr400 each) lifts the root LP $2,092,481 -> $2,113,770-$2,149,691, one type
                    alone (type-10 or type-24 on hdr200, the other not bought) $2,140,630 / $2,142,467; the LP
