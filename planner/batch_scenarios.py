@@ -105,7 +105,12 @@ def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
         raise PlannerInputError("a scenario file is a mapping with base/grid/scenarios, or a list of scenarios")
     unknown = set(spec) - {"base", "grid", "scenarios"}
     if unknown:
-        raise PlannerInputError(f"unknown top-level keys {sorted(unknown)}: use base, grid, scenarios")
+        other = (
+            "; this is a fleet request (slots, jobs): plan it with `planner fleet FILE` (the app's Fleet page)"
+            if "jobs" in unknown
+            else ""
+        )
+        raise PlannerInputError(f"unknown top-level keys {sorted(unknown)}: use base, grid, scenarios{other}")
     base = spec.get("base") or {}
     grid = spec.get("grid") or {}
     explicit = spec.get("scenarios") or []

@@ -1258,6 +1258,11 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
             f"{name}: a fleet request is a YAML mapping (slots, slot_hours, jobs, ...; see examples/portfolio.yaml), "
             f"not a {type(loaded).__name__}"
         )
+    if "jobs" not in loaded and set(loaded) & {"base", "grid", "scenarios"}:  # the other kind of file
+        raise PlannerInputError(
+            f"{name} is a batch scenario file (base/grid/scenarios), not a fleet request: run it with `planner batch "
+            f"{name} --out DIR` (the app's Batch page); a fleet request has slots and jobs (examples/portfolio.yaml)"
+        )
     try:
         return FleetRequest.model_validate(loaded)
     except ValidationError as exc:

@@ -92,3 +92,17 @@ def test_owned_servers_out_of_service_are_said(shipped: Catalog, age: float, lif
     else:
         (note,) = notes
         assert note.startswith("the 64 owned dgx-a100-80gb on hdr200") and expect in note, note
+
+
+def test_a_batch_file_given_to_fleet_and_a_fleet_file_given_to_batch_say_which_command_reads_them() -> None:
+    """Was: `planner fleet examples/mixed.yaml` -> 'jobs: Field required / slots: Field required / base: Extra inputs
+    are not permitted ...'; `planner batch examples/portfolio.yaml` -> 'unknown top-level keys [...]' only."""
+    from planner.batch import expand
+
+    mixed = (PORTFOLIO.parent / "mixed.yaml").read_bytes()
+    with pytest.raises(PlannerInputError, match=r"mixed.yaml is a batch scenario file .*`planner batch mixed.yaml"):
+        read_fleet_upload("mixed.yaml", mixed)
+    with pytest.raises(
+        PlannerInputError, match=r"this is a fleet request \(slots, jobs\): plan it with `planner fleet"
+    ):
+        expand(yaml.safe_load(PORTFOLIO.read_text()))
