@@ -195,7 +195,7 @@ def add_plan_commands(sub: Any) -> None:
         "--max-attempts times: rerun the same command to resume); otherwise 0 when at least one scenario has a "
         "plan, 1 when none has (all infeasible), 2 when every scenario is bad input. Also 2 for an unusable "
         "output directory (a file in the way, read-only, disk full, results of other inputs there); 130/143 "
-        "after SIGINT/SIGTERM (finished scenarios are kept).",
+        "after SIGINT/SIGTERM (finished scenarios are kept, and written to results.csv).",
     )
     b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
     b.add_argument("--out", help="results directory, resumable: a rerun skips finished scenarios (required)")
