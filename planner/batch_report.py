@@ -35,7 +35,7 @@ import pandas as pd
 
 from planner.batch_scenarios import PLAN_COLUMNS
 from planner.batch_store import FINAL_STATUSES, Store
-from planner.textfmt import sig4
+from planner.textfmt import color_scheme, sig4
 
 OK = ("optimal", "time_limit")
 TOP = 10
@@ -157,8 +157,12 @@ def _relaxation(text: Any) -> str:
 # ------------------------------------------------------------------------------------------- charts
 def cost_chart(ok: pd.DataFrame, title: str) -> dict[str, Any]:
     """Vega-Lite: up-front vs run cost, colour = GPU, shape = buy/rent (data inline)."""
-    cols = ["id", "gpu", "server", "nodes", "purchase", "site", "upfront_usd", "cost_usd", "time_to_train_days"]
+    cols = ["id", "gpu", "precision", "server", "nodes", "purchase", "site", "upfront_usd", "cost_usd"]
+    cols.append("time_to_train_days")
     values = json.loads(ok[[c for c in cols if c in ok]].to_json(orient="records"))
+    n_gpus = int(ok["gpu"].nunique()) if "gpu" in ok else 0
+    # a colour of its own per GPU type (Vega's default repeats its 10 colours; views.gpu_colors for the app)
+    scheme = color_scheme(n_gpus)
     return {
         "title": title,
         "width": 520,
@@ -173,10 +177,15 @@ def cost_chart(ok: pd.DataFrame, title: str) -> dict[str, Any]:
                 "scale": {"zero": False},
             },
             "y": {"field": "cost_usd", "type": "quantitative", "title": MEASURE["total"][1], "scale": {"zero": False}},
-            "color": {"field": "gpu", "type": "nominal", "title": "GPU"},
+            "color": {"field": "gpu", "type": "nominal", "title": "GPU", "scale": {"scheme": scheme}},
             "shape": {"field": "purchase", "type": "nominal", "title": "buy/rent"},
             "tooltip": [
-                {"field": c, "type": "nominal" if c in ("id", "gpu", "server", "purchase", "site") else "quantitative"}
+                {
+                    "field": c,
+                    "type": "nominal"
+                    if c in ("id", "gpu", "precision", "server", "purchase", "site")
+                    else "quantitative",
+                }
                 for c in cols
                 if c in ok
             ],

@@ -22,3 +22,12 @@ def sig4(v: float) -> str:
 def switches_text(count: int) -> str:
     """'1 switch', '171 switches' (was '1 switches')."""
     return f"{count:,} switch" + ("" if count == 1 else "es")
+
+
+COLOR_SCHEMES = {"tableau10": 10, "tableau20": 20}  # Vega's categorical schemes and how many colours each has
+
+
+def color_scheme(n: int) -> str:
+    """The Vega scheme that gives each of ``n`` categories a colour of its own (Vega's default, tableau10, repeats
+    its colours past 10; past 20, colours spaced along a continuous rainbow)."""
+    return next((k for k, size in COLOR_SCHEMES.items() if n <= size), "rainbow")

@@ -36,6 +36,7 @@ from planner.optimize import (
     precision_problem_text,
 )
 from planner.schemas import Gpu, Precision, Server, Workload
+from planner.textfmt import color_scheme
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -713,19 +714,14 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     return best[[*cols, "bottleneck"]]
 
 
-COLOR_SCHEMES = {"tableau10": 10, "tableau20": 20}  # Vega's categorical schemes and how many colours each has
-
-
 def gpu_colors(gpus: pd.Series) -> Any:
-    """A colour scale with a colour of its own for each GPU type: Vega's default scheme has 10 colours and repeats
-    them, so with the whole catalog (14+ GPU types) two curves -- a100-pcie and mi325x -- shared one blue and the
-    legend could not tell them apart. Past 20 types, the colours are spaced along a continuous rainbow."""
+    """A colour scale with a colour of its own for each GPU type (textfmt.color_scheme): Vega's default scheme has
+    10 colours and repeats them, so with the whole catalog (14+ GPU types) two curves -- a100-pcie and mi325x --
+    shared one blue and the legend could not tell them apart."""
     alt = _alt()
     n = int(pd.Series(gpus).nunique())
-    for scheme, size in COLOR_SCHEMES.items():
-        if n <= size:
-            return alt.Scale(scheme=scheme)
-    return alt.Scale(scheme="rainbow", count=n)
+    scheme = color_scheme(n)
+    return alt.Scale(scheme=scheme, count=n) if scheme == "rainbow" else alt.Scale(scheme=scheme)
 
 
 def scaling_chart(

@@ -15,7 +15,8 @@ import pytest
 
 from planner.data import Catalog
 from planner.optimize import PlanRequest, PlanResult, solve
-from planner.views import COLOR_SCHEMES, breakdown_chart, breakdown_frame, scaling_chart, scaling_frame
+from planner.textfmt import COLOR_SCHEMES
+from planner.views import breakdown_chart, breakdown_frame, scaling_chart, scaling_frame
 
 
 def _find(spec: Any, key: str) -> list[Any]:
@@ -92,3 +93,26 @@ def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() 
     assert bars["y"]["sort"] == ["pretrain", "lora-a", "eval-bert", "lora-b"]
     assert bars["color"]["legend"]["labelLimit"] == 0
     assert bars["x"]["scale"]["domain"] == [0, 8]  # the whole horizon, its last slot (7) included
+
+
+def test_the_batch_reports_cost_chart_gives_every_gpu_a_colour_and_says_the_precision() -> None:
+    """Was Vega's 10-colour default in report.html's chart too (a sweep over every GPU type repeats colours), and no
+    precision in its tooltip."""
+    import pandas as pd
+
+    from planner.batch_report import cost_chart
+
+    gpus = [f"gpu-{i}" for i in range(14)]
+    ok = pd.DataFrame(
+        {
+            "id": [f"s{i}" for i in range(14)],
+            "gpu": gpus,
+            "precision": ["bf16"] * 14,
+            "upfront_usd": [1e6 + i for i in range(14)],
+            "cost_usd": [1e4 + i for i in range(14)],
+            "purchase": ["buy"] * 14,
+        }
+    )
+    enc = cost_chart(ok, "t")["encoding"]
+    assert COLOR_SCHEMES[enc["color"]["scale"]["scheme"]] >= 14
+    assert "precision" in [t["field"] for t in enc["tooltip"]]
