@@ -8,16 +8,20 @@ incumbent (with its gap), or absent, and the caller decides what to load.
 The time limit is HiGHS's own and an interrupt callback polled in its MIP search and simplex
 (``deadline_interrupt``). Where HiGHS does not poll it (the fleet MIP's root phase after its first cut round ran
 42-53 s against a 25 s limit, planner/fleet.py (viii)), ``solve_model(..., isolate=True)`` runs HiGHS in a
-spawned child process, handed the same arrays, and kills it (SIGKILL) when it has not answered within the
-limit plus ISOLATE_GRACE_S. The child starts a fresh interpreter and imports this package (about 1-1.5 s of
-the limit on a shared machine), so only solves that need it are isolated.
+child process (``python -c``: a fresh interpreter that runs no script of the parent's again), handed the same
+arrays pickled on its stdin, and kills it (SIGKILL) when it has not answered within the limit plus
+ISOLATE_GRACE_S. The child imports this package (about 1-1.5 s of the limit on a shared machine), so only
+solves that need it are isolated.
 """
 
 from __future__ import annotations
 
 import enum
-import multiprocessing
-import signal
+import importlib
+import os
+import pickle
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -246,38 +250,70 @@ def _child(problem: dict[str, Any], options: SolverOptions, deadline_epoch_s: fl
         conn.send(_run(h, max(0.0, deadline_epoch_s - time.time())))
     except Exception as exc:  # reported to the parent as an error status, never a traceback there
         conn.send({"error": f"{exc.__class__.__name__}: {exc}"})
-    finally:
-        conn.close()
+
+
+class _Answer:
+    """The child's way back: one pickled object on the file descriptor its stdout was on."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def send(self, obj: Any) -> None:
+        pickle.dump(obj, self.fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.fh.flush()
+
+
+def _child_main(target_spec: str) -> None:
+    """The child process's entry (``python -c``, so that no script of the parent is run again, as a spawned
+    multiprocessing child would): reads (problem, options, deadline) pickled on stdin, runs the target
+    ("module:function", ``_child`` unless a test names another) and answers on the original stdout, which is
+    moved aside first so that nothing else printed can mix with the answer."""
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    module, name = target_spec.split(":")
+    target = getattr(importlib.import_module(module), name)
+    problem, options, deadline = pickle.load(sys.stdin.buffer)
+    target(problem, options, deadline, _Answer(answer))
+    answer.close()
 
 
 def _in_child(problem: dict[str, Any], options: SolverOptions, time_limit_s: float, target: Any) -> dict[str, Any]:
-    """``target(problem, options, deadline, conn)`` (``_child``) in a spawned child process, waited for until the
-    time limit plus ISOLATE_GRACE_S and killed (SIGKILL) then: its result, or a NO_SOLUTION / ERROR result saying
-    why there is none."""
+    """``target(problem, options, deadline, conn)`` (``_child``) in a child process (a fresh interpreter that
+    imports this module), waited for until the time limit plus ISOLATE_GRACE_S and killed (SIGKILL) then: its
+    result, or a NO_SOLUTION / ERROR result saying why there is none."""
     t1 = time.perf_counter()
-    ctx = multiprocessing.get_context("spawn")  # not fork: HiGHS's thread pool in this process may hold locks
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=target, args=(problem, options, time.time() + time_limit_s, send), daemon=True)
+    payload = pickle.dumps((problem, options, time.time() + time_limit_s), protocol=pickle.HIGHEST_PROTOCOL)
+    code = "import sys; from planner.solver import _child_main; _child_main(sys.argv[1])"
+    spec = f"{target.__module__}:{target.__qualname__}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the modules this process has
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, spec],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     res: dict[str, Any] | None = None
+    killed = False
     try:
-        proc.start()
-        send.close()
-        if recv.poll(max(0.0, t1 + time_limit_s + ISOLATE_GRACE_S - time.perf_counter())):
-            res = recv.recv()
-    except EOFError:  # the child died without a word
+        wait = max(0.0, t1 + time_limit_s + ISOLATE_GRACE_S - time.perf_counter())
+        out, _ = proc.communicate(payload, timeout=wait)
+        res = pickle.loads(out) if out else None
+    except subprocess.TimeoutExpired:
+        killed = True
+    except (pickle.UnpicklingError, EOFError):  # a partial answer: the child died while it wrote
         res = None
     finally:
-        if proc.is_alive():
+        if proc.poll() is None:
             proc.kill()
-        proc.join()
-        recv.close()
+        proc.communicate()
     empty = {"objective": float("nan"), "bound": float("nan"), "nodes": 0, "iterations": 0, "x": None}
     solve_s = time.perf_counter() - t1
     if res is None:
         why = (
             f"killed at the time limit ({time_limit_s:.1f} s + {ISOLATE_GRACE_S:g} s): HiGHS did not stop"
-            if proc.exitcode == -signal.SIGKILL
-            else f"the HiGHS process ended without an answer (exit code {proc.exitcode})"
+            if killed
+            else f"the HiGHS process ended without an answer (exit code {proc.returncode})"
         )
         return {**empty, "status": SolverStatus.NO_SOLUTION, "highs_status": why, "solve_s": solve_s, "lost": True}
     if "error" in res:

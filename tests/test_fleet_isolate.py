@@ -6,9 +6,10 @@ within the call's limit (planner/fleet.py (viii): HiGHS's root phase on the 50-j
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from typing import Any
 from unittest import mock
@@ -50,18 +51,33 @@ def test_an_isolated_solve_answers_as_the_solve_in_this_process(toy: Catalog) ->
     assert there.keyed["N"] == pytest.approx(here.keyed["N"])
 
 
+class _Children:
+    """subprocess.Popen, recording the processes started (the HiGHS children)."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.real = subprocess.Popen
+
+    def __call__(self, *a: Any, **kw: Any) -> Any:
+        proc = self.real(*a, **kw)
+        self.procs.append(proc)
+        return proc
+
+
 def test_an_isolated_solve_that_never_answers_is_killed_at_its_time_limit(toy: Catalog) -> None:
     # the child ignores SIGTERM and would sleep 600 s: it is SIGKILLed at the limit + ISOLATE_GRACE_S and reaped,
     # and the report says there is no solution and why
     _req, m = side_by_side_start(toy)
+    children = _Children()
     t = time.perf_counter()
-    out = solve_model(m, SolverOptions(time_limit_s=2.0), isolate=True, child=_never_answers)
+    with mock.patch.object(subprocess, "Popen", children):
+        out = solve_model(m, SolverOptions(time_limit_s=2.0), isolate=True, child=_never_answers)
     took = time.perf_counter() - t
     assert out.unanswered and out.report.status == SolverStatus.NO_SOLUTION
     assert out.report.highs_status.startswith("killed at the time limit")
     assert out.values == {} and out.keyed == {}
     assert took < 2.0 + ISOLATE_GRACE_S + 5.0  # not the child's 600 s
-    assert multiprocessing.active_children() == []
+    assert len(children.procs) == 1 and children.procs[0].returncode == -signal.SIGKILL  # killed and reaped
 
 
 def test_an_isolated_solve_whose_process_dies_says_so(toy: Catalog) -> None:
@@ -93,10 +109,12 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
             kw["child"] = _never_answers
         return real(m, options, **kw)
 
+    children = _Children()
     with (
         mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0),
         mock.patch.object(fleet_mod, "ISOLATE_MODES", 0),
         mock.patch.object(fleet_mod, "solve_model", never),
+        mock.patch.object(subprocess, "Popen", children),
     ):
         t = time.perf_counter()
         plan = fleet(req, toy, explain=False)
@@ -107,7 +125,7 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
     assert plan.solver.objective is not None and plan.solver.objective == pytest.approx(starts[0], rel=1e-9)
     assert plan.solver.bound is not None and plan.solver.bound <= plan.solver.objective  # the LP relaxation's
     assert took < limit + 3.0  # the call's limit holds (the child would have slept 600 s)
-    assert multiprocessing.active_children() == []
+    assert len(children.procs) == 1 and children.procs[0].returncode == -signal.SIGKILL
     # the plan as returned is within every rule
     pools = fleet_mod.pools_of(toy, req)
     modes = fleet_mod.job_modes(toy, req, pools=pools)
@@ -123,3 +141,30 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
     best = fleet(req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": 60.0})}), toy)
     assert best.objective_value is not None and plan.objective_value is not None
     assert plan.objective_value >= best.objective_value * (1 - 1e-6) - 1e-4
+
+
+UNGUARDED_SCRIPT = """
+import pyomo.environ as pyo
+from planner.solver import SolverOptions, solve_model
+
+print("script ran")
+m = pyo.ConcreteModel()
+m.x = pyo.Var(range(3), domain=pyo.Binary)
+m.pick = pyo.Constraint(expr=sum(m.x[i] for i in range(3)) >= 2)
+m.objective = pyo.Objective(expr=3 * m.x[0] + 1 * m.x[1] + 2 * m.x[2])
+out = solve_model(m, SolverOptions(time_limit_s=60.0), isolate=True)
+print(out.report.status.value, round(out.report.objective or -1, 6))
+"""
+
+
+def test_an_isolated_solve_from_a_script_without_a_main_guard_runs_it_once(tmp_path: Any) -> None:
+    # a user's script that calls the planner at top level (no `if __name__ == "__main__":`), run as a real process:
+    # the child must not run the script again (a spawned multiprocessing child did, and then could not start its
+    # own process: no answer). Pick two of three at costs 3, 1, 2: the optimum is 3
+    script = tmp_path / "plan.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["script ran", "optimal 3.0"], done.stdout
