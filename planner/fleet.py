@@ -192,7 +192,8 @@ Constraints (one function each)
                    ``bench_fleet.py --no-root --time-limit 120``, one run each (load ~2-3), the call took 169.7 s
                    with HiGHS in this process (HiGHS 72.4 s where ~24 s were left; its bound $2,103,724, gap
                    10.77%) and 119.8 s isolated (killed at 24.4 s; the packed start $2,357,646 with the LP's
-                   bound, gap 11.25%) -- the limit holds, and the overrun's bound gain is given up.
+                   bound, gap 11.25%) -- the limit holds, and the overrun's bound gain is given up. Again with
+                   the child started by ``python -c`` (e0d26d5, load ~3): 119.9 s, killed at 15.7 s, the same.
                    What the 50-job bound lacks (LP relaxations, not kept): fixing the fabric of type-10 and
                    type-24 (hdr200 / ndr400 each) lifts the root LP $2,092,481 -> $2,113,770-$2,149,691, one type
                    alone (type-10 or type-24 on hdr200, the other not bought) $2,140,630 / $2,142,467; the LP
