@@ -733,7 +733,13 @@ def scaling_chart(
     xs = alt.X(
         "nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)", axis=alt.Axis(values=ticks)
     )
-    base = alt.Chart(frame).encode(x=xs, color=alt.Color("gpu:N", title="GPU", scale=gpu_colors(frame["gpu"])))
+    series, legend = "gpu", "GPU"
+    if "precision" in frame and frame["precision"].nunique() > 1:
+        # GPUs without the precision asked for compute in its fallback (fp4 in fp8, fp8 in bf16): said in the legend,
+        # not only in a tooltip -- never silent
+        frame = frame.assign(series=frame["gpu"] + " (" + frame["precision"] + ")")
+        series, legend = "series", "GPU (precision)"
+    base = alt.Chart(frame).encode(x=xs, color=alt.Color(f"{series}:N", title=legend, scale=gpu_colors(frame[series])))
     thr = base.mark_line(point=True).encode(
         y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
         tooltip=[

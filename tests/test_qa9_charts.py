@@ -116,3 +116,21 @@ def test_the_batch_reports_cost_chart_gives_every_gpu_a_colour_and_says_the_prec
     enc = cost_chart(ok, "t")["encoding"]
     assert COLOR_SCHEMES[enc["color"]["scale"]["scheme"]] >= 14
     assert "precision" in [t["field"] for t in enc["tooltip"]]
+
+
+def test_the_scaling_chart_says_which_gpus_compute_in_a_fallback_precision(shipped: Catalog) -> None:
+    """Was: with fp4 asked for, the A100 and H100 curves (computed in bf16 and fp8) were labelled by GPU alone, the
+    precision in a tooltip only."""
+    req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, precision="fp4", max_nodes=4)
+    frame = scaling_frame(shipped, req)
+    spec = scaling_chart(frame, None, 4).to_dict()
+    colors = [c for c in _find(spec, "color") if isinstance(c, dict) and "field" in c]
+    assert colors and {c["field"] for c in colors} == {"series"} and colors[0]["title"] == "GPU (precision)"
+    labels = set(_find(spec, "series")) | {
+        r["series"] for d in _find(spec, "datasets") for rows in d.values() for r in rows if "series" in r
+    }
+    assert "b200 (fp4)" in labels and "h100-sxm (fp8)" in labels and "a100-sxm-80gb (bf16)" in labels
+    bf16 = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, max_nodes=4)
+    spec16 = scaling_chart(scaling_frame(shipped, bf16), None, 4).to_dict()
+    plain = [c for c in _find(spec16, "color") if isinstance(c, dict) and "field" in c]
+    assert {c["field"] for c in plain} == {"gpu"}  # one precision: the GPU alone, as before
