@@ -162,6 +162,12 @@ class PlanRequest(BaseModel):
             raise ValueError(f"{info.field_name} must be a finite number (got {v}){hint}")
         return v
 
+    @field_validator("sites", "gpus", "servers", "fabrics", mode="before")
+    @classmethod
+    def _one_id(cls, v: Any) -> Any:
+        """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
+        return [v] if isinstance(v, str) else v
+
     @field_validator("owned", mode="before")
     @classmethod
     def _owned_mapping(cls, v: Any) -> Any:

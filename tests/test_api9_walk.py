@@ -274,3 +274,11 @@ def test_several_configurations_in_one_space_are_the_configurations_one_by_one(s
         est = planner.evaluate(shipped, {"model": "bert-large", **row.to_dict()})
         assert df["time_to_train_h"].iloc[i] == pytest.approx(est.time_to_train_h, rel=1e-12)
         assert df["facility_energy_kwh"].iloc[i] == pytest.approx(est.facility_energy_kwh, rel=1e-12)
+
+
+def test_a_request_reads_one_id_as_a_list_of_one() -> None:
+    """sites="us-colo" was 'Input should be a valid list', while evaluate_space takes servers="dgx-h100"."""
+    one = PlanRequest(**{**SMALL, "servers": "dgx-h100", "sites": "hydro-nordic", "gpus": "H100", "fabrics": "ndr400"})
+    assert one == PlanRequest(
+        **{**SMALL, "servers": ["dgx-h100"], "sites": ["hydro-nordic"], "gpus": ["H100"], "fabrics": ["ndr400"]}
+    )
