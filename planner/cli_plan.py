@@ -390,13 +390,8 @@ def render_result(res: Any) -> str:
         return "\n".join(lines)
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
-    summary = res.summary().splitlines()  # with the precision the plan computes in under its layout
-    from planner.views import purchase_text
-
-    p = res.plan
-    bought = f"{p.purchase} at {p.site}"
-    if summary and p.owned_nodes and summary[0].endswith(bought):  # what it adds to the owned servers, not 'buy'
-        summary[0] = summary[0][: -len(bought)] + purchase_text(p)
+    # with the precision the plan computes in under its layout, and what it adds to owned servers (purchase_text)
+    summary = res.summary().splitlines()
     lines = [f"{head} (objective: {res.objective})", *summary]
     if rep:
         lines.append(

@@ -305,7 +305,7 @@ class PlanResult(BaseModel):
         objective_text = f"{value:,.0f}" if self.objective == "cost" and abs(value) >= 1 else sig4(value)
         lines = [
             f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({switches_text(p.switches)}), "
-            f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {p.purchase} at {p.site}",
+            f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {purchase_text(p)}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  precision {p.estimate.precision}",  # the one the plan computes in (fp4 falls back to fp8 on a GPU)
             f"  time {sig4(p.time_to_train_days)} days; facility power {sig4(p.facility_power_kw)} kW; "
@@ -318,6 +318,18 @@ class PlanResult(BaseModel):
         if self.request.owned:
             lines.append("  " + owned_summary(p))
         return "\n".join(lines)
+
+
+def purchase_text(p: Plan) -> str:
+    """What the plan acquires, at which site: 'rent at us-colo', 'buy at us-colo', and with owned servers what it
+    adds to them ('buy 28 new nodes (+ 64 owned) at us-colo', 'nothing to buy: runs on 5 owned nodes at
+    us-colo') -- not 'buy' for a plan that buys nothing."""
+    if p.purchase != "buy" or not p.owned_nodes:
+        return f"{p.purchase} at {p.site}"
+    new = p.nodes - p.owned_nodes
+    if new == 0:
+        return f"nothing to buy: runs on {p.owned_nodes:,} owned node{'' if p.owned_nodes == 1 else 's'} at {p.site}"
+    return f"buy {new:,} new node{'' if new == 1 else 's'} (+ {p.owned_nodes:,} owned) at {p.site}"
 
 
 def owned_summary(p: Plan) -> str:
@@ -1178,7 +1190,32 @@ def _prepare(request: Any, catalog: Any) -> tuple[PlanRequest, Catalog]:
     cat = catalog_for(load_catalog() if catalog is None else check_catalog(catalog), req)
     check_precision(cat, req)
     check_caps(cat, req)
+    check_purchase(cat, req)
     return req, cat
+
+
+def check_purchase(catalog: Catalog, req: PlanRequest) -> None:
+    """Some allowed server can be acquired as the request asks (bought: it has a price -- owned servers of a type
+    are credited at its price too; rented: it has a rent), else bad input saying which way it can be had -- not an
+    infeasible request blamed on GPU memory."""
+    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
+    buyable = [s.id for s in servers if s.price_usd is not None]
+    rentable = [s.id for s in servers if s.rent_usd_per_month is not None]
+    names = ", ".join(s.id for s in servers)
+    if req.purchase == "buy" and not buyable:
+        how = " Rent them (--rent, or --either to compare)," if rentable else ""
+        raise PlannerInputError(
+            f"none of the allowed servers ({names}) can be bought: the catalog gives them no price.{how} "
+            "allow servers with a price, or add a price_usd to the catalog entry"
+        )
+    if req.purchase == "rent" and not rentable:
+        how = " Buy them (--buy, or --either to compare)," if buyable else ""
+        raise PlannerInputError(
+            f"none of the allowed servers ({names}) can be rented: the catalog gives them no rent.{how} "
+            "allow servers with a rent, or add a rent_usd_per_month to the catalog entry"
+        )
+    if not buyable and not rentable:
+        raise PlannerInputError(f"none of the allowed servers ({names}) has a price or a rent in the catalog")
 
 
 def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:
@@ -1313,11 +1350,18 @@ def _needed_in_units(name: str, value: float) -> float:
     return value / 24.0 if name == "deadline" else value
 
 
-def _phrase(name: str, needed: float, given: float | None = None, rent_past_years: float | None = None) -> str:
+def _phrase(
+    name: str,
+    needed: float,
+    given: float | None = None,
+    rent_past_years: float | None = None,
+    site_power: bool = False,
+) -> str:
     """How a relaxed requirement reads; stated minimums are rounded up so that typing them back suffices. With
     what was given, a deadline past a year is also said in years, and past ``rent_past_years`` (the life of
     bought servers, when renting is allowed too) as a run only rented servers can carry: a bought plan must end
-    within its servers' life (in_service), so such a deadline is met by no purchase."""
+    within its servers' life (in_service), so such a deadline is met by no purchase. ``site_power``: the power
+    limit is the site's envelope (the request gave none), said as such, not as what the user gave."""
     you = "" if given is None else " (you gave {})"
     if name == "deadline":
         s = f"a deadline of at least {_sig4(needed)} days"
@@ -1334,6 +1378,9 @@ def _phrase(name: str, needed: float, given: float | None = None, rent_past_year
         return s + (you.format(usd(given)) if given is not None else "")
     if name == "power":
         s = f"at least {_sig4(needed)} kW of power"
+        if given is not None and site_power:
+            envelope = _sig4(given, up=False)
+            return s + f" (the site's own envelope is {envelope} kW; a power limit you set, --power-kw, replaces it)"
         return s + (you.format(f"{_sig4(given, up=False)} kW") if given is not None else "")
     if name == "nodes":
         s = f"at least {int(needed):,} nodes"
@@ -1385,7 +1432,9 @@ def _infeasible(
                 given=given,
                 needed=needed,
                 unit=RELAX_UNITS[k],
-                message=_phrase(k, needed, given, req.life_years if req.purchase == "either" else None),
+                message=_phrase(
+                    k, needed, given, req.life_years if req.purchase == "either" else None, req.power_kw is None
+                ),
             )
         )
     outlived = _shortest_outlived(cat, req, horizon) if priced == 0 else None
@@ -1506,7 +1555,9 @@ def _pairs(
                         given=given,
                         needed=needed,
                         unit=RELAX_UNITS[k],
-                        message=_phrase(k, needed, given, req.life_years if req.purchase == "either" else None),
+                        message=_phrase(
+                            k, needed, given, req.life_years if req.purchase == "either" else None, req.power_kw is None
+                        ),
                     )
                 )
             out.append(

@@ -34,6 +34,7 @@ from planner.optimize import (
     node_ladder,
     owned_fabric,
     precision_problem_text,
+    purchase_text,
 )
 from planner.schemas import Gpu, Precision, Server, Workload
 from planner.textfmt import color_scheme
@@ -141,18 +142,6 @@ def plan_card(res: PlanResult) -> dict[str, str]:
             else {}
         ),
     }
-
-
-def purchase_text(p: Any) -> str:
-    """What the plan acquires, at which site: 'rent at us-colo', 'buy at us-colo', and with owned servers what it
-    adds to them ('buy 28 new nodes (+ 64 owned) at us-colo', 'nothing to buy: runs on 5 owned nodes at
-    us-colo') -- not 'buy' for a plan that buys nothing."""
-    if p.purchase != "buy" or not p.owned_nodes:
-        return f"{p.purchase} at {p.site}"
-    new = p.nodes - p.owned_nodes
-    if new == 0:
-        return f"nothing to buy: runs on {p.owned_nodes:,} owned node{'' if p.owned_nodes == 1 else 's'} at {p.site}"
-    return f"buy {new:,} new node{'' if new == 1 else 's'} (+ {p.owned_nodes:,} owned) at {p.site}"
 
 
 def plan_card_html(card: dict[str, str]) -> str:

@@ -86,13 +86,18 @@ def precision_on(gpu: Gpu, precision: str | None) -> str | None:
 
 
 def expected_input_error(cat: Catalog, r: PlanRequest) -> str | None:
-    """Why the request is bad input by the README (None if it is not): nothing allowed, or fp8/fp4 by name where
-    no allowed GPU has it."""
+    """Why the request is bad input by the README (None if it is not): nothing allowed, fp8/fp4 by name where
+    no allowed GPU has it, or no allowed server to be had as the purchase mode asks (bought: a price;
+    rented: a rent)."""
     servers = allowed(cat, r)
     if not servers:
         return "no server allowed"
     if r.precision in ("fp8", "fp4") and not any(has(cat.gpu(str(s.gpu)), r.precision) for s in servers):
         return f"no allowed GPU has {r.precision}"
+    buyable = any(s.price_usd is not None for s in servers)
+    rentable = any(s.rent_usd_per_month is not None for s in servers)
+    if (r.purchase == "buy" and not buyable) or (r.purchase == "rent" and not rentable):
+        return f"no allowed server can be had as '{r.purchase}' asks"
     return None
 
 

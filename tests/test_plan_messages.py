@@ -1,0 +1,69 @@
+"""What a plan, an infeasible request and bad input say, as the Python API writes them (the CLI and the app print
+the same): a plan on owned servers says what it adds to them, a power limit the request did not give is the site's,
+and a server that cannot be had as asked (bought without a price, rented without a rent) is bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.cli import main
+from planner.data import load_catalog
+from planner.errors import PlannerInputError
+from planner.optimize import PlanRequest, _phrase, solve
+
+
+def test_the_summary_of_a_plan_on_owned_servers_alone_says_it_buys_nothing() -> None:
+    # 4 owned dgx-a100-80gb carry 1e11 tokens of Llama 3 8B in 30 days at the least cost: the plan buys no node,
+    # and its first line says so (it said 'buy at us-colo', as a purchase of 4 nodes would)
+    res = solve(
+        PlanRequest(
+            model="llama3-8b",
+            tokens=1e11,
+            deadline_days=30,
+            gpus=["A100"],
+            objective="cost",
+            owned=[{"server": "dgx-a100-80gb", "count": 4}],
+        )
+    )
+    assert res.plan is not None and res.plan.nodes == res.plan.owned_nodes == 4
+    head = res.summary().splitlines()[0]
+    assert head.endswith("nothing to buy: runs on 4 owned nodes at us-colo"), head
+    assert "buy at" not in head
+
+
+def test_a_power_limit_from_the_site_is_said_as_the_sites_not_as_given() -> None:
+    # no power_kw in the request: the limit is the site's envelope (coal-heavy, 1,000 kW), and the relaxation says
+    # that, not '(you gave 1,000 kW)'; a power_kw the request gives is still 'you gave'
+    assert _phrase("power", 1500.0, 1000.0, site_power=True) == (
+        "at least 1,500 kW of power (the site's own envelope is 1,000 kW; a power limit you set, --power-kw, "
+        "replaces it)"
+    )
+    assert _phrase("power", 1500.0, 1000.0) == "at least 1,500 kW of power (you gave 1,000 kW)"
+    res = solve(PlanRequest(model="llama3-70b", tokens=2e12, deadline_days=3, sites=["coal-heavy"]))
+    assert res.plan is None and res.explanation is not None
+    power = [r for r in res.explanation.relaxations if r.requirement == "power"]
+    assert power and "the site's own envelope is 1,000 kW" in power[0].message
+    assert "you gave" not in power[0].message
+    given = solve(PlanRequest(model="llama3-70b", tokens=2e12, deadline_days=3, sites=["coal-heavy"], power_kw=900))
+    assert given.explanation is not None
+    assert any("(you gave 900 kW)" in r.message for r in given.explanation.relaxations if r.requirement == "power")
+
+
+def test_a_server_that_cannot_be_had_as_asked_is_bad_input_not_an_infeasible_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # rental-i5-13500-rtx4000 has a rent and no price: buying it is bad input that says to rent it (it was an
+    # infeasible plan blamed on GPU memory, exit 1); a dgx-h100 without a rent cannot be rented
+    with pytest.raises(PlannerInputError, match=r"rental-i5-13500-rtx4000\) can be bought: .*no price.*--rent"):
+        solve(PlanRequest(model="resnet50", epochs=1, deadline_days=5, servers=["rental-i5-13500-rtx4000"]))
+    assert main(["solve", "--model", "resnet50", "--epochs", "1", "--deadline-days", "5",
+                 "--servers", "rental-i5-13500-rtx4000", "--buy"]) == 2  # fmt: skip
+    assert "can be bought" in capsys.readouterr().err
+    cat = load_catalog()
+    h100 = cat.server("dgx-h100").model_copy(update={"rent_usd_per_month": None})
+    no_rent = cat.replace(servers={**cat.servers, "dgx-h100": h100})
+    with pytest.raises(PlannerInputError, match=r"\(dgx-h100\) can be rented: .*no rent.*--buy"):
+        solve(
+            PlanRequest(model="llama3-8b", tokens=1e10, deadline_days=30, servers=["dgx-h100"], purchase="rent"),
+            no_rent,
+        )
