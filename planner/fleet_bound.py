@@ -127,6 +127,24 @@ def _highs(lp: highspy.HighsLp, integer: bool, rows: list[tuple[np.ndarray, floa
     return h
 
 
+def _settled(h: Any) -> Any:
+    """The LP's status, re-solved from scratch when the warm-started dual simplex without presolve ends 'Unknown'
+    (it did on a tiny fleet whose LP is infeasible, with a switch price of 6e-81 USD: the bound then stopped at its
+    root): first with presolve, then with the interior-point solver; the options are restored after."""
+    status = h.getModelStatus()
+    for option, value, default in (("presolve", "on", "off"), ("solver", "ipm", "choose")):
+        if status != highspy.HighsModelStatus.kUnknown:
+            break
+        h.clearSolver()
+        h.setOptionValue(option, value)
+        try:
+            h.run()
+        finally:
+            h.setOptionValue(option, default)
+        status = h.getModelStatus()
+    return status
+
+
 def purchase_bound(
     m: pyo.ConcreteModel, incumbent: float | None, time_limit_s: float, leaf_mip_s: float = 0.0
 ) -> PurchaseBound:
@@ -167,7 +185,7 @@ def purchase_bound(
         if basis is not None:
             h.setBasis(basis)
         h.run()
-        status = h.getModelStatus()
+        status = _settled(h)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", math.inf, {}, None
         if status != highspy.HighsModelStatus.kOptimal:

@@ -94,3 +94,30 @@ def test_on_ten_jobs_the_bound_never_exceeds_the_mip_optimum(toy: Catalog) -> No
     for limit, leaf in ((0.5, 0.0), (30.0, 0.0), (30.0, 5.0)):
         res = purchase_bound(m, best.objective_value, limit, leaf_mip_s=leaf)
         assert res.root - 1e-6 <= res.bound <= best.objective_value * (1 + 1e-6) + 1e-3, (limit, leaf)
+
+
+class _Replay:
+    """A hypothesis ``data`` stand-in that returns recorded draws in order (replays a found example exactly)."""
+
+    def __init__(self, draws: list[Any]) -> None:
+        self.draws = list(draws)
+
+    def draw(self, strategy: Any, label: Any = None) -> Any:
+        return self.draws.pop(0)
+
+
+def test_an_infeasible_lp_that_the_dual_simplex_leaves_unknown_is_proved_infeasible() -> None:
+    # Found by hypothesis (test_the_purchase_bound_lies_between_the_root_lp_and_the_optimum): one server type, a
+    # toy-cheap fabric whose switches cost 6.4e-81 USD, two jobs due in the one 6-hour slot, two owned nodes that
+    # retire within it, a 0.33 kW site. The LP is infeasible; the warm-started dual simplex without presolve ended
+    # 'Unknown', so the bound stopped at its root (complete False, root -inf). Now it re-solves with presolve.
+    draws = [1, 27114.41940360533, 15929.233678469489, "month", 47.4820283362757, 2.00001, 624.1666927690313]
+    draws += [6.392772871494956e-81, 241.34920561638233, 3716.4429772847634, 1, 6.0, 2, 0, 1000000.0, 0]
+    draws += [87.29458427827647, 0, 2999999.9999999995, 0, None, True, "s0", 1.0826637845194451, 2, "toy-cheap", 1]
+    draws += ["buy", "cost", None, 0.333738349333926]
+    cat, req = _tiny(_Replay(draws))
+    pools = pools_of(cat, req)
+    modes = job_modes(cat, req, pools=pools)
+    res = purchase_bound(build_fleet_model(cat, req, modes, pools), None, 30.0, leaf_mip_s=30.0)
+    assert res.complete and math.isinf(res.root) and math.isinf(res.bound)
+    assert math.isinf(_enumerate(cat, req))  # brute force: no plan either
