@@ -389,15 +389,11 @@ def writable_file(path: str, option: str) -> Path:
 
 
 def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
-    """model.model_validate(data), a ValidationError turned into a PlannerInputError naming each field."""
-    from pydantic import ValidationError
+    """model.model_validate(data), a ValidationError turned into a PlannerInputError naming each field (the API's
+    rule, planner.model.validated)."""
+    from planner.model import validated as api_validated
 
-    from planner.errors import PlannerInputError, describe_validation_error
-
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise PlannerInputError(describe_validation_error(exc, where)) from None
+    return api_validated(model, data, where)
 
 
 FIRST_TICK_S, TICK_S = 3.0, 1.0

@@ -219,6 +219,7 @@ import math
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -232,7 +233,7 @@ from planner import cost as cost_mod
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError, describe_validation_error
-from planner.model import Space, Work, evaluate_space, work_from
+from planner.model import Space, Work, check_catalog, evaluate_space, validated, work_from
 from planner.schemas import Precision, Server
 from planner.solver import Solved, SolverOptions, SolverReport, SolverStatus, current_solution, solve_model
 
@@ -2025,8 +2026,13 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
 
     ``req.solver.time_limit_s`` is the whole call's, the explanation's re-solves included (``_explain``: they
     share what is left of it, and the explanation says when it was cut short)."""
-    req = request if isinstance(request, FleetRequest) else FleetRequest.model_validate(request)
-    cat = catalog or load_catalog()
+    if isinstance(request, (str, Path)):
+        raise PlannerInputError(
+            f"fleet() takes a FleetRequest or a dict of its fields, not a path ({str(request)!r}): "
+            "fleet(planner.load_fleet_request(path)) reads a YAML file"
+        )
+    req = validated(FleetRequest, request, "fleet request")
+    cat = load_catalog() if catalog is None else check_catalog(catalog)
     cat.site(req.site)
     for j in req.jobs:
         cat.workload(j.model)

@@ -67,3 +67,16 @@ def test_a_server_that_cannot_be_had_as_asked_is_bad_input_not_an_infeasible_pla
             PlanRequest(model="llama3-8b", tokens=1e10, deadline_days=30, servers=["dgx-h100"], purchase="rent"),
             no_rent,
         )
+
+
+def test_the_fleet_api_says_what_is_wrong_with_its_arguments() -> None:
+    # as solve does: a bad field is a PlannerInputError naming it (was pydantic's ValidationError), a path says
+    # how to read a YAML file (was a ValidationError), a wrong catalog type says what to pass (was AttributeError)
+    from planner.fleet import fleet, load_fleet_request
+
+    with pytest.raises(PlannerInputError, match=r"fleet request: .*slots: Input should be greater than or equal"):
+        fleet({"slots": -1, "jobs": []})
+    with pytest.raises(PlannerInputError, match=r"not a path .*load_fleet_request\(path\)"):
+        fleet("examples/fleet.yaml")  # type: ignore[arg-type]
+    with pytest.raises(PlannerInputError, match=r"catalog must be a planner\.Catalog"):
+        fleet(load_fleet_request("examples/fleet.yaml"), "catalog")  # type: ignore[arg-type]
