@@ -279,7 +279,10 @@ class Job(BaseModel):
     @model_validator(mode="after")
     def _window(self) -> Job:
         if self.due_slot < self.release_slot:
-            raise ValueError("due_slot must not be before release_slot")
+            raise ValueError(
+                f"due_slot ({self.due_slot}) must not be before release_slot ({self.release_slot}): the job may "
+                f"run from its release slot to its due slot, both included"
+            )
         return self
 
 

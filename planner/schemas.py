@@ -527,7 +527,7 @@ class Configuration(Strict):
     """Number of nodes."""
     fabric: str | None = None
     """Fabric id; null = the server's first listed fabric."""
-    power_cap: Annotated[float, Field(gt=0, le=1)] = 1.0
+    power_cap: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
     """GPU power limit as a fraction of TDP."""
     global_batch: Annotated[int, Field(ge=1)] | None = None
     """Global batch; null = the workload's default, grown to keep every GPU busy."""
@@ -541,7 +541,7 @@ class Configuration(Strict):
     """Buy (capex amortized over the life) or rent."""
     layout: Layout | None = None
     """Parallel layout; null = the fastest that fits."""
-    life_years: Annotated[float, Field(gt=0, le=15)] = 4.0
+    life_years: Annotated[float, Field(gt=0, le=15, allow_inf_nan=False)] = 4.0
     """Amortization life for bought hardware, years."""
     failures: bool = True
     """Account for failures, restarts and checkpoints (goodput, planner/reliability.py); false = a run that

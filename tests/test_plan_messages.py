@@ -80,3 +80,12 @@ def test_the_fleet_api_says_what_is_wrong_with_its_arguments() -> None:
         fleet("examples/fleet.yaml")  # type: ignore[arg-type]
     with pytest.raises(PlannerInputError, match=r"catalog must be a planner\.Catalog"):
         fleet(load_fleet_request("examples/fleet.yaml"), "catalog")  # type: ignore[arg-type]
+
+
+def test_a_configuration_with_a_non_finite_cap_or_life_says_it_must_be_finite() -> None:
+    # was 'Input should be less than or equal to 1' for a NaN cap (NaN compares false with everything)
+    from planner.model import evaluate
+
+    for field in ("power_cap", "life_years"):
+        with pytest.raises(PlannerInputError, match=rf"{field}: Input should be a finite number"):
+            evaluate(load_catalog(), {"model": "llama3-8b", "server": "dgx-h100", "nodes": 1, field: float("nan")})

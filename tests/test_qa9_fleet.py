@@ -46,7 +46,7 @@ def test_a_backwards_window_names_the_job() -> None:
     spec = with_job(1, release_slot=6, due_slot=5)  # burst-8b
     with pytest.raises(PlannerInputError) as exc:
         upload(spec)
-    assert "job burst-8b" in str(exc.value) and "due_slot must not be before release_slot" in str(exc.value)
+    assert "job burst-8b" in str(exc.value) and "due_slot (5) must not be before release_slot (6)" in str(exc.value)
     assert "Value error" not in str(exc.value)
 
 
