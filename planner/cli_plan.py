@@ -464,6 +464,7 @@ def cmd_pareto(args: argparse.Namespace) -> int:
                     "server",
                     "precision",
                     "nodes",
+                    *(["owned_nodes"] if "owned_nodes" in named else []),  # of the nodes, those owned
                     "fabric",
                     "power_cap",
                     "purchase",

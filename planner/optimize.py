@@ -1680,6 +1680,8 @@ def pareto(
                 "time_to_train_days": float(r["time_to_train_h"]) / 24.0,
                 "facility_power_kw": float(r["facility_power_kw"]),
                 "solver_status": rep.status.value,
+                # of the point's nodes, those already owned (the rest are bought), as a plan of it says
+                **({"owned_nodes": plan_from_row(cat, req, r).owned_nodes} if req.owned else {}),
             }
         )
     front = pd.DataFrame(rows).drop_duplicates(subset=[x, y]).reset_index(drop=True)

@@ -89,3 +89,23 @@ def test_a_configuration_with_a_non_finite_cap_or_life_says_it_must_be_finite() 
     for field in ("power_cap", "life_years"):
         with pytest.raises(PlannerInputError, match=rf"{field}: Input should be a finite number"):
             evaluate(load_catalog(), {"model": "llama3-8b", "server": "dgx-h100", "nodes": 1, field: float("nan")})
+
+
+def test_a_pareto_front_with_owned_servers_says_how_many_of_each_points_nodes_are_owned() -> None:
+    # 8 owned dgx-a100-80gb on its first fabric: a bought point of that type and fabric runs on min(nodes, 8) owned
+    # nodes, every other point on none (as a plan of it says); without owned servers the column is absent
+    from planner.optimize import pareto
+
+    req = PlanRequest(
+        model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["A100"], owned=[{"server": "dgx-a100-80gb", "count": 8}]
+    )
+    owned_fabric = load_catalog().server("dgx-a100-80gb").fabrics[0]
+    front = pareto(req, x="cost", y="energy", points=4)
+    assert "owned_nodes" in front
+    for _, r in front.iterrows():
+        on_owned = (r["server"], r["fabric"], r["purchase"]) == ("dgx-a100-80gb", owned_fabric, "buy")
+        expected = min(int(r["nodes"]), 8) if on_owned else 0
+        assert r["owned_nodes"] == expected
+    assert (front["owned_nodes"] > 0).any()
+    plain = pareto(req.model_copy(update={"owned": []}), x="cost", y="energy", points=3)
+    assert "owned_nodes" not in plain
