@@ -316,8 +316,15 @@ class FleetRequest(BaseModel):
     power_kw: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="facility power per slot (default: the site's envelope)"
     )
-    gpus: list[str] | None = None
-    servers: list[str] | None = None
+    gpus: list[str] | None = Field(
+        None,
+        description="GPUs new servers may be bought or rented with (ids, families or id starts; default: any). "
+        "Owned servers serve whatever their GPU: a fleet runs on what the team has (a single-job solve, in "
+        "contrast, plans only on the allowed GPUs and leaves owned servers outside them unused)",
+    )
+    servers: list[str] | None = Field(
+        None, description="server types new servers may be bought or rented as (default: any); owned ones serve"
+    )
     fabrics: list[str] | None = Field(None, description="fabrics new servers may be bought on (default: any)")
     power_caps: list[float] = Field(default_factory=lambda: [0.7, 1.0])
     max_nodes: int = Field(DEFAULT_MAX_NODES, ge=1, le=100_000, description="most nodes bought or rented per pool")
