@@ -127,7 +127,7 @@ def _highs(lp: highspy.HighsLp, integer: bool, rows: list[tuple[np.ndarray, floa
     return h
 
 
-def _settled(h: Any) -> Any:
+def _settled(h: Any, deadline: list[float]) -> Any:
     """The LP's status, re-solved from scratch when the warm-started dual simplex without presolve ends 'Unknown'
     (it did on a tiny fleet whose LP is infeasible, with a switch price of 6e-81 USD: the bound then stopped at its
     root): first with presolve, then with the interior-point solver; the options are restored after."""
@@ -137,10 +137,13 @@ def _settled(h: Any) -> Any:
             break
         h.clearSolver()
         h.setOptionValue(option, value)
+        # bounded by the caller's deadline (the interrupt callback is the simplex's; interior point does not poll it)
+        h.setOptionValue("time_limit", h.getRunTime() + max(0.0, deadline[0] - time.perf_counter()))
         try:
             h.run()
         finally:
             h.setOptionValue(option, default)
+            h.setOptionValue("time_limit", highspy.kHighsInf)
         status = h.getModelStatus()
     return status
 
@@ -185,7 +188,7 @@ def purchase_bound(
         if basis is not None:
             h.setBasis(basis)
         h.run()
-        status = _settled(h)
+        status = _settled(h, deadline)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", math.inf, {}, None
         if status != highspy.HighsModelStatus.kOptimal:

@@ -20,6 +20,7 @@ import enum
 import importlib
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import time
@@ -268,6 +269,7 @@ def _child_main(target_spec: str) -> None:
     multiprocessing child would): reads (problem, options, deadline) pickled on stdin, runs the target
     ("module:function", ``_child`` unless a test names another) and answers on the original stdout, which is
     moved aside first so that nothing else printed can mix with the answer."""
+    _die_with_parent()
     answer = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     module, name = target_spec.split(":")
@@ -275,6 +277,26 @@ def _child_main(target_spec: str) -> None:
     problem, options, deadline = pickle.load(sys.stdin.buffer)
     target(problem, options, deadline, _Answer(answer))
     answer.close()
+    # nothing after the answer matters: skip the interpreter's teardown (HiGHS's thread pool, modules, atexit),
+    # which took 0.8-1.4 s on a loaded 2-core machine -- past ISOLATE_GRACE_S, so a parent waiting for the exit
+    # had killed a child that had answered
+    os._exit(0)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel SIGKILLs this process when its parent dies (prctl PR_SET_PDEATHSIG), so a parent killed by
+    SIGTERM or SIGKILL, which runs no ``finally``, leaves no HiGHS running on; a parent already gone: exit now.
+    Elsewhere nothing (the child then stops at its own deadline, or when HiGHS next polls)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:
+        os._exit(1)
 
 
 def _in_child(problem: dict[str, Any], options: SolverOptions, time_limit_s: float, target: Any) -> dict[str, Any]:
@@ -286,27 +308,34 @@ def _in_child(problem: dict[str, Any], options: SolverOptions, time_limit_s: flo
     code = "import sys; from planner.solver import _child_main; _child_main(sys.argv[1])"
     spec = f"{target.__module__}:{target.__qualname__}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the modules this process has
+    # -P: the current directory is not put first on the child's path (a cwd holding another planner/ would be
+    # imported instead of the parent's)
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, spec],
+        [sys.executable, "-P", "-c", code, spec],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
     )
-    res: dict[str, Any] | None = None
+    out = b""
     killed = False
     try:
         wait = max(0.0, t1 + time_limit_s + ISOLATE_GRACE_S - time.perf_counter())
         out, _ = proc.communicate(payload, timeout=wait)
-        res = pickle.loads(out) if out else None
     except subprocess.TimeoutExpired:
         killed = True
-    except (pickle.UnpicklingError, EOFError):  # a partial answer: the child died while it wrote
-        res = None
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate()
+        rest, _ = proc.communicate()  # what the child wrote before it was killed (or everything, on an exception)
+        out = out or rest or b""
+    res: dict[str, Any] | None = None
+    try:
+        res = pickle.loads(out) if out else None  # a whole answer counts even when the exit came too late
+    except (pickle.UnpicklingError, EOFError, ValueError):  # a partial answer: the child died while it wrote
+        res = None
+    if res is not None:
+        killed = False
     empty = {"objective": float("nan"), "bound": float("nan"), "nodes": 0, "iterations": 0, "x": None}
     solve_s = time.perf_counter() - t1
     if res is None:
@@ -316,8 +345,8 @@ def _in_child(problem: dict[str, Any], options: SolverOptions, time_limit_s: flo
             else f"the HiGHS process ended without an answer (exit code {proc.returncode})"
         )
         return {**empty, "status": SolverStatus.NO_SOLUTION, "highs_status": why, "solve_s": solve_s, "lost": True}
-    if "error" in res:
-        return {**empty, "status": SolverStatus.ERROR, "highs_status": res["error"], "solve_s": solve_s}
+    if "error" in res:  # no answer either: the caller falls back as for a lost child (``unanswered``)
+        return {**empty, "status": SolverStatus.ERROR, "highs_status": res["error"], "solve_s": solve_s, "lost": True}
     return {**res, "solve_s": solve_s}
 
 
