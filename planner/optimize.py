@@ -39,7 +39,7 @@ from planner.model import (
     validated,
     work_from,
 )
-from planner.schemas import Configuration, Estimate, Precision
+from planner.schemas import Configuration, Estimate, Precision, Server
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 from planner.textfmt import sig4, switches_text
 
@@ -1191,7 +1191,35 @@ def _prepare(request: Any, catalog: Any) -> tuple[PlanRequest, Catalog]:
     check_precision(cat, req)
     check_caps(cat, req)
     check_purchase(cat, req)
+    check_rented_caps(cat, req)
     return req, cat
+
+
+def check_rented_caps(catalog: Catalog, req: PlanRequest) -> None:
+    """Bad input when every way the request may acquire its allowed servers is ruled out by its power caps because
+    the rented ones run at full power (``power_cap_settable: false``: the provider sets the GPU's limit) -- said so,
+    not as a plan that fits no GPU memory. Runs after check_caps and check_purchase."""
+
+    def settable(s: Server, c: float) -> bool:
+        g = catalog.gpu(s.gpu or "")
+        return g.min_power_limit_w / g.tdp_w - 1e-9 <= c <= g.max_power_limit_w / g.tdp_w + 1e-9
+
+    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
+    can_buy = req.purchase in ("buy", "either") and any(
+        s.price_usd is not None and settable(s, c) for s in servers for c in req.power_caps
+    )
+    rentable = [s for s in servers if s.rent_usd_per_month is not None] if req.purchase in ("rent", "either") else []
+    can_rent = any(
+        (settable(s, c) if s.power_cap_settable else abs(c - 1.0) <= 1e-9) for s in rentable for c in req.power_caps
+    )
+    fixed = [s.id for s in rentable if not s.power_cap_settable]
+    if can_buy or can_rent or not fixed:
+        return
+    raise PlannerInputError(
+        f"rented {', '.join(fixed)} run at full power (the provider sets the GPU power limit), and the power caps "
+        f"{', '.join(f'{c:g}' for c in req.power_caps)} leave out 1.0: add 1.0 to power_caps (--power-caps), or buy "
+        "(--buy / --either)"
+    )
 
 
 def check_purchase(catalog: Catalog, req: PlanRequest) -> None:

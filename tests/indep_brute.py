@@ -87,8 +87,9 @@ def precision_on(gpu: Gpu, precision: str | None) -> str | None:
 
 def expected_input_error(cat: Catalog, r: PlanRequest) -> str | None:
     """Why the request is bad input by the README (None if it is not): nothing allowed, fp8/fp4 by name where
-    no allowed GPU has it, or no allowed server to be had as the purchase mode asks (bought: a price;
-    rented: a rent)."""
+    no allowed GPU has it, no allowed server to be had as the purchase mode asks (bought: a price; rented: a
+    rent), caps no allowed GPU can be set to, or caps without 1.0 where every way left is a rent offer that runs
+    at full power (power_cap_settable: false)."""
     servers = allowed(cat, r)
     if not servers:
         return "no server allowed"
@@ -98,6 +99,22 @@ def expected_input_error(cat: Catalog, r: PlanRequest) -> str | None:
     rentable = any(s.rent_usd_per_month is not None for s in servers)
     if (r.purchase == "buy" and not buyable) or (r.purchase == "rent" and not rentable):
         return f"no allowed server can be had as '{r.purchase}' asks"
+
+    def in_range(s: Server, c: float) -> bool:
+        g = cat.gpu(str(s.gpu))
+        return g.min_power_limit_w / g.tdp_w - 1e-9 <= c <= g.max_power_limit_w / g.tdp_w + 1e-9
+
+    if not any(in_range(s, c) for s in servers for c in r.power_caps):
+        return "no allowed GPU can be set to any of the caps"
+    can_buy = r.purchase != "rent" and any(
+        s.price_usd is not None and in_range(s, c) for s in servers for c in r.power_caps
+    )
+    rented = [s for s in servers if s.rent_usd_per_month is not None] if r.purchase != "buy" else []
+    can_rent = any(
+        (in_range(s, c) if s.power_cap_settable else abs(c - 1.0) <= 1e-9) for s in rented for c in r.power_caps
+    )
+    if not can_buy and not can_rent and any(not s.power_cap_settable for s in rented):
+        return "rented servers run at full power and the caps leave out 1.0"
     return None
 
 

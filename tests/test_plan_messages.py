@@ -109,3 +109,16 @@ def test_a_pareto_front_with_owned_servers_says_how_many_of_each_points_nodes_ar
     assert (front["owned_nodes"] > 0).any()
     plain = pareto(req.model_copy(update={"owned": []}), x="cost", y="energy", points=3)
     assert "owned_nodes" not in plain
+
+
+def test_rented_servers_at_full_power_only_with_caps_below_full_power_are_bad_input() -> None:
+    # the shipped DGX/HGX rent offers do not let the renter set the GPU power limit (power_cap_settable: false):
+    # renting them with caps [0.6] was 'infeasible: no parallel layout fits GPU memory'; now it says why and what to
+    # do; with 1.0 among the caps, or buying allowed, it plans
+    servers = ["dgx-a100-80gb", "dgx-h100", "hgx-h200"]
+    assert not any(load_catalog().server(s).power_cap_settable for s in servers)
+    base = {"model": "resnet50", "deadline_days": 30, "servers": servers}
+    with pytest.raises(PlannerInputError, match=r"run at full power .*add 1\.0 to power_caps"):
+        solve({**base, "purchase": "rent", "power_caps": [0.6]})
+    assert solve({**base, "purchase": "rent", "power_caps": [0.6, 1.0]}).plan is not None
+    assert solve({**base, "purchase": "either", "power_caps": [0.6]}).plan is not None
