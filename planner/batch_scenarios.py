@@ -173,8 +173,10 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
 
     # an empty field (a CSV cell left empty, or null) is its default, as the CSV format says: owned, sites, max_nodes
     # ... were refused as 'Input should be a valid list (got None)'
-    fields = {k: v for k, v in s.items() if k not in ("id", "framework") and k not in OVERRIDES and v is not None}
-    unknown = sorted(set(fields) - set(PlanRequest.model_fields))
+    named = {k for k in s if k not in ("id", "framework") and k not in OVERRIDES}
+    fields = {k: v for k, v in s.items() if k in named and v is not None}
+    # a misspelt field is named even when it is empty (a CSV column whose cells are blank was dropped silently)
+    unknown = sorted(named - set(PlanRequest.model_fields))
     if unknown:  # a typo: the nearest field, and every one a scenario may set
         import difflib
 

@@ -1378,18 +1378,27 @@ def _needed_in_units(name: str, value: float) -> float:
     return value / 24.0 if name == "deadline" else value
 
 
+def _site_power(req: PlanRequest) -> str | None:
+    """Where the power limit came from when the request gave none: one site's envelope ('site') or the largest of
+    several ('sites'); None when the request gave power_kw."""
+    if req.power_kw is not None:
+        return None
+    return "site" if len(req.sites) == 1 else "sites"
+
+
 def _phrase(
     name: str,
     needed: float,
     given: float | None = None,
     rent_past_years: float | None = None,
-    site_power: bool = False,
+    site_power: str | None = None,
 ) -> str:
     """How a relaxed requirement reads; stated minimums are rounded up so that typing them back suffices. With
     what was given, a deadline past a year is also said in years, and past ``rent_past_years`` (the life of
     bought servers, when renting is allowed too) as a run only rented servers can carry: a bought plan must end
     within its servers' life (in_service), so such a deadline is met by no purchase. ``site_power``: the power
-    limit is the site's envelope (the request gave none), said as such, not as what the user gave."""
+    limit is the site's envelope ('site') or the largest of the allowed sites' ('sites'), the request having given
+    none: said as such, not as what the user gave."""
     you = "" if given is None else " (you gave {})"
     if name == "deadline":
         s = f"a deadline of at least {_sig4(needed)} days"
@@ -1408,7 +1417,8 @@ def _phrase(
         s = f"at least {_sig4(needed)} kW of power"
         if given is not None and site_power:
             envelope = _sig4(given, up=False)
-            return s + f" (the site's own envelope is {envelope} kW; a power limit you set, --power-kw, replaces it)"
+            whose = "the site's own envelope is" if site_power == "site" else "the largest of the sites' envelopes is"
+            return s + f" ({whose} {envelope} kW; a power limit you set, --power-kw, replaces it)"
         return s + (you.format(f"{_sig4(given, up=False)} kW") if given is not None else "")
     if name == "nodes":
         s = f"at least {int(needed):,} nodes"
@@ -1461,7 +1471,7 @@ def _infeasible(
                 needed=needed,
                 unit=RELAX_UNITS[k],
                 message=_phrase(
-                    k, needed, given, req.life_years if req.purchase == "either" else None, req.power_kw is None
+                    k, needed, given, req.life_years if req.purchase == "either" else None, _site_power(req)
                 ),
             )
         )
@@ -1584,7 +1594,7 @@ def _pairs(
                         needed=needed,
                         unit=RELAX_UNITS[k],
                         message=_phrase(
-                            k, needed, given, req.life_years if req.purchase == "either" else None, req.power_kw is None
+                            k, needed, given, req.life_years if req.purchase == "either" else None, _site_power(req)
                         ),
                     )
                 )

@@ -34,11 +34,12 @@ def test_the_summary_of_a_plan_on_owned_servers_alone_says_it_buys_nothing() -> 
 def test_a_power_limit_from_the_site_is_said_as_the_sites_not_as_given() -> None:
     # no power_kw in the request: the limit is the site's envelope (coal-heavy, 1,000 kW), and the relaxation says
     # that, not '(you gave 1,000 kW)'; a power_kw the request gives is still 'you gave'
-    assert _phrase("power", 1500.0, 1000.0, site_power=True) == (
+    assert _phrase("power", 1500.0, 1000.0, site_power="site") == (
         "at least 1,500 kW of power (the site's own envelope is 1,000 kW; a power limit you set, --power-kw, "
         "replaces it)"
     )
     assert _phrase("power", 1500.0, 1000.0) == "at least 1,500 kW of power (you gave 1,000 kW)"
+    assert "(the largest of the sites' envelopes is 1,000 kW;" in _phrase("power", 1500.0, 1000.0, site_power="sites")
     res = solve(PlanRequest(model="llama3-70b", tokens=2e12, deadline_days=3, sites=["coal-heavy"]))
     assert res.plan is None and res.explanation is not None
     power = [r for r in res.explanation.relaxations if r.requirement == "power"]

@@ -122,6 +122,10 @@ def test_a_misspelt_field_names_the_field_it_meant() -> None:
     text = str(exc.value)
     assert "unknown field 'deadline_dayz' (did you mean deadline_days?)" in text
     assert "electricity_price_multiplier" in text  # the catalog overrides are fields a scenario may set too
+    # left empty (a blank CSV column, or null) it is still named, not dropped silently (review 9)
+    (empty,) = expand({"base": {"model": "llama3-8b", "tokens": 1e12, "deadline_days": 30, "deadline_dayz": None}})
+    with pytest.raises(PlannerInputError, match=r"unknown field 'deadline_dayz'"):
+        to_request(empty)
 
 
 def test_a_scenario_gives_owned_servers_as_the_command_line_does(tmp_path: Path) -> None:
