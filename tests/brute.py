@@ -18,8 +18,9 @@ import pandas as pd
 
 from planner.cost import HOURS_PER_YEAR
 from planner.data import Catalog
+from planner.errors import PlannerInputError
 from planner.model import Work, evaluate, evaluate_space, price_space, work_from
-from planner.optimize import Plan, PlanRequest, PlanResult, relaxation_horizon
+from planner.optimize import Plan, PlanRequest, PlanResult, check_rented_caps, relaxation_horizon
 from planner.schemas import Configuration
 
 TOL = 1e-9
@@ -326,4 +327,9 @@ def random_request(rng: np.random.Generator, cat: Catalog, model: str | None = N
     if rng.random() < 0.3:
         ru = max(cat.server(s).rack_units for s in servers_of(cat, base))
         fields["max_rack_units"] = max(1, int(max_nodes * ru * rng.uniform(0.1, 1.2)))
-    return PlanRequest.model_validate({**base.model_dump(), "objective": objective, **fields})
+    req = PlanRequest.model_validate({**base.model_dump(), "objective": objective, **fields})
+    try:  # renting only offers that run at full power with caps that leave out 1.0 is bad input (check_rented_caps)
+        check_rented_caps(cat, req)
+    except PlannerInputError:
+        req = req.model_copy(update={"power_caps": sorted({*req.power_caps, 1.0})})
+    return req
