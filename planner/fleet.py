@@ -583,8 +583,7 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
     for i, (p, _f) in enumerate(pairs):
         s = cat.server(p)
         gpu = cat.gpu(s.gpu or "")
-        lo, hi = gpu.min_power_limit_w / gpu.tdp_w - 1e-9, gpu.max_power_limit_w / gpu.tdp_w + 1e-9
-        caps = {c for c in req.power_caps if lo <= c <= hi}
+        caps = {c for c in req.power_caps if gpu.allows_cap(c)}
         if rent_ok[i] and not settable[i]:
             caps.add(1.0)
         lim = max(int(site_lim[i]), req.max_nodes if rent_ok[i] else 0)

@@ -255,9 +255,7 @@ def build_space(
     parts: list[tuple[np.ndarray, ...]] = []
     for i, s in enumerate(servers):
         gpu = catalog.gpu(s.gpu or "")
-        lo = gpu.min_power_limit_w / gpu.tdp_w - 1e-9
-        hi = gpu.max_power_limit_w / gpu.tdp_w + 1e-9
-        ok_caps = np.asarray([c for c in caps if lo <= c <= hi], dtype=float)
+        ok_caps = np.asarray([c for c in caps if gpu.allows_cap(c)], dtype=float)
         for f in s.fabrics:
             if f not in fpos:
                 continue

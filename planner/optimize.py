@@ -1172,7 +1172,7 @@ def check_caps(catalog: Catalog, req: PlanRequest) -> None:
     for s in servers:
         g = catalog.gpu(s.gpu or "")
         ranges[g.id] = (g.min_power_limit_w / g.tdp_w, g.max_power_limit_w / g.tdp_w)
-    if any(lo - 1e-9 <= c <= hi + 1e-9 for lo, hi in ranges.values() for c in req.power_caps):
+    if any(catalog.gpu(s.gpu or "").allows_cap(c) for s in servers for c in req.power_caps):
         return
     caps = ", ".join(f"{c:g}" for c in req.power_caps)
     lowest = min(lo for lo, _ in ranges.values())
@@ -1201,8 +1201,7 @@ def check_rented_caps(catalog: Catalog, req: PlanRequest) -> None:
     not as a plan that fits no GPU memory. Runs after check_caps and check_purchase."""
 
     def settable(s: Server, c: float) -> bool:
-        g = catalog.gpu(s.gpu or "")
-        return g.min_power_limit_w / g.tdp_w - 1e-9 <= c <= g.max_power_limit_w / g.tdp_w + 1e-9
+        return catalog.gpu(s.gpu or "").allows_cap(c)
 
     servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
     can_buy = req.purchase in ("buy", "either") and any(

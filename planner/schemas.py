@@ -110,6 +110,11 @@ class Gpu(Strict):
     price_source: str = ""
     """Source of the price figures."""
 
+    def allows_cap(self, cap: float) -> bool:
+        """Whether the GPU's power limit can be set to ``cap`` (a fraction of TDP): within min_power_limit_w /
+        tdp_w .. max_power_limit_w / tdp_w, with 1e-9 for rounding. The one rule for every entry point."""
+        return self.min_power_limit_w / self.tdp_w - 1e-9 <= cap <= self.max_power_limit_w / self.tdp_w + 1e-9
+
     @model_validator(mode="after")
     def _limits(self) -> Gpu:
         if not self.min_power_limit_w <= self.tdp_w <= self.max_power_limit_w:
