@@ -50,11 +50,15 @@ What is modelled, stated honestly
   rest of ``job_modes`` 1.8 s -- and 18.8 s after (17.2 / 0.9 / 0.6 s): the configurations are handed over as
   one integer-coded ``Space`` built once (not a table of strings re-coded per call), string columns are
   converted only for the surviving rows, and ``pareto_mask`` compares each row with its slot count's
-  fewest-node mode before a sweep (same modes, checked frame for frame). The rest is ``evaluate_space``: ten
-  calls, one per distinct (workload, work), each over all 540,672 (type, fabric, cap, nodes) configurations.
-  In today's model the amount of work only scales a configuration's hours and energy (samples x samples factor
-  / throughput / goodput), so one call per (workload, precision) would do; fleet.py does not rely on that (a
-  per-run cost in the physics would break it silently) -- it is planner/model.py's to offer.
+  fewest-node mode before a sweep (same modes, checked frame for frame). The rest is ``evaluate_space``, each
+  call over all 540,672 (type, fabric, cap, nodes) configurations: since session 10 one call per (workload,
+  precision), not one per distinct amount of work (ten at 50 jobs, now seven): the other amounts of work of
+  that workload are the evaluated table scaled (``planner.model.scale_work``: hours, energy and samples are
+  proportional to the samples to train and the priced columns follow; the property is model.py's, and
+  tests/test_model_properties.py compares it with a fresh evaluation column for column, so a per-run cost added
+  to the physics fails there and not silently here). Same 52,472 modes at 50 jobs, equal to the last bit but
+  for rounding (time and energy within 6e-16 relative); ``job_modes`` alternated in one process, three times
+  each (load ~4): 17.4-21.5 s before, 7.9-10.6 s after (median ratio 0.48).
 * Solving: coefficients below 1e-7 are written as 0 (they change no plan but can mislead presolve), an
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
   The time limit is the whole call's: mode generation, the Pyomo build, the start heuristics and HiGHS all
@@ -233,7 +237,7 @@ from planner import cost as cost_mod
 from planner import power as power_mod
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError, describe_validation_error
-from planner.model import Space, Work, check_catalog, evaluate_space, validated, work_from
+from planner.model import Space, Work, check_catalog, evaluate_space, scale_work, validated, work_from
 from planner.schemas import Precision, Server
 from planner.solver import Solved, SolverOptions, SolverReport, SolverStatus, current_solution, solve_model
 
@@ -609,11 +613,19 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
         by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs), j.precision), []).append(j)
     frames = []
     fitting = 0
+    # one evaluation per (workload, precision); other amounts of work of it scale (planner.model.scale_work)
+    evaluated: dict[tuple[str, str | None], tuple[float, pd.DataFrame]] = {}
     for (model, samples, precision), jobs in by_work.items():
-        work = Work(samples, precision=precision)
-        df = evaluate_space(
-            cat, model, space=space, site=req.site, purchase="buy", work=work, life_years=req.life_years
-        )
+        amount = float(samples if samples is not None else cat.workload(model).default_samples)
+        if (model, precision) in evaluated:
+            base, base_df = evaluated[(model, precision)]
+            df = scale_work(cat, base_df, base, amount, req.site, "buy", req.life_years)
+        else:
+            work = Work(amount, precision=precision)
+            df = evaluate_space(
+                cat, model, space=space, site=req.site, purchase="buy", work=work, life_years=req.life_years
+            )
+            evaluated[(model, precision)] = (amount, df)
         nodes = df["nodes"].to_numpy(np.int64)
         hours = df["time_to_train_h"].to_numpy(float)
         d = slots_needed(hours, req.slot_hours)

@@ -567,6 +567,41 @@ def evaluate_space(
     return pd.DataFrame(res, copy=False)
 
 
+# Columns of an evaluate_space table proportional to the samples to train, all else fixed (see scale_work).
+WORK_PROPORTIONAL_COLUMNS = ("samples_to_train", "time_to_train_h", "time_lost_to_failures_h", "energy_kwh")
+
+
+def scale_work(
+    catalog: Catalog,
+    df: pd.DataFrame,
+    samples_from: float,
+    samples_to: float,
+    site: str,
+    purchase: str,
+    life_years: float,
+) -> pd.DataFrame:
+    """The table ``evaluate_space`` returns for ``samples_to`` samples, from its table for ``samples_from`` with the
+    same workload, configurations, global batch, precision and failures setting -- without evaluating again.
+
+    The property it rests on, stated here because callers rely on it (fleet planning evaluates each workload
+    once per precision and batch, not once per job): every term of a configuration's step time, its layout
+    choice (the fastest per sample), throughput, power and goodput (planner/reliability.py: a fraction of time,
+    set by the GPU count and checkpoint write time) are independent of how many samples are trained, so
+    ``WORK_PROPORTIONAL_COLUMNS`` (samples, hours, hours lost to failures, IT energy) scale by samples_to /
+    samples_from, and every priced column follows from them (``price_space``: facility energy, amortized capex,
+    energy cost, rent in whole billing periods, carbon). A per-run cost added to the model (start-up,
+    evaluation, a fixed checkpoint) would break the proportionality: tests/test_model_properties.py compares
+    this with a fresh evaluation, column for column, and fails then."""
+    for v, name in ((samples_from, "samples_from"), (samples_to, "samples_to")):
+        if not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
+            raise PlannerInputError(f"scale_work: {name} must be a finite number of samples > 0 (got {v!r})")
+    out = df.copy(deep=False)  # copy-on-write: the caller's table is not modified
+    factor = float(samples_to) / float(samples_from)
+    for col in WORK_PROPORTIONAL_COLUMNS:
+        out[col] = np.asarray(df[col], dtype=float) * factor
+    return price_space(catalog, out, site, purchase, life_years)
+
+
 def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
     """Why no parallel layout is valid for a configuration, and what to change."""
     limit = ""

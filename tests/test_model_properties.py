@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from planner import step
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.model import Work, evaluate, evaluate_space
+from planner.model import WORK_PROPORTIONAL_COLUMNS, Work, evaluate, evaluate_space, scale_work
 from planner.schemas import Configuration, Layout
 
 CAT = load_catalog()
@@ -242,3 +242,41 @@ def test_deepspeed_pipelines_run_with_zero1_only() -> None:
     assert {lay.zero_stage for lay in lays if lay.pipeline_parallel == 1} == {2, 3}
     megatron = candidate_layouts(CAT, CAT.workload("gpt3-175b"), 8)  # no limit stated: max_zero_stage throughout
     assert {lay.zero_stage for lay in megatron} == {1}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    model=st.sampled_from(MODELS),
+    server=st.sampled_from(GPU_SERVERS),
+    factor=st.sampled_from([1e-3, 0.37, 3.0, 250.0]),
+    purchase=st.sampled_from(["buy", "rent"]),
+    failures=st.booleans(),
+    precision=st.sampled_from([None, "fp8"]),
+)
+def test_scaling_the_work_equals_evaluating_it_again_column_for_column(
+    model: str, server: str, factor: float, purchase: str, failures: bool, precision: str | None
+) -> None:
+    """The property fleet planning relies on (planner.model.scale_work): with the configuration, batch, precision
+    and failures fixed, only WORK_PROPORTIONAL_COLUMNS scale with the samples and the priced columns follow from
+    them (rent in whole billing periods included). A per-run cost in the physics fails this test."""
+    base = CAT.workloads[model].default_samples
+    kw = {"servers": [server], "nodes": [1, 2, 3, 8, 24, 64], "caps": [0.7, 1.0], "purchase": purchase}
+    before = evaluate_space(CAT, model, work=Work(base, precision=precision, failures=failures), **kw)
+    again = evaluate_space(CAT, model, work=Work(base * factor, precision=precision, failures=failures), **kw)
+    scaled = scale_work(CAT, before, base, base * factor, "us-colo", purchase, 4.0)
+    assert list(scaled.columns) == list(again.columns)
+    for col in again.columns:
+        x, y = scaled[col].to_numpy(), again[col].to_numpy()
+        if x.dtype.kind == "f":
+            # hours lost = hours - ideal hours: a difference, compared to the hours' own rounding
+            atol = 1e-12 * float(np.nanmax(again["time_to_train_h"])) if col == "time_lost_to_failures_h" else 0.0
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=atol, equal_nan=True, err_msg=col)
+        else:
+            assert (x == y).all(), col
+    assert all(c in again.columns for c in WORK_PROPORTIONAL_COLUMNS)
+
+
+def test_scale_work_refuses_a_non_positive_amount() -> None:
+    df = evaluate_space(CAT, "bert-large", servers=["dgx-h100"], nodes=[1])
+    with pytest.raises(PlannerInputError, match="samples_to must be a finite number of samples > 0"):
+        scale_work(CAT, df, 1.0, 0.0, "us-colo", "buy", 4.0)
