@@ -2042,6 +2042,22 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
     return out
 
 
+def check_fleet_ids(cat: Catalog, req: FleetRequest) -> None:
+    """Every job's workload exists and its amount of work is one the workload can take (samples, tokens for a
+    sequence model, epochs for one with a dataset size), and every owned server exists: bad input names the job
+    (or the owned entry) it is written in, with the valid ids -- not the id or the rule alone, to be searched for."""
+    for j in req.jobs:
+        try:
+            work_from(cat.workload(j.model), j.samples, j.tokens, j.epochs)
+        except PlannerInputError as exc:
+            raise PlannerInputError(f"job {j.id}: {exc}") from None
+    for i, o in enumerate(req.owned):
+        try:
+            cat.server(o.server)
+        except PlannerInputError as exc:
+            raise PlannerInputError(f"owned.{i} (the owned servers' entry {i + 1}): {exc}") from None
+
+
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
     """Plan the fleet; when infeasible (and ``explain``), say which single relaxation would make it feasible.
 
@@ -2055,8 +2071,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     req = validated(FleetRequest, request, "fleet request")
     cat = load_catalog() if catalog is None else check_catalog(catalog)
     cat.site(req.site)
-    for j in req.jobs:
-        cat.workload(j.model)
+    check_fleet_ids(cat, req)
     t0 = time.perf_counter()
     # the time limit is the whole call's: modes, build, start heuristics and HiGHS all come out of it
     deadline = t0 + req.solver.time_limit_s

@@ -1179,18 +1179,11 @@ def fleet_summary(plan: Any) -> list[str]:
 
 
 def check_fleet_ids(catalog: Catalog, req: Any) -> None:
-    """Every job's workload and every owned server of a fleet request exist: an unknown id is bad input naming the
-    job (or the owned entry) it is written in, with the valid ids -- not the id alone, to be searched for."""
-    for j in req.jobs:
-        try:
-            catalog.workload(j.model)
-        except PlannerInputError as exc:
-            raise PlannerInputError(f"job {j.id}: {exc}") from None
-    for i, o in enumerate(req.owned):
-        try:
-            catalog.server(o.server)
-        except PlannerInputError as exc:
-            raise PlannerInputError(f"owned.{i} (the owned servers' entry {i + 1}): {exc}") from None
+    """planner.fleet.check_fleet_ids before the progress line: a job's unknown model or work it cannot take, or an
+    unknown owned server, is bad input naming the job (or the owned entry) it is written in."""
+    from planner.fleet import check_fleet_ids as check
+
+    check(catalog, req)
 
 
 def fleet_owned_service_notes(catalog: Catalog, req: Any) -> list[str]:

@@ -2,6 +2,8 @@
 
 * A job whose window is backwards, or whose model is unknown, is bad input (exit 2) naming the job by its id
   (was 'jobs.1: Value error, ...' and the unknown id alone, the job to be searched for).
+* A job's work it cannot take (two of samples/tokens/epochs, tokens for a vision model) names the job, in
+  ``fleet()`` and before the CLI's progress line (session 10).
 * Owned servers past the end of their service are never silently retired: the plan says so and how to keep them
   (was: 'Keeps 0 of 64 owned ..., retires 64' and nothing on why).
 """
@@ -70,6 +72,32 @@ def test_the_cli_exits_2_naming_the_job_without_planning(tmp_path: Path) -> None
     )
     assert r.returncode == 2, r.stderr
     assert "job burst-8b: unknown model 'llama4-8b'" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("changes", "expect"),
+    [
+        ({"tokens": 1e11, "samples": 5.0}, "job burst-8b: give only one of samples, tokens or epochs"),
+        ({"model": "resnet50", "tokens": 1e9}, "job burst-8b: model 'resnet50' is not a sequence model"),
+    ],
+)
+def test_work_a_job_cannot_take_names_the_job_in_the_api_and_the_cli(
+    changes: dict[str, Any], expect: str, tmp_path: Path
+) -> None:
+    """Session 10: work_from's message ('give only one of samples, tokens or epochs') came from the mode stage,
+    after the CLI's progress line and with no job named; fleet() and the CLI now check every job first."""
+    from planner.fleet import fleet
+
+    spec = with_job(1, **changes)
+    with pytest.raises(PlannerInputError, match=expect):
+        fleet(spec)
+    f = tmp_path / "p.yaml"
+    f.write_text(yaml.safe_dump(spec))
+    r = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "fleet", str(f)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 2, r.stderr
+    assert expect in r.stderr and "Traceback" not in r.stderr and "Planning the fleet" not in r.stderr
 
 
 @pytest.mark.parametrize(
