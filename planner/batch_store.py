@@ -379,7 +379,9 @@ class Store:
         return pd.read_sql_query("SELECT * FROM events ORDER BY rowid", self.db)
 
     def export(self, df: pd.DataFrame | None = None) -> list[Path]:
-        """Write results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename)."""
+        """Write results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename): a
+        reader sees the old file or the new one, never half of one, and the temp file is removed whatever stops the
+        write (a disk error, or a second Ctrl-C while the export after the first one runs)."""
         df = _whole_numbers(self.frame() if df is None else df)
         written = []
         targets: list[tuple[str, Any]] = [("results.csv", lambda p: df.to_csv(p, index=False))]
@@ -391,9 +393,11 @@ class Store:
             try:
                 write(tmp)
                 os.replace(tmp, final)
-            except OSError as exc:
+            except BaseException as exc:  # KeyboardInterrupt / BatchInterrupted too: no .results.csv.tmp left
                 tmp.unlink(missing_ok=True)
-                raise _os_problem(exc, final) from None
+                if isinstance(exc, OSError):
+                    raise _os_problem(exc, final) from None
+                raise
             written.append(final)
         return written
 

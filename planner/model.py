@@ -66,10 +66,10 @@ class Work:
     """What to train: samples at the reference batch, optional fixed batch and precision.
 
     ``samples``: samples to train at the workload's reference batch (None: the workload's default; tokens or
-    epochs convert with ``work_from``); ``global_batch``: a fixed global batch in samples (None: the workload's
-    policy); ``precision``: bf16, fp16, fp8, fp4, tf32 or fp32 (None: the workload's); ``failures``: include
-    failures, restarts and checkpoints (goodput, planner/reliability.py). A value out of range is a
-    PlannerInputError."""
+    epochs convert with ``work_from``); ``global_batch``: a fixed global batch in samples, a whole number (an int,
+    or a float such as 2048.0 that is one, kept as the int; None: the workload's policy); ``precision``: bf16,
+    fp16, fp8, fp4, tf32 or fp32 (None: the workload's); ``failures``: include failures, restarts and checkpoints
+    (goodput, planner/reliability.py). A value out of range is a PlannerInputError."""
 
     samples: float | None = None
     global_batch: int | None = None
@@ -84,13 +84,13 @@ class Work:
                 "workload's"
             )
         b = _number(self.global_batch)
-        if self.global_batch is not None and not (
-            b is not None and b >= 1 and b == int(b) and not isinstance(self.global_batch, float)
-        ):
+        if self.global_batch is not None and not (b is not None and math.isfinite(b) and b >= 1 and b == int(b)):
             raise PlannerInputError(
                 f"Work.global_batch must be a whole number of samples >= 1 (got {self.global_batch!r}); leave it out "
                 "for the workload's batch policy"
             )
+        if b is not None:  # 2048.0 (or NumPy's 2048) is the whole number 2048: kept as an int
+            object.__setattr__(self, "global_batch", int(b))
         if self.precision is not None and self.precision not in PRECISIONS:
             raise PlannerInputError(
                 f"Work.precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r}); leave it out for "
