@@ -578,12 +578,12 @@ def page_fleet() -> None:
         return
     plan, seconds = st.session_state[key]
     if plan.objective_value is None:
-        st.error(f"No feasible fleet. {plan.explanation}")
+        st.error(plan.summary())  # 'No feasible fleet: <the explanation>'
         return
-    st.subheader(views.fleet_headline(plan))
+    st.subheader(plan.headline())
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
     st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/cost.py.")
-    st.markdown("\n".join(views.fleet_summary(plan)))
+    st.markdown("\n".join(plan.decisions(markdown=True)))
     for text in views.fleet_owned_service_notes(catalog(), req):  # owned servers past their service: why retired
         st.warning(text)
     owned = views.fleet_owned_table(plan)
@@ -599,7 +599,7 @@ def page_fleet() -> None:
     if not rented.empty:
         show_table(views.readable(rented))
     st.markdown("**Jobs**")
-    show_table(views.readable(plan.assignment_frame().drop(columns=["slots"])))
+    show_table(views.readable(plan.assignment_frame()))  # slots as '3-9,12' beside first/last slot and slots run
     chart = views.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")

@@ -580,20 +580,15 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(clean(plan.model_dump(mode="json")))
         return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
+    print(plan.summary())  # status, objective, what is kept / bought / rented, the jobs, totals, bound and gap
     if plan.objective_value is None:
-        print("No feasible fleet.", plan.explanation or "")
         return EXIT_INFEASIBLE
-    from planner.views import fleet_headline, fleet_summary
-
-    gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
-    print(f"{fleet_headline(plan)} (gap {gap:.2e})")
-    print("\n".join(line.replace("**", "") for line in fleet_summary(plan)))
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0])))
     print("\nJobs:")
     print(
         table(
-            plan.assignments,
+            plan.assignment_frame().to_dict("records"),
             [
                 "job",
                 "model",
@@ -603,8 +598,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
                 "layout",
                 "precision",
                 "time_to_train_h",
-                "first_slot",
-                "last_slot",
+                "slots",
+                "slots_run",
                 "late_slots",
                 "facility_energy_kwh",
             ],

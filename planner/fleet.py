@@ -240,6 +240,7 @@ from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Space, Work, check_catalog, evaluate_space, scale_work, validated, work_from
 from planner.schemas import Precision, Server
 from planner.solver import Solved, SolverOptions, SolverReport, SolverStatus, current_solution, solve_model
+from planner.textfmt import OBJECTIVE_UNITS_TEXT, objective_text, sig4, slot_ranges, switches_text
 
 DEFAULT_MAX_NODES = 2048
 SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
@@ -374,6 +375,13 @@ class FleetRequest(BaseModel):
 
 
 class FleetPlan(BaseModel):
+    """What ``fleet`` returns: ``status`` ('optimal', 'time_limit', 'infeasible' or 'no_solution'), the
+    ``objective`` and its value (``objective_value``, in textfmt.OBJECTIVE_UNITS_TEXT; None without a plan), what
+    is kept, bought and rented per server type and fabric (``purchases``), each job's pool, mode and the slots it
+    runs in (``assignments``; ``slots`` a list of slot numbers), facility power per slot and pool (``schedule``),
+    the money and energy ``totals``, HiGHS's report (``solver``: its bound and gap) and, without a plan, the
+    ``explanation``. ``summary()`` is text; the ``*_frame()`` methods are tables that round-trip through CSV."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     status: str
     objective: str
@@ -390,13 +398,121 @@ class FleetPlan(BaseModel):
     )
 
     def purchase_frame(self) -> pd.DataFrame:
+        """One row per server type and fabric kept, bought or rented (``purchases``)."""
         return pd.DataFrame(self.purchases)
 
     def assignment_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.assignments)
+        """One row per job (``assignments``), every cell a scalar so that the table round-trips through CSV:
+        ``slots`` is the slots the job runs in as text, consecutive slots as 'first-last' and runs joined by
+        commas in ascending order ('3-9,12' is slots 3 to 9 and 12; ``planner.textfmt.parse_slot_ranges`` reads it
+        back into the list), beside ``first_slot``, ``last_slot`` and ``slots_run`` (how many slots it runs in;
+        it may pause between slots)."""
+        rows = [
+            {**a, "slots": slot_ranges(a["slots"]), "slots_run": len(a["slots"])} if "slots" in a else a
+            for a in self.assignments
+        ]
+        return pd.DataFrame(rows)
 
     def schedule_frame(self) -> pd.DataFrame:
+        """One row per slot and pool in use: nodes busy, the jobs running (comma-separated ids), facility power."""
         return pd.DataFrame(self.schedule)
+
+    def headline(self) -> str:
+        """'Optimal fleet: cost = 31,815,406 USD' (the objective with its unit); a plan stopped by the time limit
+        says it is not proven optimal; without a plan, 'No feasible fleet' or 'No fleet within the time limit'."""
+        if self.objective_value is None:
+            return "No fleet within the time limit" if self.status == "no_solution" else "No feasible fleet"
+        head = "Optimal fleet" if self.status == "optimal" else "Best fleet within the time limit (not proven optimal)"
+        unit = OBJECTIVE_UNITS_TEXT.get(self.objective, "")
+        return f"{head}: {self.objective} = {objective_text(self.objective_value)} {unit}".rstrip()
+
+    def decisions(self, markdown: bool = False) -> list[str]:
+        """What the plan keeps and retires of the owned servers, buys (per server type, on which fabric) and
+        rents, the jobs that compute in another precision than they asked for, and the totals: one line each,
+        as markdown list items (``markdown``, the app's) or plain text (``summary``)."""
+        return self._acquisitions(markdown) + self._precision_notes(markdown) + [self._totals_line(markdown)]
+
+    def summary(self) -> str:
+        """The plan in a few lines, as ``PlanResult.summary()`` writes a single-job plan: the status and the
+        objective with its unit; what is kept and retired of the owned servers, bought and rented per server type
+        and fabric; per job its pool, nodes, the slots it runs in and how late it ends; the jobs computing in a
+        fallback precision; the totals; HiGHS's bound and gap. Without a plan, why (the explanation)."""
+        if self.objective_value is None:
+            return f"{self.headline()}: {self.explanation or self.status}"
+        lines = [self.headline()]
+        lines += ["  " + x for x in self._acquisitions(False)]
+        lines.append("  Jobs (pool, slots run, lateness):")
+        for a in self.assignments:
+            rented = " (rented)" if a.get("kind") == "rent" else ""
+            late = int(a.get("late_slots", 0))
+            lines.append(
+                f"    {a['job']}: {a['nodes']:,} x {a['server']} on {a['fabric']}{rented}, "
+                f"slot{'' if len(a['slots']) == 1 else 's'} {slot_ranges(a['slots'])} ({len(a['slots'])} run), "
+                + (f"late by {late} slot{'' if late == 1 else 's'}" if late else "on time")
+            )
+        lines += ["  " + x for x in self._precision_notes(False)]
+        lines.append("  " + self._totals_line(False))
+        if self.solver is not None:
+            unit = OBJECTIVE_UNITS_TEXT.get(self.objective, "")
+            rep = self.solver
+            bound = f"bound {objective_text(rep.bound)} {unit}" if rep.bound is not None else "no bound"
+            gap = f", gap {rep.gap:.2%}" if rep.gap is not None else ""
+            lines.append(f"  Solver: HiGHS {rep.status.value}, {bound}{gap}")
+        return "\n".join(lines)
+
+    def _acquisitions(self, markdown: bool) -> list[str]:
+        b = _strong(markdown)
+        end = "." if markdown else ""
+        keeps, buys, rents = [], [], []
+        for p in self.purchases:
+            if p["kind"] == "rent":
+                periods = p["node_periods"]
+                rents.append(
+                    f"{b('Rents')} {p['nodes']} x {p['server']} at peak ({periods:,} node billing "
+                    f"period{'' if periods == 1 else 's'}, ${p['rent_usd']:,.0f}){end}"
+                )
+                continue
+            if p["owned"]:
+                keeps.append(
+                    f"{b('Keeps')} {p['kept']} of {p['owned']} owned {p['server']} on {p['fabric']}"
+                    + (f", {b('retires')} {p['retired']}" if p["retired"] else ", retires none")
+                    + end
+                )
+            if p["added"]:
+                where = f"extending the owned {p['fabric']} cluster" if p["owned"] else f"on {p['fabric']}"
+                buys.append(
+                    f"{b('Buys')} {p['added']} x {p['server']} {where} ({switches_text(p['switches_added'])} "
+                    f"added, capex ${p['capex_usd']:,.0f}){end}"
+                )
+        lines = keeps + (buys or [f"{b('Buys')} nothing{end}"]) + (rents or [f"{b('Rents')} nothing{end}"])
+        return [("- " if markdown else "") + x for x in lines]
+
+    def _precision_notes(self, markdown: bool) -> list[str]:
+        """A job asked for fp4 (or fp8) on a pool without it: never silent (fp16 is bf16's rate: no note)."""
+        b = _strong(markdown)
+        return [
+            f"{'- ' if markdown else ''}{b(a['job'])} runs on {a['gpu']}, which has no {a['precision_asked']}: it "
+            f"computes in {a['precision']}{'.' if markdown else ''}"
+            for a in self.assignments
+            if a.get("precision_asked") in ("fp8", "fp4")
+            and a.get("precision")
+            and a["precision"] != a["precision_asked"]
+        ]
+
+    def _totals_line(self, markdown: bool) -> str:
+        t = self.totals
+        return (
+            f"{'- ' if markdown else ''}{_strong(markdown)('Totals')}: capex ${t.get('capex_usd', 0):,.0f}, rent "
+            f"${t.get('rent_usd', 0):,.0f}, cost over the horizon ${t.get('cost_usd', 0):,.0f} (the bought "
+            f"hardware's share + site energy + rent + late penalties); facility energy "
+            f"{sig4(t.get('facility_energy_kwh', 0))} kWh; peak site power {sig4(t.get('peak_site_power_kw', 0))} kW"
+            + ("." if markdown else "")
+        )
+
+
+def _strong(markdown: bool) -> Any:
+    """Markdown's strong emphasis ('**Buys**') for the app's lines, nothing for plain text."""
+    return (lambda text: f"**{text}**") if markdown else (lambda text: text)
 
 
 def load_fleet_request(path: str) -> FleetRequest:

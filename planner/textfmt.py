@@ -24,6 +24,43 @@ def switches_text(count: int) -> str:
     return f"{count:,} switch" + ("" if count == 1 else "es")
 
 
+# each objective's unit as people read it (plans, fleet plans, charts): energy is the facility's, at the meter
+OBJECTIVE_UNITS_TEXT = {"energy": "kWh (facility)", "cost": "USD", "carbon": "kg CO2e", "time": "h"}
+
+
+def objective_text(value: float) -> str:
+    """An objective's value: whole units with thousands separators from 1,000 on (31,815,406; was 3.18154e+07),
+    else 6 significant figures (527.04)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.6g}"
+
+
+def slot_ranges(slots: list[int]) -> str:
+    """Slots as ranges: [3, 4, 5, 6, 7, 8, 9, 12] -> '3-9,12' (consecutive slots as 'first-last', runs joined by
+    commas, ascending; '' for none). ``parse_slot_ranges`` reads it back."""
+    runs: list[list[int]] = []
+    for t in sorted(set(slots)):
+        if runs and t == runs[-1][1] + 1:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def parse_slot_ranges(text: str | int | float | None) -> list[int]:
+    """'3-9,12' -> [3, 4, 5, 6, 7, 8, 9, 12]: the inverse of ``slot_ranges``, for a CSV cell read back (a column
+    whose every cell is one slot comes back from ``pandas.read_csv`` as numbers unless read with ``dtype={"slots":
+    str}``: 7 -> [7]; '', None or NaN -> [])."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return []
+    if isinstance(text, int | float):
+        return [int(text)]
+    out: list[int] = []
+    for part in text.split(",") if text.strip() else []:
+        a, _, b = part.strip().partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
 COLOR_SCHEMES = {"tableau10": 10, "tableau20": 20}  # Vega's categorical schemes and how many colours each has
 
 

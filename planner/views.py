@@ -37,7 +37,7 @@ from planner.optimize import (
     purchase_text,
 )
 from planner.schemas import Gpu, Precision, Server, Workload
-from planner.textfmt import color_scheme
+from planner.textfmt import OBJECTIVE_UNITS_TEXT, color_scheme
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -65,7 +65,7 @@ COST_EXPLAINED = (
     "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost. Bought "
     "servers serve their life (years): a bought run must end within it, so its hardware share is at most the capex."
 )
-OBJECTIVE_UNITS = {"energy": "kWh (facility)", "cost": "USD", "carbon": "kg CO2e", "time": "h"}
+OBJECTIVE_UNITS = OBJECTIVE_UNITS_TEXT
 OBJECTIVE_METRIC = PLAN_METRIC  # objective -> the plan column it is measured in (with its unit)
 READABLE = {
     "role": "Role",
@@ -1001,15 +1001,6 @@ def ladder(max_nodes: int) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------------- fleet
-def fleet_headline(plan: Any) -> str:
-    """'Optimal fleet: cost = 31,815,406 USD' (was 3.18154e+07): the objective with its unit, whole units from
-    1,000 on; a plan stopped by the time limit says it is not proven optimal."""
-    v = float(plan.objective_value)
-    value = f"{v:,.0f}" if abs(v) >= 1000 else human(v, 6)
-    head = "Optimal fleet" if plan.status == "optimal" else "Best fleet within the time limit (not proven optimal)"
-    return f"{head}: {plan.objective} = {value} {OBJECTIVE_UNITS.get(plan.objective, '')}".rstrip()
-
-
 def fleet_job_order(plan: Any) -> list[str]:
     """The jobs by their first slot (then last slot, then id): the order a schedule is read in."""
     runs = [a for a in plan.assignments if a.get("slots")]
@@ -1136,46 +1127,6 @@ def fleet_rented_table(plan: Any, catalog: Catalog) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def fleet_summary(plan: Any) -> list[str]:
-    """Markdown lines: what the plan keeps and retires of the owned servers, what it buys (and on which fabric),
-    what it rents, and the money and energy totals."""
-    keeps, buys, rents = [], [], []
-    for p in plan.purchases:
-        if p["kind"] == "rent":
-            rents.append(
-                f"- **Rents** {p['nodes']} x {p['server']} at peak ({p['node_periods']:,} node billing "
-                f"period{'' if p['node_periods'] == 1 else 's'}, "
-                f"${p['rent_usd']:,.0f})."
-            )
-            continue
-        if p["owned"]:
-            keeps.append(
-                f"- **Keeps** {p['kept']} of {p['owned']} owned {p['server']} on {p['fabric']}"
-                + (f", **retires** {p['retired']}" if p["retired"] else ", retires none")
-                + "."
-            )
-        if p["added"]:
-            where = f"extending the owned {p['fabric']} cluster" if p["owned"] else f"on {p['fabric']}"
-            sw = p["switches_added"]
-            buys.append(
-                f"- **Buys** {p['added']} x {p['server']} {where} ({sw} switch{'' if sw == 1 else 'es'} added, "
-                f"capex ${p['capex_usd']:,.0f})."
-            )
-    lines = keeps + (buys or ["- **Buys** nothing."]) + (rents or ["- **Rents** nothing."])
-    for a in getattr(plan, "assignments", []):  # a job asked for fp4 (or fp8) on a pool without it: never silent
-        asked = a.get("precision_asked")
-        if asked in ("fp8", "fp4") and a.get("precision") and a["precision"] != asked:  # fp16 is bf16's rate: no note
-            lines.append(f"- **{a['job']}** runs on {a['gpu']}, which has no {asked}: it computes in {a['precision']}.")
-    t = plan.totals
-    lines.append(
-        f"- **Totals**: capex ${t.get('capex_usd', 0):,.0f}, rent ${t.get('rent_usd', 0):,.0f}, cost over the "
-        f"horizon ${t.get('cost_usd', 0):,.0f} (the bought hardware's share + site energy + rent + late penalties); "
-        f"facility energy {human(t.get('facility_energy_kwh', 0))} kWh; peak site power "
-        f"{human(t.get('peak_site_power_kw', 0))} kW."
-    )
-    return lines
 
 
 def check_fleet_ids(catalog: Catalog, req: Any) -> None:

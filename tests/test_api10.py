@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from planner import PlannerInputError, Work
 
@@ -53,3 +55,99 @@ def test_a_second_ctrl_c_during_the_export_leaves_no_temp_file(tmp_path) -> None
     assert "results.sqlite" in {p.name for p in out.iterdir()}  # the run had started and stored its scenarios
     assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")] == []
     assert not (out / "results.csv").exists()  # never a half-written results.csv under the final name
+
+
+# ------------------------------------------------------------------------------------------- fleet plan text
+def a_fleet_plan(**update: object):  # type: ignore[no-untyped-def]
+    """A plan written by hand: 4 owned dgx-a100-80gb on hdr200 (3 kept, 1 retired) and 2 bought beside them, 5
+    rented a100-pcie-4 at peak; 'pre' runs 3 x on the owned cluster in slots 0-2 and 4, 'ft' on the rented pool in
+    slot 5, one slot after its due slot, and asked for fp4 on an A100 (computes in bf16 -- an instance of the
+    note, whatever the model would do)."""
+    from planner.fleet import FleetPlan
+    from planner.solver import SolverReport, SolverStatus
+
+    pre = {"job": "pre", "model": "llama3-8b", "server": "dgx-a100-80gb", "gpu": "a100-sxm-80gb", "kind": "site",
+           "pool": "dgx-a100-80gb|hdr200", "nodes": 3, "fabric": "hdr200", "precision": "bf16",
+           "precision_asked": "bf16", "slots": [0, 1, 2, 4], "first_slot": 0, "last_slot": 4,
+           "late_slots": 0}  # fmt: skip
+    ft = {**pre, "job": "ft", "server": "a100-pcie-4", "kind": "rent", "pool": "a100-pcie-4|eth25 (rent)",
+          "nodes": 5, "fabric": "eth25", "precision_asked": "fp4", "slots": [5], "first_slot": 5, "last_slot": 5,
+          "late_slots": 1}  # fmt: skip
+    owned = {"server": "dgx-a100-80gb", "gpu": "a100-sxm-80gb", "fabric": "hdr200", "kind": "owned+buy", "nodes": 5,
+             "owned": 4, "kept": 3, "retired": 1, "added": 2, "peak_busy_nodes": 3, "switches_added": 1,
+             "capex_usd": 700_000.0, "rent_usd": 0.0, "node_periods": 0}  # fmt: skip
+    rent = {**owned, "server": "a100-pcie-4", "fabric": "eth25", "kind": "rent", "owned": 0, "kept": 0, "retired": 0,
+            "added": 5, "switches_added": 0, "capex_usd": 0.0, "rent_usd": 1_234.5, "node_periods": 5}  # fmt: skip
+    solver = SolverReport(status=SolverStatus.TIME_LIMIT, highs_status="time limit", objective=100_000.0,
+                          bound=95_000.0, gap=0.05, solve_time_s=1.0, build_time_s=0.1, handoff_time_s=0.1, nodes=0,
+                          simplex_iterations=1, variables=1, constraints=1)  # fmt: skip
+    totals = {"capex_usd": 700_000.0, "rent_usd": 1_234.5, "cost_usd": 100_000.4, "facility_energy_kwh": 23_384.2,
+              "peak_site_power_kw": 13.046}  # fmt: skip
+    fields = {"status": "time_limit", "objective": "cost", "objective_value": 100_000.4, "purchases": [owned, rent],
+              "assignments": [pre, ft], "schedule": [], "totals": totals, "solver": solver, **update}  # fmt: skip
+    return FleetPlan(**fields)
+
+
+def test_a_fleet_plan_summarises_itself_as_a_single_job_plan_does() -> None:
+    """Was: FleetPlan had no summary(); the command line built the text from views.fleet_summary by hand."""
+    assert a_fleet_plan().summary().splitlines() == [
+        "Best fleet within the time limit (not proven optimal): cost = 100,000 USD",
+        "  Keeps 3 of 4 owned dgx-a100-80gb on hdr200, retires 1",
+        "  Buys 2 x dgx-a100-80gb extending the owned hdr200 cluster (1 switch added, capex $700,000)",
+        "  Rents 5 x a100-pcie-4 at peak (5 node billing periods, $1,234)",
+        "  Jobs (pool, slots run, lateness):",
+        "    pre: 3 x dgx-a100-80gb on hdr200, slots 0-2,4 (4 run), on time",
+        "    ft: 5 x a100-pcie-4 on eth25 (rented), slot 5 (1 run), late by 1 slot",
+        "  ft runs on a100-sxm-80gb, which has no fp4: it computes in bf16",
+        "  Totals: capex $700,000, rent $1,234, cost over the horizon $100,000 (the bought hardware's share + site "
+        "energy + rent + late penalties); facility energy 23,380 kWh; peak site power 13.05 kW",
+        "  Solver: HiGHS time_limit, bound 95,000 USD, gap 5.00%",
+    ]
+    # the app's lines are the same decisions as markdown list items
+    assert a_fleet_plan().decisions(markdown=True)[:2] == [
+        "- **Keeps** 3 of 4 owned dgx-a100-80gb on hdr200, **retires** 1.",
+        "- **Buys** 2 x dgx-a100-80gb extending the owned hdr200 cluster (1 switch added, capex $700,000).",
+    ]
+    nothing = a_fleet_plan(purchases=[], status="optimal", objective="energy", objective_value=527.04)
+    assert nothing.summary().splitlines()[:3] == [
+        "Optimal fleet: energy = 527.04 kWh (facility)",
+        "  Buys nothing",
+        "  Rents nothing",
+    ]
+
+
+def test_a_fleet_plan_without_a_fleet_says_why() -> None:
+    none = {"objective_value": None, "purchases": [], "assignments": [], "totals": {}, "solver": None}
+    infeasible = a_fleet_plan(**none, status="infeasible", explanation="needs a budget of at least $2,000,000")
+    assert infeasible.summary() == "No feasible fleet: needs a budget of at least $2,000,000"
+    late = a_fleet_plan(**none, status="no_solution", explanation="HiGHS found no fleet within the time limit")
+    assert late.summary() == "No fleet within the time limit: HiGHS found no fleet within the time limit"
+
+
+def test_the_fleet_frames_round_trip_through_csv(tmp_path) -> None:
+    """Was: assignment_frame()['slots'] held Python lists, written to CSV as '[0, 1, 2, 4]' and read back as that
+    string. Now every cell is a scalar; the slots text reads back into the list."""
+    import pandas as pd
+
+    from planner.textfmt import parse_slot_ranges
+
+    plan = a_fleet_plan()
+    frame = plan.assignment_frame()
+    assert list(frame["slots"]) == ["0-2,4", "5"] and list(frame["slots_run"]) == [4, 1]
+    for name, df in {"jobs": frame, "purchases": plan.purchase_frame()}.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+        back = pd.read_csv(tmp_path / f"{name}.csv", dtype={"slots": str})
+        pd.testing.assert_frame_equal(back, df, check_dtype=False)
+    back = pd.read_csv(tmp_path / "jobs.csv")
+    assert [parse_slot_ranges(s) for s in back["slots"]] == [a["slots"] for a in plan.assignments]
+    assert plan.assignments[0]["slots"] == [0, 1, 2, 4]  # the data keeps the list
+
+
+@given(st.lists(st.integers(min_value=0, max_value=520), max_size=40))
+def test_slot_ranges_read_back_to_the_slots(slots: list[int]) -> None:
+    from planner.textfmt import parse_slot_ranges, slot_ranges
+
+    text = slot_ranges(slots)
+    assert parse_slot_ranges(text) == sorted(set(slots))
+    runs = {t for t in slots if t - 1 not in slots}  # a run of consecutive slots starts where the one before is not
+    assert len(text.split(",")) == len(runs) if slots else text == ""

@@ -63,16 +63,13 @@ def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
 def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
     """Was 'Optimal fleet: cost = 3.18154e+07 USD' on the command line and 'Optimal fleet: cost = 3.18154e+07'
     (no unit) in the app."""
-    from types import SimpleNamespace
+    from planner.fleet import FleetPlan
 
-    from planner.views import fleet_headline
-
-    plan = SimpleNamespace(objective="cost", objective_value=31_815_406.2, status="optimal")
-    assert fleet_headline(plan) == "Optimal fleet: cost = 31,815,406 USD"
-    plan = SimpleNamespace(objective="energy", objective_value=527.04, status="time_limit")
-    assert (
-        fleet_headline(plan) == "Best fleet within the time limit (not proven optimal): energy = 527.04 kWh (facility)"
-    )
+    empty = {"purchases": [], "assignments": [], "schedule": [], "totals": {}, "solver": None}
+    plan = FleetPlan(objective="cost", objective_value=31_815_406.2, status="optimal", **empty)
+    assert plan.headline() == "Optimal fleet: cost = 31,815,406 USD"
+    plan = FleetPlan(objective="energy", objective_value=527.04, status="time_limit", **empty)
+    assert plan.headline() == "Best fleet within the time limit (not proven optimal): energy = 527.04 kWh (facility)"
 
 
 def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
@@ -110,13 +107,15 @@ def test_app_tables_write_thousands_separators() -> None:
 
 def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
     """Was: 'Rents 1 x a100-pcie-4 at peak (1 node billing periods, $6)' (examples/portfolio.yaml)."""
-    from types import SimpleNamespace
-
-    from planner.views import fleet_summary
+    from planner.fleet import FleetPlan
 
     rent = {"kind": "rent", "nodes": 1, "server": "a100-pcie-4", "node_periods": 1, "rent_usd": 6.0}
-    plan = SimpleNamespace(purchases=[rent, {**rent, "nodes": 5, "node_periods": 1624}], totals={})
-    lines = fleet_summary(plan)
+    plan = FleetPlan(
+        purchases=[rent, {**rent, "nodes": 5, "node_periods": 1624}],
+        **{"status": "optimal", "objective": "cost", "objective_value": 6.0},
+        **{"assignments": [], "schedule": [], "totals": {}, "solver": None},
+    )
+    lines = plan.decisions(markdown=True)
     assert "- **Rents** 1 x a100-pcie-4 at peak (1 node billing period, $6)." in lines
     assert "- **Rents** 5 x a100-pcie-4 at peak (1,624 node billing periods, $6)." in lines
 

@@ -162,7 +162,6 @@ def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_i
     job's modes are the model's in that precision; a pool whose GPU lacks it computes in its fallback and the
     assignment says which; asked for where no allowed server has it: bad input."""
     from planner.fleet import fleet
-    from planner.views import fleet_summary
 
     base = {"slots": 4, "slot_hours": 168, "objective": "cost", "purchase": "buy", "max_nodes": 8,
             "solver": {"time_limit_s": 30}}  # fmt: skip
@@ -178,7 +177,7 @@ def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_i
     h100 = fleet({**base, "gpus": ["H100"], "jobs": [job]}, shipped)  # the workload's own bf16
     assert [a["precision"] for a in h100.assignments] == ["bf16"]
     fp16 = fleet({**base, "gpus": ["H100"], "jobs": [{**job, "precision": "fp16"}]}, shipped)
-    assert not any("which has no" in line for line in fleet_summary(fp16))  # fp16 runs at bf16's rate: no note
+    assert "which has no" not in fp16.summary()  # fp16 runs at bf16's rate: no note
     said = r"job 'ft': precision fp4: none of the allowed GPUs \(h100-sxm\) has fp4: give the job "
     with pytest.raises(PlannerInputError, match=said + "precision: fp8"):
         fleet({**base, "gpus": ["H100"], "jobs": [{**job, "precision": "fp4"}]}, shipped)
@@ -186,4 +185,5 @@ def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_i
     cheap_h100 = shipped.replace(servers={**shipped.servers, "dgx-h100": h})
     mixed = fleet({**base, "gpus": ["H100", "B200"], "jobs": [{**job, "precision": "fp4"}]}, cheap_h100)
     assert [(a["gpu"], a["precision"], a["precision_asked"]) for a in mixed.assignments] == [("h100-sxm", "fp8", "fp4")]
-    assert "- **ft** runs on h100-sxm, which has no fp4: it computes in fp8." in fleet_summary(mixed)
+    assert "- **ft** runs on h100-sxm, which has no fp4: it computes in fp8." in mixed.decisions(markdown=True)
+    assert "\n  ft runs on h100-sxm, which has no fp4: it computes in fp8\n" in mixed.summary()
