@@ -42,7 +42,7 @@ from planner.cli_common import (
     with_progress,
     writable_file,
 )
-from planner.textfmt import sig4, switches_text
+from planner.textfmt import precision_caveat, sig4, switches_text
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "format_estimate", "main"]
 
@@ -406,6 +406,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from planner.views import batch_limit_notes
 
     notes += batch_limit_notes(wl, args.global_batch)
+    caveat = precision_caveat(wl.id, wl.family, est.precision)  # fp4 for a CNN: an extrapolation, said
+    notes += [caveat] if caveat else []
     if args.global_batch is not None and est.global_batch != args.global_batch:
         notes.append(
             f"global batch {args.global_batch:,} was rounded up to {est.global_batch:,} (a whole micro-batch for "

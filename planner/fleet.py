@@ -240,7 +240,7 @@ from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Space, Work, check_catalog, evaluate_space, scale_work, validated, work_from
 from planner.schemas import Precision, Server
 from planner.solver import Solved, SolverOptions, SolverReport, SolverStatus, current_solution, solve_model
-from planner.textfmt import OBJECTIVE_UNITS_TEXT, objective_text, sig4, slot_ranges, switches_text
+from planner.textfmt import OBJECTIVE_UNITS_TEXT, objective_text, precision_caveat, sig4, slot_ranges, switches_text
 
 DEFAULT_MAX_NODES = 2048
 SLOT_EPS = 1e-9  # a run of exactly k slots (up to rounding) needs k, not k + 1
@@ -488,16 +488,22 @@ class FleetPlan(BaseModel):
         return [("- " if markdown else "") + x for x in lines]
 
     def _precision_notes(self, markdown: bool) -> list[str]:
-        """A job asked for fp4 (or fp8) on a pool without it: never silent (fp16 is bf16's rate: no note)."""
+        """A job asked for fp4 (or fp8) on a pool without it: never silent (fp16 is bf16's rate: no note); a job
+        computing in a precision no published recipe trains its workload in (textfmt.precision_caveat)."""
         b = _strong(markdown)
-        return [
-            f"{'- ' if markdown else ''}{b(a['job'])} runs on {a['gpu']}, which has no {a['precision_asked']}: it "
-            f"computes in {a['precision']}{'.' if markdown else ''}"
-            for a in self.assignments
-            if a.get("precision_asked") in ("fp8", "fp4")
-            and a.get("precision")
-            and a["precision"] != a["precision_asked"]
-        ]
+        notes = []
+        for a in self.assignments:
+            if (
+                a.get("precision_asked") in ("fp8", "fp4")
+                and a.get("precision")
+                and a["precision"] != a["precision_asked"]
+            ):
+                asked, used = a["precision_asked"], a["precision"]
+                notes.append(f"{b(a['job'])} runs on {a['gpu']}, which has no {asked}: it computes in {used}")
+            caveat = precision_caveat(a.get("model", ""), a.get("workload_family", ""), a.get("precision", ""))
+            if caveat:
+                notes.append(f"{b(a['job'])}: {caveat}")
+        return [f"- {x}." if markdown else x for x in notes]
 
     def _totals_line(self, markdown: bool) -> str:
         t = self.totals
@@ -2521,6 +2527,7 @@ def _extract(cat: Catalog, req: FleetRequest, m: pyo.ConcreteModel, solved: Any,
                 "layout": str(row["layout"]),
                 "precision": str(row["precision"]),  # what it computes in: a GPU without fp4 runs fp4 in fp8
                 "precision_asked": job.precision or cat.workload(job.model).precision,
+                "workload_family": cat.workload(job.model).family,  # cnn, encoder, llm, recsys
                 "time_to_train_h": float(row["time_to_train_h"]),
                 "slots": slots[j],
                 "first_slot": min(slots[j]),

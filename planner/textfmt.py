@@ -1,5 +1,5 @@
-"""Numbers for people, shared by the command line and the batch report (a leaf module: it imports nothing of
-the planner)."""
+"""Numbers and short texts for people, shared by the command line, the app, the fleet plan and the batch report (a
+leaf module: it imports nothing of the planner)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,21 @@ def parse_slot_ranges(text: str | int | float | None) -> list[int]:
         a, _, b = part.strip().partition("-")
         out.extend(range(int(a), int(b or a) + 1))
     return out
+
+
+def precision_caveat(workload: str, family: str, precision: str) -> str | None:
+    """What a plan computing a workload in a precision should say when no published training recipe backs it, else
+    None. FP4 training is published for transformers (NVFP4 / MXFP4 GEMMs of the linear layers: NVIDIA's MLPerf
+    v5.1 Llama 3.1 405B runs, arXiv 2509.25149); no framework trains a CNN's convolutions in FP4 (Transformer
+    Engine's FP4 and FP8 recipes cover linear layers), yet the model applies the FP4 peak to every FLOP of the
+    workload -- for a CNN an extrapolation, said wherever such a plan is shown."""
+    if family == "cnn" and precision == "fp4":
+        return (
+            f"{workload} computes in fp4 here, but FP4 training is published for transformers only (block-scaled "
+            "linear layers): no framework trains convolutions in FP4, so this fp4 estimate extrapolates the FP4 GEMM "
+            "rate to convolutions and is likely optimistic; compare with bf16"
+        )
+    return None
 
 
 COLOR_SCHEMES = {"tableau10": 10, "tableau20": 20}  # Vega's categorical schemes and how many colours each has

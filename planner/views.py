@@ -37,7 +37,7 @@ from planner.optimize import (
     purchase_text,
 )
 from planner.schemas import Gpu, Precision, Server, Workload
-from planner.textfmt import OBJECTIVE_UNITS_TEXT, color_scheme
+from planner.textfmt import OBJECTIVE_UNITS_TEXT, color_scheme, precision_caveat
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -315,13 +315,16 @@ LIFE_FIELD = {"cli": "--life-years", "app": "the service life of bought servers"
 
 
 def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any, style: str = "cli") -> list[str]:
-    """What was adjusted in the chosen plan (never silent): fp8 or fp4 on a GPU without it, a rounded-up global
-    batch, owned servers it cannot run on -- the service life named as the command line's flag, the app's input or
-    a batch scenario's field (``style`` 'cli', 'app', 'fields')."""
+    """What was adjusted in the chosen plan (never silent): fp8 or fp4 on a GPU without it, fp4 for a workload
+    no published FP4 recipe trains (textfmt.precision_caveat), a rounded-up global batch, owned servers it cannot
+    run on -- the service life named as the command line's flag, the app's input or a batch scenario's field
+    (``style`` 'cli', 'app', 'fields')."""
     notes = []
     precision = req.precision or catalog.workload(req.model).precision
     if precision != plan.estimate.precision and precision in ("fp8", "fp4"):
         notes.append(f"{plan.estimate.gpu} has no {precision}: this plan computes in {plan.estimate.precision}")
+    caveat = precision_caveat(req.model, catalog.workload(req.model).family, plan.estimate.precision)
+    notes += [caveat] if caveat else []  # fp4 for a CNN: no published recipe, an extrapolation
     if req.global_batch is not None and plan.global_batch != req.global_batch:
         notes.append(
             f"global batch {req.global_batch:,} was rounded up to {plan.global_batch:,} (a whole micro-batch for "

@@ -151,3 +151,30 @@ def test_slot_ranges_read_back_to_the_slots(slots: list[int]) -> None:
     assert parse_slot_ranges(text) == sorted(set(slots))
     runs = {t for t in slots if t - 1 not in slots}  # a run of consecutive slots starts where the one before is not
     assert len(text.split(",")) == len(runs) if slots else text == ""
+
+
+# ------------------------------------------------------------------------------------------- fp4 for a CNN
+CNN_FP4 = "no framework trains convolutions in FP4"
+
+
+def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: `--precision fp4` for resnet50 planned and evaluated at the FP4 peak without a word, although FP4
+    training is published for transformers only. Said by evaluate, solve (plan_notes: also the app and batch rows)
+    and a fleet's summary; not for an LLM in fp4, nor for a CNN in bf16 or in the fp8 an fp4 request falls back to."""
+    from planner.cli import main
+    from planner.textfmt import precision_caveat
+
+    assert CNN_FP4 in (precision_caveat("resnet50", "cnn", "fp4") or "")
+    assert [precision_caveat("resnet50", "cnn", p) for p in ("bf16", "fp8")] == [None, None]
+    assert precision_caveat("llama3-8b", "llm", "fp4") is None
+    args = ["evaluate", "--server", "hgx-b200", "--nodes", "1", "--precision"]
+    assert main([*args, "fp4", "--model", "resnet50"]) == 0 and CNN_FP4 in capsys.readouterr().err
+    assert main([*args, "bf16", "--model", "resnet50"]) == 0 and CNN_FP4 not in capsys.readouterr().err
+    assert main([*args, "fp4", "--model", "llama3-8b"]) == 0 and CNN_FP4 not in capsys.readouterr().err
+    code = main(["solve", "--model", "resnet50", "--deadline-days", "1", "--precision", "fp4", "--gpus", "B200"])
+    assert code == 0 and CNN_FP4 in capsys.readouterr().err
+    cnn = {"model": "resnet50", "workload_family": "cnn", "precision": "fp4", "precision_asked": "fp4"}
+    plan = a_fleet_plan()
+    plan = plan.model_copy(update={"assignments": [plan.assignments[0], {**plan.assignments[1], **cnn}]})
+    assert "  ft: resnet50 computes in fp4 here, but FP4 training is published for transformers" in plan.summary()
+    assert any(line.startswith("- **ft**: resnet50 computes in fp4") for line in plan.decisions(markdown=True))
