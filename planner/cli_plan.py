@@ -184,6 +184,12 @@ def add_plan_commands(sub: Any) -> None:
     )
     f.add_argument("--gap", type=gap_fraction, help="relative MIP gap in [0, 1) (default 1e-4)")
     f.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    f.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="also write the plan's tables to DIR (made if missing): purchases.csv, jobs.csv (slots a job runs in as "
+        "'3-9,12': slots 3 to 9 and 12) and schedule.csv, one row per server type and fabric / job / slot and pool",
+    )
     add_catalog_args(f)
     f.set_defaults(func=cmd_fleet)
 
@@ -560,6 +566,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
+    import sys
+
+    from planner.errors import PlannerInputError
     from planner.fleet import fleet
     from planner.views import read_fleet_upload
 
@@ -574,7 +583,12 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
     cat = catalog_from(args)
     check_fleet_ids(cat, req)  # an unknown model or owned server: said with the job (entry) it is written in
+    if args.csv is not None and Path(args.csv).exists() and not Path(args.csv).is_dir():  # said before the solve
+        raise PlannerInputError(f"--csv {args.csv} is an existing file; give a directory (made if missing)")
     plan = with_progress(lambda: fleet(req, cat), "planning the fleet", fleet_progress_text(req))
+    if args.csv is not None and plan.objective_value is not None:
+        written = write_fleet_csv(plan, Path(args.csv))
+        sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
     for text in fleet_owned_service_notes(cat, req):  # owned servers past their service: why they are retired
         notice(text)
     if args.json:
@@ -612,6 +626,25 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     print(fleet_schedule_text(plan, req.slots, req.slot_hours))
     print("\n" + fleet_totals_text(plan.totals))
     return EXIT_OK
+
+
+def write_fleet_csv(plan: Any, out: Path) -> list[Path]:
+    """The plan's tables as CSV files in ``out``: purchases.csv, jobs.csv (``FleetPlan.assignment_frame``: the slots
+    as '3-9,12') and schedule.csv; each reads back to the same values with ``pandas.read_csv(path,
+    keep_default_na=False, dtype={"slots": str})`` (the schedule's ``jobs`` is '' in a slot where none runs, and a
+    ``slots`` column whose every job runs in one slot would otherwise come back as numbers). An unwritable
+    directory is bad input."""
+    from planner.errors import PlannerInputError
+
+    frames = {"purchases.csv": plan.purchase_frame(), "jobs.csv": plan.assignment_frame()}
+    frames["schedule.csv"] = plan.schedule_frame()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, frame in frames.items():
+            frame.to_csv(out / name, index=False)
+    except OSError as exc:
+        raise PlannerInputError(f"--csv {out}: cannot write the plan's tables there ({exc.strerror or exc})") from None
+    return [out / name for name in frames]
 
 
 def fleet_totals_text(totals: dict[str, float]) -> str:

@@ -178,3 +178,37 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     plan = plan.model_copy(update={"assignments": [plan.assignments[0], {**plan.assignments[1], **cnn}]})
     assert "  ft: resnet50 computes in fp4 here, but FP4 training is published for transformers" in plan.summary()
     assert any(line.startswith("- **ft**: resnet50 computes in fp4") for line in plan.decisions(markdown=True))
+
+
+def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
+    """`planner fleet FILE --csv DIR` (new: the command line had JSON only) writes the plan's three tables; read
+    back with pandas they hold the plan's values (the plan taken from the same run's --json), the slots readable
+    back into the lists. A file where the directory belongs is bad input before the solve."""
+    import contextlib
+    import io
+    import json
+
+    import pandas as pd
+
+    from planner.cli import main
+    from planner.fleet import FleetPlan
+    from planner.textfmt import parse_slot_ranges
+
+    f = tmp_path / "tiny.yaml"  # bert may run in any of the 4 daily slots, resnet in slots 1-2; idle slots follow
+    f.write_text(
+        "slots: 4\nslot_hours: 24\ngpus: [L40S]\nmax_nodes: 4\njobs:\n"
+        "  - {id: bert, model: bert-large, release_slot: 0, due_slot: 3}\n"
+        "  - {id: resnet, model: resnet50, epochs: 90, release_slot: 1, due_slot: 2}\n"
+    )
+    out = tmp_path / "plan"
+    with contextlib.redirect_stdout(io.StringIO()) as stdout:
+        assert main(["fleet", str(f), "--json", "--csv", str(out), "--time-limit", "20"]) == 0
+    plan = FleetPlan.model_validate(json.loads(stdout.getvalue()))
+    frames = {"purchases": plan.purchase_frame(), "jobs": plan.assignment_frame(), "schedule": plan.schedule_frame()}
+    assert "" in set(frames["schedule"]["jobs"])  # an idle slot: the empty cell must read back as ''
+    for name, frame in frames.items():
+        back = pd.read_csv(out / f"{name}.csv", keep_default_na=False, dtype={"slots": str})
+        pd.testing.assert_frame_equal(back, frame, check_dtype=False)
+    plain = pd.read_csv(out / "jobs.csv")
+    assert [parse_slot_ranges(s) for s in plain["slots"]] == [a["slots"] for a in plan.assignments]
+    assert main(["fleet", str(f), "--csv", str(f)]) == 2
