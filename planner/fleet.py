@@ -221,7 +221,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -516,7 +516,7 @@ class FleetPlan(BaseModel):
         )
 
 
-def _strong(markdown: bool) -> Any:
+def _strong(markdown: bool) -> Callable[[str], str]:
     """Markdown's strong emphasis ('**Buys**') for the app's lines, nothing for plain text."""
     return (lambda text: f"**{text}**") if markdown else (lambda text: text)
 
