@@ -645,8 +645,9 @@ def pareto_table(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """(the Pareto front with the precision each point computes in, a note per GPU of the front that lacks the
-    precision asked for: '<gpu> has no fp4: the front's plans on it compute in fp8'), as plan_notes says it of a
-    plan: a front may mix GPUs with and without the precision, never silently."""
+    precision asked for: '<gpu> has no fp4: the front's plans on it compute in fp8', and textfmt.precision_caveat's
+    for a precision no published recipe backs), as plan_notes says it of a plan: a front may mix GPUs with and
+    without the precision, never silently."""
     if front.empty or "gpu" not in front:
         return front, []
     asked = req.precision or catalog.workload(req.model).precision
@@ -658,6 +659,8 @@ def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame
         for g, u in used.items()
         if asked in compute.LOW_PRECISION_FIELDS and u != asked
     ]
+    family = catalog.workload(req.model).family  # fp4 for a CNN: an extrapolation (plan_notes says it of a plan)
+    notes += [c for u in dict.fromkeys(used.values()) if (c := precision_caveat(req.model, family, u))]
     return front, notes
 
 

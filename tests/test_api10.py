@@ -161,6 +161,8 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     """Was: `--precision fp4` for resnet50 planned and evaluated at the FP4 peak without a word, although FP4
     training is published for transformers only. Said by evaluate, solve (plan_notes: also the app and batch rows)
     and a fleet's summary; not for an LLM in fp4, nor for a CNN in bf16 or in the fp8 an fp4 request falls back to."""
+    import pandas as pd
+
     from planner.cli import main
     from planner.textfmt import precision_caveat
 
@@ -173,6 +175,13 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     assert main([*args, "fp4", "--model", "llama3-8b"]) == 0 and CNN_FP4 not in capsys.readouterr().err
     code = main(["solve", "--model", "resnet50", "--deadline-days", "1", "--precision", "fp4", "--gpus", "B200"])
     assert code == 0 and CNN_FP4 in capsys.readouterr().err
+    from planner import PlanRequest, load_catalog
+    from planner.views import front_with_precision
+
+    request = PlanRequest(model="resnet50", deadline_days=1, precision="fp4", gpus=["B200", "H100"])
+    _, notes = front_with_precision(load_catalog(), request, pd.DataFrame({"gpu": ["b200", "h100-sxm"]}))
+    assert sum(CNN_FP4 in n for n in notes) == 1  # the b200 points compute in fp4; the h100 ones in fp8
+    assert "h100-sxm has no fp4: the front's plans on it compute in fp8" in notes
     cnn = {"model": "resnet50", "workload_family": "cnn", "precision": "fp4", "precision_asked": "fp4"}
     plan = a_fleet_plan()
     plan = plan.model_copy(update={"assignments": [plan.assignments[0], {**plan.assignments[1], **cnn}]})
