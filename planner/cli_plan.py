@@ -589,6 +589,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if args.csv is not None and plan.objective_value is not None:
         written = write_fleet_csv(plan, Path(args.csv))
         sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
+    elif args.csv is not None:
+        notice(f"no fleet, so no tables were written to {args.csv}")
     for text in fleet_owned_service_notes(cat, req):  # owned servers past their service: why they are retired
         notice(text)
     if args.json:
