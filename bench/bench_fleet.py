@@ -48,21 +48,14 @@ from planner import load_catalog
 from planner.data import Catalog
 from planner.fleet import (
     CUT_FAMILIES,
-    FLATTEN_SHARE,
-    PACK_SHARE,
-    RESTRICTED_SHARE,
-    SQUEEZE_SHARE,
     FleetRequest,
     Pools,
     build_fleet_model,
-    flatten_start,
     fleet,
+    improve_start,
     job_modes,
-    pack_start,
     pools_of,
-    restricted_start,
     set_greedy_start,
-    squeeze_start,
 )
 from planner.fleet_bound import _lp, purchase_bound
 from planner.schemas import Server
@@ -137,15 +130,8 @@ def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools,
     incumbent, bound and gap at the end (the log has them over time)."""
     m = build_fleet_model(cat, req, modes, pools)
     set_greedy_start(m, cat, req)
-    opts = req.solver
     t0 = time.perf_counter()
-    heur = restricted_start(m, opts)
-    left = max(1.0, opts.time_limit_s - (time.perf_counter() - t0))
-    pack_s = PACK_SHARE * left
-    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * (left - pack_s)})
-    heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left))
-    heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
-    heur.update(pack_start(m, cat, req, pack_s))
+    heur = improve_start(m, cat, req, lambda: max(1.0, req.solver.time_limit_s - (time.perf_counter() - t0)))
     print(f"  start: {', '.join(f'{k} {v:,.1f}' for k, v in heur.items())}")
     lp, cols = _lp(m)
     h = highspy.Highs()

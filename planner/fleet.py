@@ -69,11 +69,12 @@ What is modelled, stated honestly
   is improved first (``restricted_start``): the LP relaxation is solved, then the MIP restricted to the modes it
   uses (and the greedy plan's), with RESTRICTED_SHARE of the time then left; a local search moves single jobs
   to the mode and slots that lower their cluster's peak (``flatten_start``, within FLATTEN_SHARE of the time
-  then left); then the most expensive bought
+  then left); then, of the time left after these (``improve_start``), the most expensive bought
   type is squeezed by one node (``squeeze_start``: a MIP over a mode subset with N_p <= n - 1, in which the
   jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time); last, every job is packed
-  onto one bought cluster of as few nodes as a repair search fits them into (``pack_start``, PACK_SHARE of the
-  time left after the restricted MIP, kept for it), which replaces the start when cheaper. Each of these plans is a
+  onto one bought cluster of as few nodes as a repair search fits them into (``pack_start``, PACK_SHARE of that
+  time, kept for it; it ends early once no option's bound is below the plan in hand), which replaces the start
+  when cheaper. Each of these plans is a
   plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
   presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's arrays once
   (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
@@ -206,6 +207,23 @@ Constraints (one function each)
                    their node counts at once) add $66, while HiGHS proves 29 nodes infeasible there in 1.4 s and
                    packing needs 32: the fluid schedule of one cluster is the bulk of the gap, and cuts on pairs
                    of jobs do not reach it.
+                   Session 10 (bench_fleet.py --no-root, one run each, 2 shared cores; load in brackets): a cheaper
+                   incumbent at 50 jobs. Before: the restricted MIP (55% of the time after the LP) 22.2 s ->
+                   $2,775,437, squeeze 9.0 s (0 steps), pack 2.2 s -> $2,357,646 (32 x type-24 on hdr200), gap
+                   11.25%. After: RESTRICTED_SHARE 0.3 (the MIP gets 10 s at 50 jobs, $2,922,571; at 20 jobs it
+                   ends in 1.4 s either way), squeeze and pack shares of the time left after it (0.5 / 0.4; the
+                   20-job squeeze needs ~20 s: its third MIP finds $975,997 only after 13-20 s), pack_start ranked
+                   by a lower bound, packing every option once before searching the best again, with breakout
+                   weights and pair moves: 50 jobs $2,302,183 (29 x type-10 on hdr200; pack 8.8 s), bound
+                   $2,092,481, gap 9.11%, 59.8 s (load 2.4-3.7); 20 jobs $967,830 (HiGHS from the squeezed
+                   $975,997 within its 16.7 s), gap 8.82%, 59.2 s (load 2.7-3.7; before: $975,997, 9.58%).
+                   Measured on the way and not kept: (ix) the single-cluster MIP in a time-indexed form (y_kt = mode
+                   k runs in slot t, y_kt <= z_k, sum_t y_kt = d_k z_k, sum n_k y_kt <= C; 3,317-3,487 columns,
+                   highspy, minimising C's cost + energy), 20 s per option: C = 34 on type-24/hdr200 and 31 on
+                   type-10/hdr200 (bound $1.99M), worse than the repair search in 1 s; (x) 40,000 single repair
+                   moves per size instead of 4,000: the same sizes (32 on type-24/hdr200, 30 on type-10/hdr200);
+                   (xi) more retries per size (8, the cheapest option first): the time went on type-24 at 31 and
+                   the plan was 32 nodes again -- the retries now go round the options.
 
 Objective
 ---------
@@ -250,14 +268,16 @@ ISOLATE_MODES = 2000  # from this many modes on, the full MIP's HiGHS runs in a 
 FULL_PRESOLVE_MIN_S = 120.0  # after a restricted start, the full MIP is presolved only with this much time left
 RESTRICTED_SUPPORT = 0.02  # modes the LP relaxation uses at least this much enter the restricted MIP
 SQUEEZE_TOP_MODES = 20  # each job's cheapest modes (standalone estimate) in the squeeze MIP (squeeze_start)
-RESTRICTED_SHARE = 0.55  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
-SQUEEZE_SHARE = 0.3  # share of that time for squeeze_start (the full MIP gets the rest)
+RESTRICTED_SHARE = 0.3  # share of the time left after the LP relaxation for the restricted MIP (restricted_start)
 FLATTEN_SHARE = 0.1  # most of the time left that flatten_start may take (it usually ends in a second)
-PACK_SHARE = 0.25  # share of the time left after the restricted MIP kept for pack_start
-PACK_OPTIONS = 4  # (type, fabric) options pack_start packs, cheapest first by their fluid estimate
+SQUEEZE_SHARE = 0.5  # share of the time left after the restricted MIP and flatten_start for squeeze_start
+PACK_SHARE = 0.4  # share of that time kept for pack_start (the full MIP gets the rest and what pack leaves)
+PACK_OPTIONS = 12  # (type, fabric) options pack_start packs at most, cheapest first by a lower bound on their plans
 PACK_ITERS = 400  # repair moves pack_start tries per cluster size while it gallops up from its size bound
 PACK_REFINE_ITERS = 4000  # repair moves per size below the first size that packed
+PACK_RETRIES = 8  # fresh repair searches at one size below an option's packing before it is given up
 PACK_NOISE = 0.15  # share of repair moves that place the job in a random mode (leaves local minima)
+PACK_PAIR = 0.3  # share of repair moves that take out two jobs busy in one overloaded slot and place both again
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 EXPLAIN_MIN_S = 1.0  # an infeasible fleet's explanation tries no relaxation with less of the time limit left
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
@@ -1925,13 +1945,22 @@ def _pack_cluster(
     order: list[str],
     iters: int,
     rng: np.random.Generator,
+    deadline: float = math.inf,
 ) -> dict[str, tuple[int, list[int]]] | None:
-    """Every job of ``order`` on one cluster of ``cap`` nodes, or None: each job in one of its modes ``cands[j]``
-    on d_k of its window's slots, at most ``cap`` nodes busy in any slot (min-conflicts repair). Jobs are placed
-    in order, each in the mode and slots that add the least overload (nodes above ``cap``), then the least
-    node-slots; then, while a slot is overloaded, a job running in one is taken out and placed again the same way
-    (or, in PACK_NOISE of the moves, in a random mode on its least busy slots), for at most ``iters`` moves."""
+    """Every job of ``order`` on one cluster of ``cap`` nodes, or None (also when ``time.perf_counter()`` passes
+    ``deadline``): each job in one of its modes ``cands[j]``
+    on d_k of its window's slots, at most ``cap`` nodes busy in any slot (min-conflicts repair with breakout
+    weights). Jobs are placed in order, each in the mode and slots that add the least weighted overload (nodes
+    above ``cap`` times the slot's weight, every weight 1 at first), then the least node-slots; then, while a slot
+    is overloaded, the weight of every overloaded slot grows by 1 (so that the search leaves a local minimum by
+    clearing the slots that stay overloaded) and a job running in one is taken out and placed again the same way
+    -- in PACK_PAIR of the moves together with another job running in that slot, the two placed again in random
+    order; in PACK_NOISE of the placements in a random mode on its least busy slots -- for at most ``iters``
+    moves. Measured on bench_fleet.py (50 jobs, the six cheapest options, refine at 20,000 moves): the
+    weights and pair moves found type-10 on hdr200 at 29 nodes and on ndr400 at 28, where single moves
+    stopped at 30 and 29 (40,000 single moves did no better than 4,000)."""
     usage = np.zeros(slots)
+    weight = np.ones(slots)
     fit = {j: ks[nodes[ks] <= cap] for j, ks in cands.items()}
     if any(not len(ks) for ks in fit.values()):
         return None
@@ -1944,27 +1973,41 @@ def _pack_cluster(
             k = int(ks[rng.integers(len(ks))])
             return k, win[np.argsort(u + 0.5 * rng.random(len(u)), kind="stable")[: d[k]]]
         n = nodes[ks][:, None]
-        marg = np.maximum(0.0, u[None, :] + n - cap) - np.maximum(0.0, u - cap)[None, :]
+        w = weight[win]
+        marg = (np.maximum(0.0, u[None, :] + n - cap) - np.maximum(0.0, u - cap)[None, :]) * w[None, :]
         over = np.take_along_axis(np.cumsum(np.sort(marg, axis=1), axis=1), (d[ks] - 1)[:, None], axis=1)[:, 0]
         k = int(ks[np.lexsort((nodes[ks] * d[ks], over))[0]])
-        m_k = np.maximum(0.0, u + nodes[k] - cap) - np.maximum(0.0, u - cap)
+        m_k = (np.maximum(0.0, u + nodes[k] - cap) - np.maximum(0.0, u - cap)) * w
         return k, win[np.lexsort((win, u, m_k))[: d[k]]]  # least overload, then least busy, then earliest
 
     for j in order:
         k, sl = place(j, False)
         usage[sl] += nodes[k]
         chosen[j] = (k, sl)
-    for _ in range(iters + 1):
+    for it in range(iters + 1):
         over = usage > cap
         if not over.any():
             return {j: (k, sorted(int(t) for t in sl)) for j, (k, sl) in chosen.items()}
+        if it % 64 == 0 and time.perf_counter() > deadline:
+            return None
+        weight[over] += 1.0
         bad = [j for j in order if over[chosen[j][1]].any()]
         j = bad[int(rng.integers(len(bad)))]
-        k, sl = chosen[j]
-        usage[sl] -= nodes[k]
-        k, sl = place(j, rng.random() < PACK_NOISE)
-        usage[sl] += nodes[k]
-        chosen[j] = (k, sl)
+        group = [j]
+        if rng.random() < PACK_PAIR:  # and another job busy in one of its overloaded slots
+            sl = chosen[j][1]
+            t = int(sl[over[sl]][0])
+            others = [i for i in order if i != j and t in chosen[i][1]]
+            if others:
+                group.append(others[int(rng.integers(len(others)))])
+                rng.shuffle(group)
+        for i in group:
+            k, sl = chosen[i]
+            usage[sl] -= nodes[k]
+        for i in group:
+            k, sl = place(i, rng.random() < PACK_NOISE)
+            usage[sl] += nodes[k]
+            chosen[i] = (k, sl)
     return None
 
 
@@ -2051,88 +2094,130 @@ def smallest_packing(packs: Any, lo: int, hi: int, in_time: Any) -> tuple[int, A
     return found
 
 
-def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
-    """A start that runs every job on one bought cluster of as few nodes as it can pack them into.
-
-    For each buy option (p, f) of a type without owned nodes on which every job has a mode (on f, or one node of
-    p), the options ranked by a fluid estimate (each job's cheapest mode priced by its node-slots at the
-    cluster's cost per node-slot -- capex share and idle energy over the horizon / slots -- plus its energy),
-    the PACK_OPTIONS cheapest are packed (``_pack_cluster``): from the energetic-interval bound
-    (``pack_size_bound``: the jobs whose windows lie in [a, b] need their fewest node-slots within it) the cluster
-    size gallops up (step doubling) to the first size at which the jobs pack and is bisected back between it and
-    the last that did not (``smallest_packing``, PACK_ITERS repair moves per size), then goes down while a smaller
-    one packs (PACK_REFINE_ITERS moves), never below the bound. Climbing one node at a time from the windowless
-    fluid bound, 200 one-node one-slot jobs all due in slot 1 of 52 (need 100 nodes, fluid bound 4) took 11.8 s
-    and found no plan within 2 s (review 8, finding 2); their bound is 100 and the first size tried packs. At the
-    size found each job in turn is moved to the mode that costs least (energy, lateness) on the earliest slots with
-    room for it, so the cluster stays within that size and a job with a penalty is as little late as the others
-    allow.
-    Owned nodes are retired, nothing is rented. The best packed plan by ``evaluate_fleet`` (capacity, fabric,
-    power, budget; exact prices) replaces the start when it is cheaper than the start (or the start is not known
-    to be a plan), so it is a plan of the full MIP. Why: the other starts buy clusters at their peak use, and
-    their MIPs rarely lower a peak (a smaller cluster needs every job on it rescheduled at once); measured on
-    bench_fleet.py (50 jobs), 33 nodes at 56% mean use. Returns pack_s, and pack_objective (the start's value
-    after it), pack_nodes (cluster size) when it improved the start."""
-    t0 = time.perf_counter()
-    ix: Index = m.ix
-    out: dict[str, float] = {}
-    modes = ix.modes
-    nodes, d, kind, server, fabric, e_coef = _mode_arrays(modes)
-    H = req.slot_hours
+def cluster_value(cat: Catalog, req: FleetRequest, ix: Index, p: str, f: str, n: int) -> float:
+    """What a bought cluster of n nodes of type p on fabric f adds to the objective (``evaluate_fleet``'s value): its
+    capex (servers, NICs, cables, switches, as cost.py prices them) times the horizon's share of its life when the
+    objective is cost, plus the idle energy of its nodes over the horizon at the objective's weight per kWh. It
+    never decreases with n (every capex term grows with the node count)."""
     share, cost_obj, e_w = _objective_weights(cat, req)
+    capex = share * owned_capex_usd(cat, p, f, 0, n)[0] if cost_obj and n > 0 else 0.0
+    return capex + e_w * ix.pools.idle_kw[p] * req.slot_hours * req.slots * n
+
+
+@dataclass
+class PackOption:
+    """One bought cluster that may run every job (``pack_start``): type and fabric, each job's modes on it, the
+    fewest nodes any packing needs (``pack_size_bound``), the least energy value of the jobs, and ``bound`` =
+    cluster_value at that size + that energy: no plan that runs every job on this cluster is below it (the cluster
+    is at least that large and its value grows with size; each job's mode draws at least its least energy; lateness
+    adds)."""
+
+    bound: float
+    server: str
+    fabric: str
+    cands: dict[str, np.ndarray]
+    size_bound: int
+    energy: float
+
+
+def pack_options(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest) -> list[PackOption]:
+    """Every buy option (p, f) of a type without owned nodes on which every job has a site mode (on f, or one node
+    of p: its "any"-fabric mode), cheapest ``bound`` first."""
+    ix: Index = m.ix
+    nodes, d, kind, server, fabric, e_coef = _mode_arrays(ix.modes)
+    _share, _cost_obj, e_w = _objective_weights(cat, req)
     window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
-    jobs = {j.id: j for j in req.jobs}
     by_job = {j: np.asarray(ks, dtype=np.int64) for j, ks in ix.by_job.items()}
     site_k = kind == "site"
     options = []
     for p, fabs in ix.pools.buy.items():
         if p in ix.pools.owned_fabrics:
             continue
-        price = cat.server(p).price_usd or 0.0
-        rate = ((share * price if cost_obj else 0.0) + e_w * ix.pools.idle_kw[p] * H * req.slots) / req.slots
         for f in fabs:
             on = site_k & (server == p) & ((fabric == f) | (fabric == ANY_FABRIC))
             cands = {j: ks[on[ks]] for j, ks in by_job.items()}
             if any(not len(ks) for ks in cands.values()):
                 continue
-            est = sum(float(np.min(rate * nodes[ks] * d[ks] + e_w * e_coef[ks])) for ks in cands.values())
-            options.append((est, p, f, cands))
-    options.sort(key=lambda o: (o[0], o[1], o[2]))
+            area = {j: int(np.min(nodes[ks] * d[ks])) for j, ks in cands.items()}
+            lb = pack_size_bound(area, max(int(np.min(nodes[ks])) for ks in cands.values()), window)
+            energy = sum(float(np.min(e_w * e_coef[ks])) for ks in cands.values())
+            options.append(PackOption(cluster_value(cat, req, ix, p, f, lb) + energy, p, f, cands, lb, energy))
+    options.sort(key=lambda o: (o.bound, o.server, o.fabric))
+    return options
+
+
+def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit_s: float) -> dict[str, float]:
+    """A start that runs every job on one bought cluster of as few nodes as it can pack them into.
+
+    The buy options (p, f) of types without owned nodes on which every job has a mode (on f, or one node of p) are
+    ranked by a lower bound on the value of any plan that runs every job on them (``pack_options``: the cluster's
+    capex share and idle energy at the energetic-interval size bound ``pack_size_bound`` -- the jobs whose windows
+    lie in [a, b] need their fewest node-slots within it -- plus each job's least energy). (1) Of the PACK_OPTIONS
+    cheapest, each whose bound is below the best plan in hand (the start, or a packing found) is packed
+    (``_pack_cluster``): from its size bound the cluster size gallops up (step doubling) to the first size at which
+    the jobs pack and is bisected back between it and the last that did not (``smallest_packing``, PACK_ITERS
+    repair moves per size). Climbing one node at a time from the windowless fluid bound, 200 one-node one-slot jobs
+    all due in slot 1 of 52 (need 100 nodes, fluid bound 4) took 11.8 s and found no plan within 2 s (review 8,
+    finding 2); their bound is 100 and the first size tried packs. (2) With the time left, the packed options are
+    searched again one node smaller (a fresh search of PACK_REFINE_ITERS moves), the option with the fewest failed
+    searches at its size first, then the one whose plan one node smaller would be cheapest; an option leaves when
+    it is at its size bound, failed PACK_RETRIES times at a size, or when the bound at one node fewer (cluster
+    value at that size + the jobs' least energy) is not below the best plan in hand -- so packing ends early where
+    it cannot win. At each size found each job in turn is moved to the mode that costs least (energy, lateness)
+    on the earliest slots with room for it, so the cluster stays within that size and a job with a penalty is as
+    little late as the others allow.
+    Owned nodes are retired, nothing is rented. The best packed plan by ``evaluate_fleet`` (capacity, fabric,
+    power, budget; exact prices) replaces the start when it is cheaper than the start (or the start is not known
+    to be a plan), so it is a plan of the full MIP. Why: the other starts buy clusters at their peak use, and
+    their MIPs rarely lower a peak (a smaller cluster needs every job on it rescheduled at once); measured on
+    bench_fleet.py (50 jobs), 33 nodes at 56% mean use. Session 10 (bench_fleet.py, 50 jobs, from the greedy start,
+    one run each): four options ranked by a fluid estimate and searched down one node at a time right away gave
+    32 x type-24 on hdr200 ($2,354,797 in 8.4 s of a 60 s call); ranked by the bound, all packed once first, then
+    searched again where most promising, with breakout weights and pair moves in the repair (``_pack_cluster``):
+    29 x type-10 on hdr200, $2,302,183, ending by itself after 5-8 s (type-10 on hdr200 is 6th by the fluid
+    estimate, 3rd by the bound). At 20 jobs, after the squeeze's $975,997, it ends after 2-4 s (no option can win
+    by one node fewer). Returns pack_s, and pack_objective (the start's value after it), pack_nodes (cluster size)
+    when it improved the start."""
+    t0 = time.perf_counter()
+    ix: Index = m.ix
+    out: dict[str, float] = {}
+    modes = ix.modes
+    nodes, d, _kind, _server, _fabric, e_coef = _mode_arrays(modes)
+    _share, _cost_obj, e_w = _objective_weights(cat, req)
+    window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
+    jobs = {j.id: j for j in req.jobs}
+
+    def cluster_usd(p: str, f: str, n: int) -> float:
+        return cluster_value(cat, req, ix, p, f, n)
+
+    options = pack_options(m, cat, req)
     plan = current_plan(m)
     before = _plan_value(cat, req, ix, plan) if plan is not None else None
-    best: tuple[float, StartPlan] | None = None
     rng = np.random.default_rng(0)
+    deadline = t0 + time_limit_s
+
+    def in_time() -> bool:
+        return time.perf_counter() < deadline
 
     def late_usd(j: str, last: int) -> float:
         return (jobs[j].penalty_usd_per_slot or 0.0) * max(0, last - jobs[j].due_slot)
 
-    for _est, p, f, cands in options[:PACK_OPTIONS]:
-        if time.perf_counter() - t0 >= time_limit_s:
-            break
-        area = {j: int(np.min(nodes[ks] * d[ks])) for j, ks in cands.items()}
-        order = sorted(cands, key=lambda j: (-area[j] / len(window[j]), j))
-        lb = pack_size_bound(area, max(int(np.min(nodes[ks])) for ks in cands.values()), window)
-
-        def packs(
-            cap: int, cands: dict[str, np.ndarray] = cands, order: list[str] = order
-        ) -> dict[str, tuple[int, list[int]]] | None:
-            return _pack_cluster(cands, nodes, d, window, req.slots, cap, order, PACK_ITERS, rng)
-
-        first = smallest_packing(packs, lb, req.max_nodes, lambda: time.perf_counter() - t0 < time_limit_s)
-        if first is None:
-            continue
-        cap, packed = first
-        while cap > lb and time.perf_counter() - t0 < time_limit_s:  # no cluster below the bound runs every job
-            smaller = _pack_cluster(cands, nodes, d, window, req.slots, cap - 1, order, PACK_REFINE_ITERS, rng)
-            if smaller is None:
-                break
-            packed, cap = smaller, cap - 1
+    def finish(
+        p: str,
+        f: str,
+        cands: dict[str, np.ndarray],
+        order: list[str],
+        cap: int,
+        packed: dict[str, tuple[int, list[int]]],
+    ) -> tuple[float, StartPlan] | None:
+        """The packing at ``cap`` nodes with each job moved to its cheapest mode that keeps the cluster within cap,
+        priced by evaluate_fleet (None when it breaks a rule: power, budget)."""
         packed = _earliest_due_first(packed, nodes, d, window, jobs, req.slots, cap, late_usd)
         usage = np.zeros(req.slots)
         for k, sl in packed.values():
             usage[sl] += nodes[k]
         moved = True
-        while moved and time.perf_counter() - t0 < time_limit_s:  # rounds while a job moves (each move saves)
+        while moved and in_time():  # rounds while a job moves (each move saves)
             moved = False
             for j in order:  # cheapest mode and slots that keep the cluster within cap, the others held
                 k0, sl0 = packed[j]
@@ -2153,8 +2238,90 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
                 usage[pick[2]] += nodes[pick[1]]
         found = StartPlan(packed, {(p, f): round(float(usage.max()))}, [0] * len(ix.pools.owned))
         value = _plan_value(cat, req, ix, found)
-        if value is not None and (best is None or value < best[0]):
-            best = (value, found)
+        return None if value is None else (value, found)
+
+    # (1) each option, cheapest bound first, while its bound is below the best plan known: the smallest size found by
+    # galloping and bisection, then one node at a time
+    packs_at: list[dict[str, Any]] = []
+
+    def best_known() -> float:
+        values = [o["value"] for o in packs_at] + ([before] if before is not None else [])
+        return min(values, default=math.inf)
+
+    for option in options[:PACK_OPTIONS]:
+        bound, p, f, cands, lb, energy = (
+            option.bound,
+            option.server,
+            option.fabric,
+            option.cands,
+            option.size_bound,
+            option.energy,
+        )
+        if not in_time():
+            break
+        known = best_known()
+        if bound >= known - 1e-9 * max(1.0, abs(known)):  # no packing of this option is cheaper than a plan in hand
+            continue
+        area = {j: int(np.min(nodes[ks] * d[ks])) for j, ks in cands.items()}
+        order = sorted(cands, key=lambda j: (-area[j] / len(window[j]), j))
+
+        def packs(
+            cap: int, cands: dict[str, np.ndarray] = cands, order: list[str] = order
+        ) -> dict[str, tuple[int, list[int]]] | None:
+            return _pack_cluster(cands, nodes, d, window, req.slots, cap, order, PACK_ITERS, rng, deadline)
+
+        first = smallest_packing(packs, lb, req.max_nodes, in_time)
+        if first is None:
+            continue
+        cap, packed = first
+        got = finish(p, f, cands, order, cap, packed)
+        if got is not None:
+            packs_at.append(
+                {
+                    "value": got[0],
+                    "plan": got[1],
+                    "p": p,
+                    "f": f,
+                    "cands": cands,
+                    "order": order,
+                    "cap": cap,
+                    "lb": lb,
+                    "energy": energy,
+                    "fails": 0,
+                }
+            )
+
+    # (2) the time left: the packed option whose plan one node smaller would be cheapest (its value less what that
+    # node costs) is searched again at that size (a new repair search from scratch), while that size's bound --
+    # the cluster's cost at that size plus every job's least energy -- is below the best plan known; an option
+    # whose search failed PACK_RETRIES times at a size is left
+    def hopeful(o: dict[str, Any]) -> bool:
+        smaller, known = cluster_usd(o["p"], o["f"], o["cap"] - 1) + o["energy"], best_known()
+        return o["cap"] > o["lb"] and o["fails"] < PACK_RETRIES and smaller < known - 1e-9 * max(1.0, abs(known))
+
+    while in_time():
+        todo = [o for o in packs_at if hopeful(o)]
+        if not todo:
+            break
+        o = min(
+            todo,
+            key=lambda o: (
+                o["fails"],
+                o["value"] - cluster_usd(o["p"], o["f"], o["cap"]) + cluster_usd(o["p"], o["f"], o["cap"] - 1),
+            ),
+        )
+        smaller = _pack_cluster(
+            o["cands"], nodes, d, window, req.slots, o["cap"] - 1, o["order"], PACK_REFINE_ITERS, rng, deadline
+        )
+        if smaller is None:
+            o["fails"] += 1
+            continue
+        got = finish(o["p"], o["f"], o["cands"], o["order"], o["cap"] - 1, smaller)
+        o["cap"] -= 1
+        o["fails"] = 0
+        if got is not None and got[0] < o["value"]:
+            o["value"], o["plan"] = got
+    best = min(((o["value"], o["plan"]) for o in packs_at), key=lambda vp: vp[0], default=None)
     if best is not None and (before is None or best[0] < before - 1e-9 * max(1.0, abs(before))):
         set_plan_start(m, cat, req, best[1])
         m.start_feasible = True
@@ -2178,6 +2345,24 @@ def check_fleet_ids(cat: Catalog, req: FleetRequest) -> None:
             cat.server(o.server)
         except PlannerInputError as exc:
             raise PlannerInputError(f"owned.{i} (the owned servers' entry {i + 1}): {exc}") from None
+
+
+def improve_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, left: Callable[[], float]) -> dict[str, float]:
+    """The start heuristics of a large fleet in turn, each from the best start so far, within ``left()`` (the
+    seconds left to them and the full MIP): the LP relaxation and the MIP over its modes (``restricted_start``,
+    RESTRICTED_SHARE of what is left after the LP), the local search (``flatten_start``, at most FLATTEN_SHARE),
+    then of the time left after these, SQUEEZE_SHARE for ``squeeze_start`` and PACK_SHARE kept for ``pack_start``,
+    which runs last and ends early once no packing can beat the plan in hand; the full MIP gets the rest. Returns
+    their figures and seconds (each function's docstring)."""
+    opts = req.solver
+    heur = restricted_start(m, opts.model_copy(update={"time_limit_s": left()}))
+    heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left()))
+    rest = left()
+    pack_s = PACK_SHARE * rest  # kept for pack_start, which runs last
+    squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE * rest})
+    heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
+    heur.update(pack_start(m, cat, req, min(pack_s, left())))  # never past the call's limit
+    return heur
 
 
 def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None, explain: bool = True) -> FleetPlan:
@@ -2224,12 +2409,7 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
     heur: dict[str, float] = {}
     opts = req.solver
     if len(modes) >= RESTRICTED_START_MODES:
-        heur = restricted_start(m, opts.model_copy(update={"time_limit_s": left()}))
-        pack_s = PACK_SHARE * left()  # kept for pack_start, which runs last
-        squeeze = opts.model_copy(update={"time_limit_s": SQUEEZE_SHARE / (1 - RESTRICTED_SHARE) * (left() - pack_s)})
-        heur.update(flatten_start(m, cat, req, FLATTEN_SHARE * left()))
-        heur.update(squeeze_start(m, cat, req, squeeze, getattr(m, "lp_z", None)))
-        heur.update(pack_start(m, cat, req, min(pack_s, left())))  # never past the call's limit
+        heur = improve_start(m, cat, req, left)
         # HiGHS's presolve of the full model (probing tens of thousands of binaries) takes 10-35 s at the bench's
         # size: with less than FULL_PRESOLVE_MIN_S left it is skipped, so that the root LP bound is reached
         opts = opts.model_copy(update={"presolve": opts.presolve and left() >= FULL_PRESOLVE_MIN_S})

@@ -315,3 +315,83 @@ def test_pack_size_bound_is_never_above_the_smallest_cluster_by_brute_force(data
     assert lb >= max(fewest, math.ceil(sum(area.values()) / slots))
     choices = [[(n, d, [int(t) for t in window[j]]) for n, d in nd[j]] for j in sorted(nd)]
     assert not _packs_at(lb - 1, choices, slots)
+
+
+def test_pack_searches_no_option_whose_bound_is_not_below_the_plan_in_hand(toy: Catalog) -> None:
+    # the start is already the one-node optimum (a in slot 0, b in slot 1). Any plan that runs both jobs on one toy-a
+    # cluster has at least one node and each job's least energy: that bound (pack_options) equals the start's value,
+    # so no option is searched at all, and the start stays
+    req, m, one, fab = _two_jobs_on_toy_a(toy)
+    start = fleet_mod.StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
+    fleet_mod.set_plan_start(m, toy, req, start)
+    m.start_feasible = True
+    value = fleet_mod._plan_value(toy, req, m.ix, start)
+    options = fleet_mod.pack_options(m, toy, req)
+    assert options and all(o.size_bound == 1 for o in options)
+    assert value is not None and min(o.bound for o in options) == pytest.approx(value, rel=1e-9)
+    calls: list[int] = []
+    real = fleet_mod._pack_cluster
+
+    def counted(*a: Any, **kw: Any) -> Any:
+        calls.append(a[5])
+        return real(*a, **kw)
+
+    with mock.patch.object(fleet_mod, "_pack_cluster", counted):
+        out = fleet_mod.pack_start(m, toy, req, 10.0)
+    assert calls == [] and "pack_objective" not in out
+
+
+def _one_node_jobs() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Two one-node one-slot jobs (modes 0 and 1): a may run in slot 0 or 1, b only in slot 0."""
+    cands = {"a": np.asarray([0]), "b": np.asarray([1])}
+    window = {"a": np.asarray([0, 1]), "b": np.asarray([0])}
+    return cands, np.asarray([1, 1]), np.asarray([1, 1]), window
+
+
+def test_pack_cluster_repairs_a_first_placement_and_gives_up_at_its_deadline() -> None:
+    # placed in order, a takes slot 0 (free, earliest) and b, which may only run in slot 0, overloads it on one node:
+    # the repair moves a to slot 1. With its deadline already passed, the search stops at its first repair move
+    cands, nodes, d, window = _one_node_jobs()
+    rng = np.random.default_rng(0)
+    found = fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng)
+    assert found == {"a": (0, [1]), "b": (1, [0])}
+    assert fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng, deadline=0.0) is None
+    # no repair is needed in the other order: the deadline does not matter
+    assert fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["b", "a"], 400, rng, deadline=0.0) == found
+
+
+@_settings(60)
+@given(data=st.data())
+def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> None:
+    # 2-6 jobs, each with 1-3 modes (nodes 1-4, slots 1-3) and a window of consecutive slots in 4: every packing the
+    # repair search returns is a packing (one of the job's modes, that many distinct slots of its window, no slot over
+    # the size), and at the smallest size that packs (depth-first over every mode and slot subset) it finds one
+    slots = 4
+    n_jobs = data.draw(st.integers(2, 6))
+    cands: dict[str, np.ndarray] = {}
+    window: dict[str, np.ndarray] = {}
+    nodes: list[int] = []
+    d: list[int] = []
+    for i in range(n_jobs):
+        a = data.draw(st.integers(0, slots - 1))
+        b = data.draw(st.integers(a, slots - 1))
+        window[f"j{i}"] = np.arange(a, b + 1)
+        ks = []
+        for _ in range(data.draw(st.integers(1, 3))):
+            ks.append(len(nodes))
+            nodes.append(data.draw(st.integers(1, 4)))
+            d.append(data.draw(st.integers(1, b - a + 1)))
+        cands[f"j{i}"] = np.asarray(ks)
+    n_arr, d_arr = np.asarray(nodes), np.asarray(d)
+    choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
+    smallest = next(c for c in range(1, 4 * n_jobs + 1) if _packs_at(c, choices, slots))
+    order = sorted(cands)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    assert fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest - 1, order, 2000, rng) is None
+    found = fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest, order, 2000, rng)
+    assert found is not None
+    usage = np.zeros(slots)
+    for j, (k, sl) in found.items():
+        assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
+        usage[sl] += nodes[k]
+    assert usage.max() <= smallest
