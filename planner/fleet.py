@@ -215,15 +215,28 @@ Constraints (one function each)
                    20-job squeeze needs ~20 s: its third MIP finds $975,997 only after 13-20 s), pack_start ranked
                    by a lower bound, packing every option once before searching the best again, with breakout
                    weights and pair moves: 50 jobs $2,302,183 (29 x type-10 on hdr200; pack 8.8 s), bound
-                   $2,092,481, gap 9.11%, 59.8 s (load 2.4-3.7); 20 jobs $967,830 (HiGHS from the squeezed
+                   $2,092,481, gap 9.11%, 59.8 s (load 2.4-3.7; again at load 1.7-2.7: the same plan, pack 9.1 s --
+                   it finds the 29 nodes ~4 s in, then retries 28 and type-24 at 31 until its share ends); 20 jobs
+                   $967,830 (HiGHS from the squeezed
                    $975,997 within its 16.7 s), gap 8.82%, 59.2 s (load 2.7-3.7; before: $975,997, 9.58%).
                    Measured on the way and not kept: (ix) the single-cluster MIP in a time-indexed form (y_kt = mode
                    k runs in slot t, y_kt <= z_k, sum_t y_kt = d_k z_k, sum n_k y_kt <= C; 3,317-3,487 columns,
                    highspy, minimising C's cost + energy), 20 s per option: C = 34 on type-24/hdr200 and 31 on
-                   type-10/hdr200 (bound $1.99M), worse than the repair search in 1 s; (x) 40,000 single repair
+                   type-10/hdr200 (bound $1.99M), worse than the repair search in 1 s. With C fixed (objective
+                   energy) it proves sizes infeasible fast: type-24/hdr200 at 30 in 0.4 s, type-10/hdr200 at 28 in
+                   1.0 s, type-10/roce100 at 30 / 31 in 0.1 / 12.4 s, type-24/roce100 at 32 / 33 in 0.2 / 0.6 s --
+                   so the packed 29 nodes are the fewest type-10 on hdr200 can run every job on, and that option's
+                   plans are >= $2,287,221 (cluster $2,161,599 + its energy bound at C = 29, $125,622, 20 s): the
+                   packed plan is within 0.7% of them -- but it finds no plan at a size it has not proved (C = 29
+                   on type-10/hdr200, 31 on type-24/hdr200: none in 20-25 s), and with the 45 jobs of at most 3
+                   node-slots left out, type-10/hdr200 at 28 is still undecided in 15 s (with only the five 70B
+                   runs: a plan at once), so moving small jobs to a second cluster would have to move the 4-node
+                   fine-tunes too, paying a cluster of >= 4 nodes to save one; (x) 40,000 single repair
                    moves per size instead of 4,000: the same sizes (32 on type-24/hdr200, 30 on type-10/hdr200);
                    (xi) more retries per size (8, the cheapest option first): the time went on type-24 at 31 and
-                   the plan was 32 nodes again -- the retries now go round the options.
+                   the plan was 32 nodes again -- the retries now go round the options; (xii) the time-indexed MIP
+                   at C = 29 on type-10/hdr200 started from the packing, minimising energy: 5 s, the start's energy
+                   ($140,584) unchanged, bound $125,432.
 
 Objective
 ---------
