@@ -218,7 +218,9 @@ Constraints (one function each)
                    $2,092,481, gap 9.11%, 59.8 s (load 2.4-3.7; again at load 1.7-2.7: the same plan, pack 9.1 s --
                    it finds the 29 nodes ~4 s in, then retries 28 and type-24 at 31 until its share ends); 20 jobs
                    $967,830 (HiGHS from the squeezed
-                   $975,997 within its 16.7 s), gap 8.82%, 59.2 s (load 2.7-3.7; before: $975,997, 9.58%).
+                   $975,997 within its 16.7 s), gap 8.82%, 59.2 s (load 2.7-3.7; before: $975,997, 9.58%); 35
+                   jobs (--jobs 35, load 2.9-3.1) $1,915,010 (26 x type-24/hdr200, gap 10.17%) -> $1,891,704 (24 x
+                   type-10/hdr200, gap 9.06%), 59.9 / 59.7 s.
                    Measured on the way and not kept: (ix) the single-cluster MIP in a time-indexed form (y_kt = mode
                    k runs in slot t, y_kt <= z_k, sum_t y_kt = d_k z_k, sum n_k y_kt <= C; 3,317-3,487 columns,
                    highspy, minimising C's cost + energy), 20 s per option: C = 34 on type-24/hdr200 and 31 on
