@@ -239,6 +239,20 @@ Constraints (one function each)
                    the plan was 32 nodes again -- the retries now go round the options; (xii) the time-indexed MIP
                    at C = 29 on type-10/hdr200 started from the packing, minimising energy: 5 s, the start's energy
                    ($140,584) unchanged, bound $125,432.
+                   Session 10, the bound (one run each, load ~2-3): (xiii) HiGHS alone on the full MIP (presolve
+                   on, one thread, ``bench_fleet.py --no-root --long``) from the 32-node packed start: 400 s, bound
+                   $2,105,964 (gap 10.68%), 2 B&B nodes; from the 29-node packed start $2,302,183: 300 s, bound
+                   $2,107,020 (8.48%), 35 B&B nodes -- both still in root cut rounds and restarts. At 20 jobs the
+                   same from the squeezed $975,997: optimal ($967,830) in 99 s, 665 B&B nodes, gap 7.8% at 68 s
+                   and 3.8% at 95 s -- so not 1% within a 60 s call at 20 jobs either. (xiv) Two relaxations as
+                   bounds (``bench/bench_fleet_relaxations.py``, its docstring states them): the peak of the sum
+                   (one resource in dollars shared by every type, 1,402 columns) reaches $2,049,797 in 60 s, and
+                   the job subsets (the 5 / 10 jobs of most node-slots, solved by ``fleet``, plus the dropped
+                   jobs' least energy) $1,979,922 / $2,062,706 -- all below the LP's $2,092,481. (xv) A
+                   Lagrangian over the one-mode rows (1) with the LP's duals: each type's subproblem has linear
+                   node prices (only the network intercepts are fixed costs), so at those duals its integer
+                   optimum is ~0 as its LP's is, and the bound moves only with column generation (branch-and-price,
+                   one pricing MIP -- a single-cluster schedule -- per type and round).
 
 Objective
 ---------
