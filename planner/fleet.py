@@ -248,8 +248,8 @@ Constraints (one function each)
                    bounds (``bench/bench_fleet_relaxations.py``, its docstring states them): the peak of the sum
                    (one resource in dollars shared by every type, 1,402 columns) reaches $2,049,797 in 60 s, and
                    the job subsets (the 5 / 10 jobs of most node-slots, solved by ``fleet``, plus the dropped
-                   jobs' least energy) $1,979,922 / $2,062,706 -- all below the LP's $2,092,481. (xv) A
-                   Lagrangian over the one-mode rows (1) with the LP's duals: each type's subproblem has linear
+                   jobs' least energy) $1,979,922 / $2,062,706 -- all below the LP's $2,092,481. (xv, reasoned, not
+                   run) A Lagrangian over the one-mode rows (1) with the LP's duals: each type's subproblem has linear
                    node prices (only the network intercepts are fixed costs), so at those duals its integer
                    optimum is ~0 as its LP's is, and the bound moves only with column generation (branch-and-price,
                    one pricing MIP -- a single-cluster schedule -- per type and round).
