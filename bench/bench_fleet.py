@@ -169,12 +169,17 @@ def profile_modes(cat: Catalog, req: FleetRequest, pools: Pools) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def instance_arguments(ap: argparse.ArgumentParser) -> None:
+    """The instance's size on the command line: --jobs, --types, --slots, --max-nodes (the bench's defaults)."""
     ap.add_argument("--jobs", type=int, default=50)
     ap.add_argument("--types", type=int, default=30)
     ap.add_argument("--slots", type=int, default=52)
     ap.add_argument("--max-nodes", type=int, default=2048)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    instance_arguments(ap)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-root", action="store_true", help="skip the root-bound history")
     ap.add_argument("--time-limit", type=float, default=60.0, help="time limit of the whole solve, seconds (the goal)")

@@ -37,7 +37,7 @@ import time
 import highspy
 import numpy as np
 import pandas as pd
-from bench_fleet import catalog_with, request
+from bench_fleet import catalog_with, instance_arguments, request
 
 from planner import cost as cost_mod
 from planner.data import Catalog
@@ -217,10 +217,7 @@ def subset_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, sizes: li
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=50)
-    ap.add_argument("--types", type=int, default=30)
-    ap.add_argument("--slots", type=int, default=52)
-    ap.add_argument("--max-nodes", type=int, default=2048)
+    instance_arguments(ap)
     ap.add_argument("--peak", type=float, default=0.0, help="seconds of HiGHS on the peak-of-the-sum relaxation")
     ap.add_argument("--subset", type=int, nargs="*", default=[], help="job-subset sizes to bound")
     ap.add_argument("--subset-time", type=float, default=60.0, help="fleet() time limit per subset, seconds")
