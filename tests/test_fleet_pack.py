@@ -360,12 +360,48 @@ def test_pack_cluster_repairs_a_first_placement_and_gives_up_at_its_deadline() -
     assert fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["b", "a"], 400, rng, deadline=0.0) == found
 
 
+def test_a_packing_one_repair_search_may_miss_is_found_within_eight() -> None:
+    # review 10's instance: five jobs on 4 slots; brute force packs them on 6 nodes, not on 5. One search of 2,000
+    # moves misses at 6 for 49 of 300 seeds (measured); eight fresh searches found it for every one of them -- here
+    # the first 40 seeds
+    spec = {
+        "j0": [(4, 2), (2, 3)],
+        "j1": [(4, 1), (4, 1)],
+        "j2": [(3, 2), (2, 1)],
+        "j3": [(3, 1), (4, 1)],
+        "j4": [(4, 1), (3, 1), (4, 1)],
+    }
+    win = {"j0": [0, 1, 2], "j1": [3], "j2": [1, 2], "j3": [1, 2, 3], "j4": [1]}
+    nodes: list[int] = []
+    d: list[int] = []
+    cands: dict[str, np.ndarray] = {}
+    for j, ms in spec.items():
+        cands[j] = np.arange(len(nodes), len(nodes) + len(ms))
+        nodes += [n for n, _ in ms]
+        d += [x for _, x in ms]
+    window = {j: np.asarray(w) for j, w in win.items()}
+    choices = [[(nodes[k], d[k], win[j]) for k in cands[j]] for j in sorted(cands)]
+    assert _packs_at(6, choices, 4) and not _packs_at(5, choices, 4)
+    n_arr, d_arr = np.asarray(nodes), np.asarray(d)
+    for seed in range(40):
+        assert any(
+            fleet_mod._pack_cluster(
+                cands, n_arr, d_arr, window, 4, 6, sorted(cands), 2000, np.random.default_rng([seed, retry])
+            )
+            is not None
+            for retry in range(8)
+        )
+
+
 @_settings(60)
 @given(data=st.data())
 def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> None:
     # 2-6 jobs, each with 1-3 modes (nodes 1-4, slots 1-3) and a window of consecutive slots in 4: every packing the
     # repair search returns is a packing (one of the job's modes, that many distinct slots of its window, no slot over
     # the size), and at the smallest size that packs (depth-first over every mode and slot subset) it finds one
+    # within 8 fresh searches: the search is randomised and one search alone misses on some instances (review 10:
+    # 38 of 200 seeds on one 5-job instance, about 1 in 6,000 random instances), so the test asks 8 -- a miss on
+    # all of them at 19% each is ~2e-6 -- and never accepts a wrong packing
     slots = 4
     n_jobs = data.draw(st.integers(2, 6))
     cands: dict[str, np.ndarray] = {}
@@ -386,9 +422,15 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
     choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
     smallest = next(c for c in range(1, 4 * n_jobs + 1) if _packs_at(c, choices, slots))
     order = sorted(cands)
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    seed = data.draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
     assert fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest - 1, order, 2000, rng) is None
-    found = fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest, order, 2000, rng)
+    found = None
+    for retry in range(8):
+        rng = np.random.default_rng([seed, retry])
+        found = fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest, order, 2000, rng)
+        if found is not None:
+            break
     assert found is not None
     usage = np.zeros(slots)
     for j, (k, sl) in found.items():
