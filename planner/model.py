@@ -90,7 +90,8 @@ class Work:
                 "for the workload's batch policy"
             )
         if b is not None:  # 2048.0 (or NumPy's 2048) is the whole number 2048: kept as an int
-            object.__setattr__(self, "global_batch", int(b))
+            g = self.global_batch
+            object.__setattr__(self, "global_batch", int(g) if isinstance(g, numbers.Integral) else int(b))
         if self.precision is not None and self.precision not in PRECISIONS:
             raise PlannerInputError(
                 f"Work.precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r}); leave it out for "
