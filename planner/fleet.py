@@ -56,9 +56,12 @@ What is modelled, stated honestly
   that workload are the evaluated table scaled (``planner.model.scale_work``: hours, energy and samples are
   proportional to the samples to train and the priced columns follow; the property is model.py's, and
   tests/test_model_properties.py compares it with a fresh evaluation column for column, so a per-run cost added
-  to the physics fails there and not silently here). Same 52,472 modes at 50 jobs, equal to the last bit but
-  for rounding (time and energy within 6e-16 relative); ``job_modes`` alternated in one process, three times
-  each (load ~4): 17.4-21.5 s before, 7.9-10.6 s after (median ratio 0.48).
+  to the physics fails there and not silently here); each evaluated table is let go after its last use. Same
+  52,472 modes at 50 jobs, equal but for rounding (time and energy within 6e-16 relative). The mode stage in a
+  fresh process (the first line of ``bench_fleet.py --profile-modes``, run at 532a45a and after, alternated
+  three times each, load ~1.5-1.9): 11.3-11.7 s before, 8.2-8.4 s after (ratio ~0.72, as 7 calls of 10 would
+  give); peak RSS of ``job_modes`` 2,481 MiB before, 2,516 MiB after (review 10 measured 2,730 MiB while every
+  evaluated table was kept to the end).
 * Solving: coefficients below 1e-7 are written as 0 (they change no plan but can mislead presolve), an
   infeasibility claim is confirmed without presolve, and HiGHS starts from a greedy plan (``set_greedy_start``).
   The time limit is the whole call's: mode generation, the Pyomo build, the start heuristics and HiGHS all
@@ -784,19 +787,27 @@ def job_modes(cat: Catalog, req: FleetRequest, prune: bool = True, pools: Pools 
         by_work.setdefault((j.model, work_from(wl, j.samples, j.tokens, j.epochs), j.precision), []).append(j)
     frames = []
     fitting = 0
-    # one evaluation per (workload, precision); other amounts of work of it scale (planner.model.scale_work)
+    # one evaluation per (workload, precision); other amounts of work of it scale (planner.model.scale_work). Each
+    # evaluated table (~215 MiB at the bench's 540,672 configurations) is let go after its last amount of work
     evaluated: dict[tuple[str, str | None], tuple[float, pd.DataFrame]] = {}
+    uses: dict[tuple[str, str | None], int] = {}
+    for model, _samples, precision in by_work:
+        uses[(model, precision)] = uses.get((model, precision), 0) + 1
     for (model, samples, precision), jobs in by_work.items():
         amount = float(samples if samples is not None else cat.workload(model).default_samples)
-        if (model, precision) in evaluated:
-            base, base_df = evaluated[(model, precision)]
+        key = (model, precision)
+        if key in evaluated:
+            base, base_df = evaluated[key]
             df = scale_work(cat, base_df, base, amount, req.site, "buy", req.life_years)
         else:
             work = Work(amount, precision=precision)
             df = evaluate_space(
                 cat, model, space=space, site=req.site, purchase="buy", work=work, life_years=req.life_years
             )
-            evaluated[(model, precision)] = (amount, df)
+            evaluated[key] = (amount, df)
+        uses[key] -= 1
+        if not uses[key]:
+            del evaluated[key]
         nodes = df["nodes"].to_numpy(np.int64)
         hours = df["time_to_train_h"].to_numpy(float)
         d = slots_needed(hours, req.slot_hours)
