@@ -341,6 +341,15 @@ def test_pack_searches_no_option_whose_bound_is_not_below_the_plan_in_hand(toy: 
     assert calls == [] and "pack_objective" not in out
 
 
+def test_pack_start_with_no_time_left_bounds_and_packs_nothing(toy: Catalog) -> None:
+    # review 10: the options' bounds (0.3 s at 50 jobs) were computed before pack_start's deadline began, so a
+    # limit of 0.01 s took 0.30 s. Past its deadline pack_options bounds no option, and no time means no search
+    req, m, _one, _fab = _two_jobs_on_toy_a(toy)
+    assert fleet_mod.pack_options(m, toy, req, deadline=0.0) == []
+    assert len(fleet_mod.pack_options(m, toy, req)) >= 1
+    assert fleet_mod.pack_start(m, toy, req, 0.0) == {"pack_s": 0.0}
+
+
 def _one_node_jobs() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Two one-node one-slot jobs (modes 0 and 1): a may run in slot 0 or 1, b only in slot 0."""
     cands = {"a": np.asarray([0]), "b": np.asarray([1])}
