@@ -61,17 +61,23 @@ def parse_slot_ranges(text: str | int | float | None) -> list[int]:
     return out
 
 
+TRANSFORMER_FAMILIES = ("llm", "encoder")  # workload families whose FLOPs are mostly transformer linear layers
+_NOT_IN_FP4 = {"cnn": "convolutions", "recsys": "embedding and feature-interaction layers"}
+
+
 def precision_caveat(workload: str, family: str, precision: str) -> str | None:
     """What a plan computing a workload in a precision should say when no published training recipe backs it, else
-    None. FP4 training is published for transformers (NVFP4 / MXFP4 GEMMs of the linear layers: NVIDIA's MLPerf
-    v5.1 Llama 3.1 405B runs, arXiv 2509.25149); no framework trains a CNN's convolutions in FP4 (Transformer
-    Engine's FP4 and FP8 recipes cover linear layers), yet the model applies the FP4 peak to every FLOP of the
-    workload -- for a CNN an extrapolation, said wherever such a plan is shown."""
-    if family == "cnn" and precision == "fp4":
+    None. FP4 training is published for transformers only (NVFP4 / MXFP4 GEMMs of the linear layers: NVIDIA's MLPerf
+    v5.1 Llama 3.1 405B runs, arXiv 2509.25149), yet the model applies the FP4 peak to every FLOP of the workload:
+    for any other family (a CNN, a recommender) an extrapolation, said wherever such a plan is shown. FP8 is not
+    noted: FP8 training is published beyond transformers (Micikevicius et al. 2022, arXiv 2209.05433, trains
+    image-classification CNNs to baseline accuracy) -- how fast a framework runs it is the calibration's question."""
+    if precision == "fp4" and family not in TRANSFORMER_FAMILIES:
+        layers = _NOT_IN_FP4.get(family, "layers")
         return (
             f"{workload} computes in fp4 here, but FP4 training is published for transformers only (block-scaled "
-            "linear layers): no framework trains convolutions in FP4, so this fp4 estimate extrapolates the FP4 GEMM "
-            "rate to convolutions and is likely optimistic; compare with bf16"
+            f"linear layers): no published recipe trains its {layers} in FP4, so this fp4 estimate extrapolates the "
+            "FP4 GEMM rate to them and is likely optimistic; compare with bf16"
         )
     return None
 
