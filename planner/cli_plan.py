@@ -187,8 +187,10 @@ def add_plan_commands(sub: Any) -> None:
     f.add_argument(
         "--csv",
         metavar="DIR",
-        help="also write the plan's tables to DIR (made if missing): purchases.csv, jobs.csv (slots a job runs in as "
-        "'3-9,12': slots 3 to 9 and 12) and schedule.csv, one row per server type and fabric / job / slot and pool",
+        help="also write the plan's tables to DIR (made if missing; checked before the solve, written after the plan "
+        "is printed, each replaced atomically): purchases.csv, jobs.csv (slots a job runs in as '3-9,12': slots 3 to "
+        "9 and 12) and schedule.csv, one row per server type and fabric / job / slot and pool. Read the id and text "
+        "columns back as text (planner.textfmt.FLEET_CSV_TEXT_COLUMNS), or a job id '007' reads as 7",
     )
     add_catalog_args(f)
     f.set_defaults(func=cmd_fleet)
@@ -568,7 +570,6 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_fleet(args: argparse.Namespace) -> int:
     import sys
 
-    from planner.errors import PlannerInputError
     from planner.fleet import fleet
     from planner.views import read_fleet_upload
 
@@ -583,22 +584,30 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
     cat = catalog_from(args)
     check_fleet_ids(cat, req)  # an unknown model or owned server: said with the job (entry) it is written in
-    if args.csv is not None and Path(args.csv).exists() and not Path(args.csv).is_dir():  # said before the solve
-        raise PlannerInputError(f"--csv {args.csv} is an existing file; give a directory (made if missing)")
+    csv_dir = None if args.csv is None else writable_csv_dir(args.csv)  # said before the solve, not after it
     plan = with_progress(lambda: fleet(req, cat), "planning the fleet", fleet_progress_text(req))
-    if args.csv is not None and plan.objective_value is not None:
-        written = write_fleet_csv(plan, Path(args.csv))
-        sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
-    elif args.csv is not None:
-        notice(f"no fleet, so no tables were written to {args.csv}")
     for text in fleet_owned_service_notes(cat, req):  # owned servers past their service: why they are retired
         notice(text)
+    code = EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
     if args.json:
         emit_json(clean(plan.model_dump(mode="json")))
-        return EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
+    else:
+        print_fleet_plan(plan, req.slots, req.slot_hours)
+    if csv_dir is not None and plan.objective_value is not None:  # after the plan is out: a late error loses no plan
+        sys.stdout.flush()
+        written = write_fleet_csv(plan, csv_dir)
+        sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
+    elif csv_dir is not None:
+        notice(f"no fleet, so no tables were written to {csv_dir}")
+    return code
+
+
+def print_fleet_plan(plan: Any, slots: int, slot_hours: float) -> None:
+    """The plan as text: its summary, then (when there is a fleet) the purchases, the jobs, the schedule per slot and
+    the totals as tables."""
     print(plan.summary())  # status, objective, what is kept / bought / rented, the jobs, totals, bound and gap
     if plan.objective_value is None:
-        return EXIT_INFEASIBLE
+        return
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0])))
     print("\nJobs:")
@@ -625,27 +634,85 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         "\nSchedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
         "provider's):"
     )
-    print(fleet_schedule_text(plan, req.slots, req.slot_hours))
+    print(fleet_schedule_text(plan, slots, slot_hours))
     print("\n" + fleet_totals_text(plan.totals))
-    return EXIT_OK
+
+
+def writable_csv_dir(text: str) -> Path:
+    """``--csv DIR`` checked before the solve, so that a directory the tables cannot go to is said at once and not
+    after a solve of up to the time limit: DIR is named (not empty), is not a file, is made if missing (with its
+    parents), and a file can be created in it (a temp file, made and removed). Each failure is bad input."""
+    import os
+    import tempfile
+
+    from planner.errors import PlannerInputError
+
+    if not text.strip():
+        raise PlannerInputError(
+            "--csv needs a directory name (it was empty): give one, e.g. --csv plan (made if missing)"
+        )
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise PlannerInputError(f"--csv {text} is an existing file; give a directory (made if missing)")
+    taken = [name for name in FLEET_CSV_FILES if (out / name).is_dir()]
+    if taken:
+        raise PlannerInputError(
+            f"--csv {text}: {', '.join(taken)} in it is a directory; move it, or give another directory"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".planner-write-test.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PlannerInputError(
+            f"--csv {text}: cannot write the plan's tables there ({exc.strerror or exc}); give a directory you can "
+            "create and write files in"
+        ) from None
+    return out
+
+
+FLEET_CSV_FILES = ("purchases.csv", "jobs.csv", "schedule.csv")  # `planner fleet --csv DIR` writes these
 
 
 def write_fleet_csv(plan: Any, out: Path) -> list[Path]:
     """The plan's tables as CSV files in ``out``: purchases.csv, jobs.csv (``FleetPlan.assignment_frame``: the slots
-    as '3-9,12') and schedule.csv; each reads back to the same values with ``pandas.read_csv(path,
-    keep_default_na=False, dtype={"slots": str})`` (the schedule's ``jobs`` is '' in a slot where none runs, and a
-    ``slots`` column whose every job runs in one slot would otherwise come back as numbers). An unwritable
-    directory is bad input."""
+    as '3-9,12') and schedule.csv. Each reads back to the same values with ``pandas.read_csv(path,
+    keep_default_na=False, dtype=dict.fromkeys(planner.textfmt.FLEET_CSV_TEXT_COLUMNS, str))``: the id and text
+    columns as text, so that a job id such as '007' or '1e3' stays that text (not 7 or 1000.0), a ``slots`` column
+    whose every job runs in one slot stays '5' (``parse_slot_ranges`` reads either back into the list), and the
+    schedule's ``jobs`` is '' in a slot where none runs (not NaN).
+
+    Atomic: every table is written to a temp file in ``out`` first, and only when all three are complete are they
+    renamed over the final names (``os.replace``); whatever stops the writing (a disk error, Ctrl-C) removes the
+    temp files, so no final name ever holds half a table and an earlier run's tables stay whole when the writing
+    fails. A write that fails is bad input (the caller has printed the plan already)."""
+    import os
+
     from planner.errors import PlannerInputError
 
-    frames = {"purchases.csv": plan.purchase_frame(), "jobs.csv": plan.assignment_frame()}
-    frames["schedule.csv"] = plan.schedule_frame()
+    frames = dict(
+        zip(FLEET_CSV_FILES, (plan.purchase_frame(), plan.assignment_frame(), plan.schedule_frame()), strict=True)
+    )
+    temps = {name: out / f".{name}.{os.getpid()}.tmp" for name in frames}  # per process: two runs do not collide
+    replaced: list[str] = []
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)  # (checked before the solve; made again if removed since)
         for name, frame in frames.items():
-            frame.to_csv(out / name, index=False)
-    except OSError as exc:
-        raise PlannerInputError(f"--csv {out}: cannot write the plan's tables there ({exc.strerror or exc})") from None
+            frame.to_csv(temps[name], index=False)
+        for name in frames:
+            os.replace(temps[name], out / name)
+            replaced.append(name)
+    except BaseException as exc:  # KeyboardInterrupt too: no temp file is left behind
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            done = f"only {', '.join(replaced)} replaced" if replaced else "no table replaced"
+            raise PlannerInputError(
+                f"--csv {out}: cannot write the plan's tables there ({exc.strerror or exc}); the plan was printed, "
+                f"{done}: free space or give another directory, and rerun"
+            ) from None
+        raise
     return [out / name for name in frames]
 
 

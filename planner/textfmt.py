@@ -4,6 +4,10 @@ leaf module: it imports nothing of the planner)."""
 from __future__ import annotations
 
 import math
+import numbers
+import operator
+import re
+from typing import SupportsIndex
 
 
 def sig4(v: float) -> str:
@@ -46,19 +50,69 @@ def slot_ranges(slots: list[int]) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def parse_slot_ranges(text: str | int | float | None) -> list[int]:
-    """'3-9,12' -> [3, 4, 5, 6, 7, 8, 9, 12]: the inverse of ``slot_ranges``, for a CSV cell read back (a column
-    whose every cell is one slot comes back from ``pandas.read_csv`` as numbers unless read with ``dtype={"slots":
-    str}``: 7 -> [7]; '', None or NaN -> [])."""
-    if text is None or (isinstance(text, float) and math.isnan(text)):
+SLOT_RANGES_FORMAT = "'3-9,12' (slots 3 to 9 and 12: whole numbers >= 0, a run as first-last, runs ascending)"
+
+
+def parse_slot_ranges(text: str | float | SupportsIndex | None) -> list[int]:
+    """'3-9,12' -> [3, 4, 5, 6, 7, 8, 9, 12]: the inverse of ``slot_ranges``, for a CSV cell read back. A column
+    whose every cell is one slot comes back from ``pandas.read_csv`` as numbers unless read with the id and text
+    columns as text (``FLEET_CSV_TEXT_COLUMNS``), so one integer (a Python or NumPy one, or a whole float such as
+    7.0) is that slot: 7 -> [7]; '', None or NaN -> []. Anything else -- a descending run ('3-1'), a negative
+    slot ('-3'), an empty part ('3,,4'), runs out of order ('5,3') or not a number ('a', 7.5) -- raises a
+    ValueError naming the text and the format."""
+    if text is None:
         return []
-    if isinstance(text, int | float):
-        return [int(text)]
+    if isinstance(text, numbers.Real) and not isinstance(text, bool):  # a cell read back as a number
+        if isinstance(text, numbers.Integral):
+            slot = operator.index(text)  # exact, however large
+        else:
+            x = float(text)
+            if math.isnan(x):  # an empty cell in a numeric column
+                return []
+            if not x.is_integer():  # (an infinity is not)
+                raise ValueError(f"slots {text!r}: a slot is a whole number; expected {SLOT_RANGES_FORMAT}")
+            slot = int(x)
+        if slot < 0:
+            raise ValueError(f"slots {text!r}: a slot is a whole number >= 0; expected {SLOT_RANGES_FORMAT}")
+        return [slot]
+    if not isinstance(text, str):
+        raise ValueError(f"slots {text!r} ({type(text).__name__}): expected text such as {SLOT_RANGES_FORMAT}")
     out: list[int] = []
     for part in text.split(",") if text.strip() else []:
-        a, _, b = part.strip().partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
+        run = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
+        if not part.strip():
+            raise ValueError(f"slots {text!r}: an empty part between commas; expected {SLOT_RANGES_FORMAT}")
+        if run is None:
+            raise ValueError(f"slots {text!r}: {part.strip()!r} is not a slot or a run; expected {SLOT_RANGES_FORMAT}")
+        first, last = int(run[1]), int(run[2] or run[1])
+        if last < first:
+            raise ValueError(f"slots {text!r}: {part.strip()!r} is descending; expected {SLOT_RANGES_FORMAT}")
+        if out and first <= out[-1]:
+            raise ValueError(
+                f"slots {text!r}: {part.strip()!r} does not come after slot {out[-1]}; expected {SLOT_RANGES_FORMAT}"
+            )
+        out.extend(range(first, last + 1))
     return out
+
+
+# the columns of a fleet plan's tables (purchases.csv, jobs.csv, schedule.csv) that hold ids and text: read them back
+# as text, pandas.read_csv(path, keep_default_na=False, dtype=dict.fromkeys(FLEET_CSV_TEXT_COLUMNS, str)), or a job
+# id such as '007' or '1e3' comes back as the number 7 or 1000.0 and a slots column of single slots as integers
+FLEET_CSV_TEXT_COLUMNS = (
+    "job",
+    "jobs",
+    "model",
+    "server",
+    "gpu",
+    "fabric",
+    "pool",
+    "kind",
+    "layout",
+    "precision",
+    "precision_asked",
+    "workload_family",
+    "slots",
+)
 
 
 TRANSFORMER_FAMILIES = ("llm", "encoder")  # workload families whose FLOPs are mostly transformer linear layers

@@ -209,7 +209,7 @@ def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
 
     from planner.cli import main
     from planner.fleet import FleetPlan
-    from planner.textfmt import parse_slot_ranges
+    from planner.textfmt import FLEET_CSV_TEXT_COLUMNS, parse_slot_ranges
 
     f = tmp_path / "tiny.yaml"  # bert may run in any of the 4 daily slots, resnet in slots 1-2; idle slots follow
     f.write_text(
@@ -224,7 +224,7 @@ def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
     frames = {"purchases": plan.purchase_frame(), "jobs": plan.assignment_frame(), "schedule": plan.schedule_frame()}
     assert "" in set(frames["schedule"]["jobs"])  # an idle slot: the empty cell must read back as ''
     for name, frame in frames.items():
-        back = pd.read_csv(out / f"{name}.csv", keep_default_na=False, dtype={"slots": str})
+        back = pd.read_csv(out / f"{name}.csv", keep_default_na=False, dtype=dict.fromkeys(FLEET_CSV_TEXT_COLUMNS, str))
         pd.testing.assert_frame_equal(back, frame, check_dtype=False)
     plain = pd.read_csv(out / "jobs.csv")
     assert [parse_slot_ranges(s) for s in plain["slots"]] == [a["slots"] for a in plan.assignments]
