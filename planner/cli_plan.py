@@ -589,16 +589,24 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     for text in fleet_owned_service_notes(cat, req):  # owned servers past their service: why they are retired
         notice(text)
     code = EXIT_OK if plan.objective_value is not None else EXIT_INFEASIBLE
-    if args.json:
-        emit_json(clean(plan.model_dump(mode="json")))
-    else:
-        print_fleet_plan(plan, req.slots, req.slot_hours)
-    if csv_dir is not None and plan.objective_value is not None:  # after the plan is out: a late error loses no plan
+
+    def save_tables() -> None:
+        if csv_dir is not None and plan.objective_value is not None:
+            written = write_fleet_csv(plan, csv_dir)
+            sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
+        elif csv_dir is not None:
+            notice(f"no fleet, so no tables were written to {csv_dir}")
+
+    try:
+        if args.json:
+            emit_json(clean(plan.model_dump(mode="json")))
+        else:
+            print_fleet_plan(plan, req.slots, req.slot_hours)
         sys.stdout.flush()
-        written = write_fleet_csv(plan, csv_dir)
-        sys.stderr.write(f"planner: wrote {', '.join(str(p) for p in written)}\n")
-    elif csv_dir is not None:
-        notice(f"no fleet, so no tables were written to {csv_dir}")
+    except BrokenPipeError:  # `planner fleet ... --csv DIR | head`: the reader left, the tables asked for still go
+        save_tables()
+        raise
+    save_tables()  # after the plan is out: a late error loses no plan
     return code
 
 

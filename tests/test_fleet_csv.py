@@ -242,3 +242,23 @@ def test_slot_ranges_read_back_from_numbers_and_say_what_is_wrong_with_bad_text(
             parse_slot_ranges(number)
     with pytest.raises(ValueError, match=r"slots True \(bool\): expected text such as '3-9,12'"):
         parse_slot_ranges(True)
+
+
+def test_the_tables_are_written_when_the_reader_of_the_plan_leaves_early(tiny: Path, tmp_path: Path) -> None:
+    """`planner fleet FILE --csv DIR | head -1`: the plan is printed before the tables are written, and the broken
+    pipe of a reader that left after one line ended the command (exit 0, as for any `| head`) before it wrote
+    them -- the tables asked for were silently missing (session 10, found after review 10's fix)."""
+    out = tmp_path / "tables"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner.cli", "fleet", str(tiny), "--csv", str(out), "--time-limit", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader leaves after one line, as `head -1` does
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert first.strip() and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
