@@ -262,7 +262,8 @@ def main() -> None:
                 f"{tm.get('flatten_s', 0):.1f} s); squeezed "
                 f"{st.get('squeeze_objective', float('nan')):,.0f} ({st.get('squeeze_steps', 0):.0f} steps, "
                 f"{tm.get('squeeze_s', 0):.1f} s); packed "
-                f"{st.get('pack_objective', float('nan')):,.0f} ({st.get('pack_nodes', 0):.0f} nodes, "
+                f"{st.get('pack_objective', float('nan')):,.0f} ({st.get('pack_nodes', 0):.0f} nodes"
+                f"{', the fewest of its option: proved' if st.get('pack_min_proved') else ''}, "
                 f"{tm.get('pack_s', 0):.1f} s)"
             )
         start_s = sum(tm.get(k, 0.0) for k in ("lp_s", "restricted_s", "flatten_s", "squeeze_s", "pack_s"))

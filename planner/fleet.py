@@ -77,7 +77,13 @@ What is modelled, stated honestly
   jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time); last, every job is packed
   onto one bought cluster of as few nodes as a repair search fits them into (``pack_start``, PACK_SHARE of that
   time, kept for it; it ends early once no option's bound is below the plan in hand), which replaces the start
-  when cheaper. Each of these plans is a
+  when cheaper. Before searching an option one node smaller, pack_start asks HiGHS once whether any packing
+  exists there (``cluster_fits``, an exact time-indexed MIP, at most PROOF_S): a proof that none does ends that
+  option, and when the plan returned is that cluster alone it says so (``FleetPlan.proofs``: the size is the
+  fewest of its type and fabric, and every plan running all jobs on one such cluster is worth at least its
+  value at that size plus each job's least energy). At 50 jobs (bench_fleet.py, load ~0.4-1.2): 28 nodes of
+  type-10 on hdr200 proved infeasible in 1.98 s, so the 29-node plan ($2,302,183) is within 0.8% of every plan
+  on that option (bound $2,284,791); the call's figures are unchanged (gap 9.11%, 59.7 s). Each of these plans is a
   plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
   presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's arrays once
   (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
@@ -310,6 +316,7 @@ PACK_REFINE_ITERS = 4000  # repair moves per size below the first size that pack
 PACK_RETRIES = 8  # fresh repair searches at one size below an option's packing before it is given up
 PACK_NOISE = 0.15  # share of repair moves that place the job in a random mode (leaves local minima)
 PACK_PAIR = 0.3  # share of repair moves that take out two jobs busy in one overloaded slot and place both again
+PROOF_S = 3.0  # most seconds of HiGHS for one cluster-size question of pack_start (cluster_fits)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 EXPLAIN_MIN_S = 1.0  # an infeasible fleet's explanation tries no relaxation with less of the time limit left
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
@@ -448,6 +455,10 @@ class FleetPlan(BaseModel):
     start: dict[str, float] = Field(
         default_factory=dict, description="figures of the start heuristic (restricted_start), when it ran"
     )
+    proofs: list[str] = Field(
+        default_factory=list,
+        description="what the planner proved of this plan beyond HiGHS's bound (pack_start: its cluster's size)",
+    )
 
     def purchase_frame(self) -> pd.DataFrame:
         """One row per server type and fabric kept, bought or rented (``purchases``)."""
@@ -482,7 +493,8 @@ class FleetPlan(BaseModel):
         """What the plan keeps and retires of the owned servers, buys (per server type, on which fabric) and
         rents, the jobs that compute in another precision than they asked for, and the totals: one line each,
         as markdown list items (``markdown``, the app's) or plain text (``summary``)."""
-        return self._acquisitions(markdown) + self._precision_notes(markdown) + [self._totals_line(markdown)]
+        proved = [f"- **Proved**: {x}." if markdown else f"Proved: {x}" for x in self.proofs]
+        return self._acquisitions(markdown) + self._precision_notes(markdown) + [self._totals_line(markdown)] + proved
 
     def summary(self) -> str:
         """The plan in a few lines, as ``PlanResult.summary()`` writes a single-job plan: the status and the
@@ -510,6 +522,7 @@ class FleetPlan(BaseModel):
             bound = f"bound {objective_text(rep.bound)} {unit}" if rep.bound is not None else "no bound"
             gap = f", gap {rep.gap:.2%}" if rep.gap is not None else ""
             lines.append(f"  Solver: HiGHS {rep.status.value}, {bound}{gap}")
+        lines += [f"  Proved: {x}" for x in self.proofs]
         return "\n".join(lines)
 
     def _acquisitions(self, markdown: bool) -> list[str]:
@@ -2051,6 +2064,105 @@ def _pack_cluster(
     return None
 
 
+def cluster_fits(
+    cands: dict[str, np.ndarray],
+    nodes: np.ndarray,
+    d: np.ndarray,
+    window: dict[str, np.ndarray],
+    cap: int,
+    time_limit_s: float,
+) -> tuple[bool | None, dict[str, tuple[int, list[int]]] | None]:
+    """Whether every job runs on one cluster of ``cap`` nodes, asked of HiGHS exactly (what ``_pack_cluster``
+    searches for by repair): (False, None) when HiGHS proves that no packing exists, (True, packing) when it finds
+    one (the same form as ``_pack_cluster``'s), (None, None) when it decides neither within ``time_limit_s``.
+
+    The time-indexed feasibility MIP: z_k in {0, 1} job j runs in mode k (k in cands[j]); y_kt in {0, 1} mode k
+    runs in slot t (t in window[j]):  (a) sum_{k in cands[j]} z_k = 1 for each job;  (b) sum_t y_kt = d_k z_k for
+    each mode;  (c) sum_k n_k y_kt <= cap for each slot;  (d) y_kt <= z_k (implied by (b) in integers; it
+    tightens the LP relaxation HiGHS bounds with). Its integer points are exactly
+    the packings (each job in one mode on d_k distinct slots of its window, no slot over cap); the coefficients are
+    small integers. Measured on bench_fleet.py's 50 jobs (fleet.py docstring, (ix)): type-10 on hdr200 at 28 nodes
+    proved infeasible in 1.0 s, type-24 on hdr200 at 30 in 0.4 s; at undecided sizes it rarely finds a packing
+    within seconds, where the repair search does."""
+    import highspy
+
+    jobs = list(cands)
+    ks = np.concatenate([np.asarray(cands[j], dtype=np.int64) for j in jobs]) if jobs else np.zeros(0, np.int64)
+    n_z = len(ks)
+    y_mode: list[int] = []  # z column of each y column
+    y_slot: list[int] = []
+    starts = [0]
+    for j in jobs:
+        for _k in cands[j]:
+            y_mode += [len(starts) - 1] * len(window[j])
+            y_slot += [int(t) for t in window[j]]
+            starts.append(len(y_mode))
+    n_y = len(y_mode)
+    rows_lo: list[float] = []
+    rows_hi: list[float] = []
+    idx: list[np.ndarray] = []
+    val: list[np.ndarray] = []
+    col = 0
+    for j in jobs:  # (a)
+        m_j = len(cands[j])
+        idx.append(np.arange(col, col + m_j))
+        val.append(np.ones(m_j))
+        rows_lo.append(1.0)
+        rows_hi.append(1.0)
+        col += m_j
+    for i in range(n_z):  # (b): sum_t y - d_k z = 0
+        ys = np.arange(n_z + starts[i], n_z + starts[i + 1])
+        idx.append(np.concatenate([ys, [i]]))
+        val.append(np.concatenate([np.ones(len(ys)), [-float(d[ks[i]])]]))
+        rows_lo.append(0.0)
+        rows_hi.append(0.0)
+    y_mode_a, y_slot_a = np.asarray(y_mode, dtype=np.int64), np.asarray(y_slot, dtype=np.int64)
+    for c in range(n_y):  # (d) y_kt <= z_k: implied by (b) in integers, it tightens the LP relaxation
+        idx.append(np.asarray([n_z + c, y_mode_a[c]]))
+        val.append(np.asarray([1.0, -1.0]))
+        rows_lo.append(-highspy.kHighsInf)
+        rows_hi.append(0.0)
+    for t in np.unique(y_slot_a):  # (c)
+        ys = np.flatnonzero(y_slot_a == t)
+        idx.append(n_z + ys)
+        val.append(nodes[ks[y_mode_a[ys]]].astype(float))
+        rows_lo.append(-highspy.kHighsInf)
+        rows_hi.append(float(cap))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
+    n = n_z + n_y
+    h.addVars(n, np.zeros(n), np.ones(n))
+    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
+    counts = np.asarray([len(i) for i in idx], dtype=np.int32)
+    h.addRows(
+        len(idx),
+        np.asarray(rows_lo),
+        np.asarray(rows_hi),
+        int(counts.sum()),
+        np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32),
+        np.concatenate(idx).astype(np.int32),
+        np.concatenate(val),
+    )
+    h.run()
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return False, None
+    if h.getInfo().primal_solution_status != 2:  # no feasible point (kSolutionStatusFeasible = 2)
+        return None, None
+    x = np.asarray(h.getSolution().col_value)
+    out: dict[str, tuple[int, list[int]]] = {}
+    i = 0
+    for j in jobs:
+        for k in cands[j]:
+            if x[i] > 0.5:
+                sl = sorted(int(y_slot_a[c]) for c in range(starts[i], starts[i + 1]) if x[n_z + c] > 0.5)
+                out[j] = (int(k), sl)
+            i += 1
+    return True, out
+
+
 def _earliest_due_first(
     packed: dict[str, tuple[int, list[int]]],
     nodes: np.ndarray,
@@ -2144,6 +2256,19 @@ def cluster_value(cat: Catalog, req: FleetRequest, ix: Index, p: str, f: str, n:
     return capex + e_w * ix.pools.idle_kw[p] * req.slot_hours * req.slots * n
 
 
+@dataclass(frozen=True)
+class PackProof:
+    """What ``pack_start`` proved of the packed plan it set as the start: no cluster of ``server`` on ``fabric``
+    smaller than ``nodes`` runs every job in its window (HiGHS, ``cluster_fits``), so every plan that runs them all
+    on one such cluster is worth at least ``bound`` (the cluster's value at that size plus each job's least
+    energy, in the objective's unit)."""
+
+    server: str
+    fabric: str
+    nodes: int
+    bound: float
+
+
 @dataclass
 class PackOption:
     """One bought cluster that may run every job (``pack_start``): type and fabric, each job's modes on it, the
@@ -2220,7 +2345,9 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
     29 x type-10 on hdr200, $2,302,183, ending by itself after 5-8 s (type-10 on hdr200 is 6th by the fluid
     estimate, 3rd by the bound). At 20 jobs, after the squeeze's $975,997, it ends after 2-4 s (no option can win
     by one node fewer). Returns pack_s, and pack_objective (the start's value after it), pack_nodes (cluster size)
-    when it improved the start."""
+    when it improved the start, and pack_min_proved (1.0) when that size is proved the fewest of its option --
+    by its window bound or by HiGHS (``cluster_fits``, asked once per option and size before a repair search one
+    node smaller) -- with the proof in ``m.pack_proof`` (``PackProof``; ``FleetPlan.proofs`` says it)."""
     t0 = time.perf_counter()
     deadline = t0 + time_limit_s
     ix: Index = m.ix
@@ -2334,6 +2461,7 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
                     "lb": lb,
                     "energy": energy,
                     "fails": 0,
+                    "proved": cap == lb,  # pack_size_bound: no cluster below it runs every job
                 }
             )
 
@@ -2356,9 +2484,19 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
                 o["value"] - cluster_usd(o["p"], o["f"], o["cap"]) + cluster_usd(o["p"], o["f"], o["cap"] - 1),
             ),
         )
-        smaller = _pack_cluster(
-            o["cands"], nodes, d, window, req.slots, o["cap"] - 1, o["order"], PACK_REFINE_ITERS, rng, deadline
-        )
+        smaller = None
+        if o.get("asked") != o["cap"] - 1:  # HiGHS is asked once per size whether any packing exists (cluster_fits)
+            o["asked"] = o["cap"] - 1
+            fits, smaller = cluster_fits(
+                o["cands"], nodes, d, window, o["cap"] - 1, min(PROOF_S, deadline - time.perf_counter())
+            )
+            if fits is False:  # proved: no cluster of this option smaller than cap runs every job
+                o["lb"], o["proved"] = o["cap"], True
+                continue
+        if smaller is None:
+            smaller = _pack_cluster(
+                o["cands"], nodes, d, window, req.slots, o["cap"] - 1, o["order"], PACK_REFINE_ITERS, rng, deadline
+            )
         if smaller is None:
             o["fails"] += 1
             continue
@@ -2367,12 +2505,19 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
         o["fails"] = 0
         if got is not None and got[0] < o["value"]:
             o["value"], o["plan"] = got
-    best = min(((o["value"], o["plan"]) for o in packs_at), key=lambda vp: vp[0], default=None)
-    if best is not None and (before is None or best[0] < before - 1e-9 * max(1.0, abs(before))):
-        set_plan_start(m, cat, req, best[1])
+    best = min(packs_at, key=lambda o: o["value"], default=None)
+    if best is not None and (before is None or best["value"] < before - 1e-9 * max(1.0, abs(before))):
+        set_plan_start(m, cat, req, best["plan"])
         m.start_feasible = True
         out["pack_objective"] = float(pyo.value(m.objective))
-        out["pack_nodes"] = float(sum(best[1].bought.values()))
+        out["pack_nodes"] = float(sum(best["plan"].bought.values()))
+        if best.get("proved") and best["plan"].bought == {(best["p"], best["f"]): best["cap"]}:
+            # every plan that runs all jobs on one cluster of this option has >= cap nodes, so it is worth at least
+            # the cluster's value at cap (cluster_value never decreases with n) plus each job's least energy
+            m.pack_proof = PackProof(
+                best["p"], best["f"], best["cap"], cluster_usd(best["p"], best["f"], best["cap"]) + best["energy"]
+            )
+            out["pack_min_proved"] = 1.0
     out["pack_s"] = time.perf_counter() - t0
     return out
 
@@ -2499,7 +2644,27 @@ def fleet(request: FleetRequest | dict[str, Any], catalog: Catalog | None = None
         return _infeasible(req, _explain(cat, req, deadline, t_modes + t_build) if explain else "infeasible", rep)
     plan = _extract(cat, req, m, solved, rep)
     figures = {k: v for k, v in heur.items() if not k.endswith("_s")}
-    return plan.model_copy(update={"timings_s": timings, "start": figures})
+    return plan.model_copy(update={"timings_s": timings, "start": figures, "proofs": _proofs(m, plan)})
+
+
+def _proofs(m: pyo.ConcreteModel, plan: FleetPlan) -> list[str]:
+    """pack_start's proof (``PackProof``) in words, when the plan returned is its packed cluster: bought on it alone,
+    nothing else bought or rented, no owned server kept."""
+    proof: PackProof | None = getattr(m, "pack_proof", None)
+    if proof is None or plan.objective_value is None:
+        return []
+    used = [p for p in plan.purchases if p["added"] or p["kind"] == "rent" or p.get("kept")]
+    if [(p["server"], p["fabric"], p["added"], p["kind"]) for p in used] != [
+        (proof.server, proof.fabric, proof.nodes, "buy")
+    ]:
+        return []
+    unit = OBJECTIVE_UNITS_TEXT.get(plan.objective, "")
+    within = (plan.objective_value - proof.bound) / max(abs(plan.objective_value), 1e-12)
+    return [
+        f"{proof.nodes} is the fewest {proof.server} nodes on {proof.fabric} that run every job in its window, so "
+        f"every plan running them all on one such cluster is worth at least {objective_text(proof.bound)} {unit} "
+        f"(its cluster at {proof.nodes} nodes and each job's least energy): this plan is within {within:.1%} of it"
+    ]
 
 
 def _start_as_answer(m: pyo.ConcreteModel, solved: Solved) -> Solved:

@@ -229,3 +229,27 @@ def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
     plain = pd.read_csv(out / "jobs.csv")
     assert [parse_slot_ranges(s) for s in plain["slots"]] == [a["slots"] for a in plan.assignments]
     assert main(["fleet", str(f), "--csv", str(f)]) == 2
+
+
+def test_a_plan_on_its_proved_smallest_cluster_says_so_and_no_other_plan_does() -> None:
+    """Session 10: pack_start proves (HiGHS, cluster_fits, or its window bound) that no cluster of its type and
+    fabric below its size runs every job; a plan that is that cluster alone says so, with the value bound that
+    follows (the cluster at that size + each job's least energy) and how far the plan is above it. A plan that also
+    keeps owned nodes or rents, or buys another size, says nothing."""
+    from types import SimpleNamespace
+
+    from planner.fleet import PackProof, _proofs
+
+    bought = {"server": "type-10", "gpu": "h100-sxm", "fabric": "hdr200", "kind": "buy", "nodes": 29, "owned": 0,
+              "kept": 0, "retired": 0, "added": 29, "peak_busy_nodes": 29, "switches_added": 3,
+              "capex_usd": 8_000_000.0, "rent_usd": 0.0, "node_periods": 0}  # fmt: skip
+    plan = a_fleet_plan(purchases=[bought], objective_value=2_302_183.3)
+    m = SimpleNamespace(pack_proof=PackProof("type-10", "hdr200", 29, 2_284_791.4))
+    (line,) = _proofs(m, plan)  # type: ignore[arg-type]
+    assert line.startswith("29 is the fewest type-10 nodes on hdr200 that run every job in its window")
+    assert "worth at least 2,284,791 USD" in line and line.endswith("this plan is within 0.8% of it")
+    assert "  Proved: 29 is the fewest" in plan.model_copy(update={"proofs": [line]}).summary()
+    assert plan.model_copy(update={"proofs": [line]}).decisions(markdown=True)[-1].startswith("- **Proved**: 29 is")
+    assert _proofs(m, a_fleet_plan(objective_value=2_302_183.3)) == []  # owned kept + rented: not that cluster
+    assert _proofs(m, a_fleet_plan(purchases=[{**bought, "added": 30}], objective_value=2e6)) == []
+    assert _proofs(SimpleNamespace(), plan) == []  # type: ignore[arg-type]

@@ -237,6 +237,12 @@ def test_pack_sizes_200_one_slot_jobs_due_in_slot_1_from_their_window_bound(toy:
         out = fleet_mod.pack_start(m, toy, req, 2.0)
     assert out["pack_nodes"] == 100 and sizes and set(sizes) == {100}
     _check_installed(m, toy, req, out)
+    # packed at its window bound, the size is proved the fewest (pack_size_bound); the proof's value bound is the
+    # cluster at 100 nodes plus each job's least energy, never above the plan's value
+    proof = m.pack_proof
+    assert out["pack_min_proved"] == 1.0 and proof.nodes == 100 and proof.server == "toy-a"
+    value = fleet_mod._plan_value(toy, req, m.ix, fleet_mod.current_plan(m))
+    assert value is not None and proof.bound <= value + 1e-6
 
 
 def test_smallest_packing_gallops_up_then_bisects() -> None:
@@ -446,3 +452,51 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
         assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
         usage[sl] += nodes[k]
     assert usage.max() <= smallest
+
+
+@_settings(60)
+@given(data=st.data())
+def test_cluster_fits_answers_as_brute_force_does(data: Any) -> None:
+    # the exact MIP of pack_start's cluster-size question (cluster_fits) against depth-first enumeration of every
+    # mode and slot subset (_packs_at), on 2-6 jobs over 4 slots: packs exactly when brute force packs, and any
+    # packing it returns is one (a mode of the job, that many distinct slots of its window, no slot over the size)
+    slots = 4
+    n_jobs = data.draw(st.integers(2, 6))
+    cands: dict[str, np.ndarray] = {}
+    window: dict[str, np.ndarray] = {}
+    nodes: list[int] = []
+    d: list[int] = []
+    for i in range(n_jobs):
+        a = data.draw(st.integers(0, slots - 1))
+        b = data.draw(st.integers(a, slots - 1))
+        window[f"j{i}"] = np.arange(a, b + 1)
+        ks = []
+        for _ in range(data.draw(st.integers(1, 3))):
+            ks.append(len(nodes))
+            nodes.append(data.draw(st.integers(1, 4)))
+            d.append(data.draw(st.integers(1, b - a + 1)))
+        cands[f"j{i}"] = np.asarray(ks)
+    choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
+    cap = data.draw(st.integers(1, 12))
+    fits, packing = fleet_mod.cluster_fits(cands, np.asarray(nodes), np.asarray(d), window, cap, 30.0)
+    assert fits is _packs_at(cap, choices, slots)
+    if fits:
+        assert packing is not None and set(packing) == set(cands)
+        usage = np.zeros(slots)
+        for j, (k, sl) in packing.items():
+            assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
+            usage[sl] += nodes[k]
+        assert usage.max() <= cap
+    else:
+        assert packing is None
+
+
+def test_cluster_fits_proves_the_hand_derived_smallest_size() -> None:
+    # a (1 node, slot 0 or 1), b (1 node, slot 0 only), c (3 nodes, slot 0 only): slot 0 holds b and c, 4 nodes,
+    # so 3 nodes cannot run them (proved) and 4 can, with a in slot 1
+    cands = {"a": np.asarray([0]), "b": np.asarray([1]), "c": np.asarray([2])}
+    nodes, d = np.asarray([1, 1, 3]), np.asarray([1, 1, 1])
+    window = {"a": np.asarray([0, 1]), "b": np.asarray([0]), "c": np.asarray([0])}
+    assert fleet_mod.cluster_fits(cands, nodes, d, window, 3, 30.0) == (False, None)
+    fits, packing = fleet_mod.cluster_fits(cands, nodes, d, window, 4, 30.0)
+    assert fits is True and packing == {"a": (0, [1]), "b": (1, [0]), "c": (2, [0])}
