@@ -77,15 +77,17 @@ What is modelled, stated honestly
   jobs that shared those nodes run one after another; SQUEEZE_SHARE of that time); last, every job is packed
   onto one bought cluster of as few nodes as a repair search fits them into (``pack_start``, PACK_SHARE of that
   time, kept for it; it ends early once no option's bound is below the plan in hand), which replaces the start
-  when cheaper. Before searching an option one node smaller, pack_start asks HiGHS once whether any packing
-  exists there (``cluster_fits``, an exact time-indexed MIP, at most PROOF_S): a proof that none does ends that
-  option, and when the plan returned is that cluster alone it says so (``FleetPlan.proofs``: the size is the
-  fewest of its type and fabric, and every plan running all jobs on one such cluster is worth at least its
-  value at that size plus each job's least energy). At 50 jobs (bench_fleet.py, load ~0.4-1.2): 28 nodes of
-  type-10 on hdr200 proved infeasible in 1.98 s, so the 29-node plan ($2,302,183) is within 0.8% of every plan
-  on that option (bound $2,284,791); the call's figures are unchanged (gap 9.11%, 59.7 s). Each of these plans is a
-  plan of the full MIP, which HiGHS then solves from the best within the rest of the limit (without HiGHS
-  presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's arrays once
+  when cheaper. When its repair search fails one node below the best packing's cluster, pack_start asks HiGHS
+  once whether any packing exists there (``cluster_fits``, an exact time-indexed MIP, at most PROOF_S, not with
+  less than PROOF_MIN_S left): a proof that none does ends that option, and when the plan returned is that
+  cluster alone it says so (``FleetPlan.proofs``: the size is the fewest of its type and fabric, and every plan
+  running all jobs on one such cluster is worth at least its value at that size plus each job's least energy).
+  At 50 jobs (bench_fleet.py's instance, load ~1): pack_start given 12 s asks at 31 nodes of type-24 on hdr200
+  (undecided in 3 s) and proves 28 of type-10 on hdr200 infeasible in 2.7 s, so the 29-node plan ($2,302,183) is
+  within 0.8% of every plan on that option (bound $2,284,791); within the 60 s call pack's share was 8.2-8.4 s
+  in two runs, too short for the second question: the same plan and gap (9.11%, 59.9 s), no proof said. Each of these plans is a plan of the full MIP, which HiGHS then solves
+  from the best within the rest of the limit (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is
+  left). The full model is compiled to HiGHS's arrays once
   (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
   and the full MIP. From ISOLATE_MODES modes on, HiGHS solves the full MIP in a child process that is killed
   (SIGKILL) when it has not answered ISOLATE_GRACE_S after the limit (solver.py, ``isolate``), so the call's
@@ -295,7 +297,15 @@ from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.model import Space, Work, check_catalog, evaluate_space, scale_work, validated, work_from
 from planner.schemas import Precision, Server
-from planner.solver import Solved, SolverOptions, SolverReport, SolverStatus, current_solution, solve_model
+from planner.solver import (
+    Solved,
+    SolverOptions,
+    SolverReport,
+    SolverStatus,
+    current_solution,
+    process_threads,
+    solve_model,
+)
 from planner.textfmt import OBJECTIVE_UNITS_TEXT, objective_text, precision_caveat, sig4, slot_ranges, switches_text
 
 DEFAULT_MAX_NODES = 2048
@@ -317,6 +327,7 @@ PACK_RETRIES = 8  # fresh repair searches at one size below an option's packing 
 PACK_NOISE = 0.15  # share of repair moves that place the job in a random mode (leaves local minima)
 PACK_PAIR = 0.3  # share of repair moves that take out two jobs busy in one overloaded slot and place both again
 PROOF_S = 3.0  # most seconds of HiGHS for one cluster-size question of pack_start (cluster_fits)
+PROOF_MIN_S = 1.0  # pack_start asks no cluster-size question with less time left (its build is outside HiGHS's limit)
 EXTRACT_RESERVE_S = 1.0  # seconds of the time limit kept for reading the plan back after HiGHS
 EXPLAIN_MIN_S = 1.0  # an infeasible fleet's explanation tries no relaxation with less of the time limit left
 ANY_FABRIC = "any"  # a one-node mode: runs on a bought node of its type whatever fabric the type is bought on
@@ -2081,12 +2092,18 @@ def cluster_fits(
     each mode;  (c) sum_k n_k y_kt <= cap for each slot;  (d) y_kt <= z_k (implied by (b) in integers; it
     tightens the LP relaxation HiGHS bounds with). Its integer points are exactly
     the packings (each job in one mode on d_k distinct slots of its window, no slot over cap); the coefficients are
-    small integers. Measured on bench_fleet.py's 50 jobs (fleet.py docstring, (ix)): type-10 on hdr200 at 28 nodes
-    proved infeasible in 1.0 s, type-24 on hdr200 at 30 in 0.4 s; at undecided sizes it rarely finds a packing
-    within seconds, where the repair search does."""
+    small integers. Measured on bench_fleet.py's 50 jobs: type-10 on hdr200 at 28 nodes proved infeasible in
+    1.98 s (load ~1; a variant with an energy objective, fleet.py docstring (ix), in 1.0 s); at undecided sizes it
+    rarely finds a packing within seconds, where the repair search does. HiGHS runs with the thread count of the
+    process's earlier solves (``solver.process_threads``: its thread pool is process-wide, and another count here
+    failed the solve, review 10b); a solve that errs is undecided."""
     import highspy
 
     jobs = list(cands)
+    if not jobs:
+        return True, {}
+    if any(not len(cands[j]) for j in jobs):  # a job with no mode runs on no cluster
+        return False, None
     ks = np.concatenate([np.asarray(cands[j], dtype=np.int64) for j in jobs]) if jobs else np.zeros(0, np.int64)
     n_z = len(ks)
     y_mode: list[int] = []  # z column of each y column
@@ -2130,8 +2147,9 @@ def cluster_fits(
         rows_hi.append(float(cap))
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
     h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
+    if process_threads() is not None:  # the pool's own count: another one fails the solve (review 10b)
+        h.setOptionValue("threads", int(process_threads() or 1))
     n = n_z + n_y
     h.addVars(n, np.zeros(n), np.ones(n))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
@@ -2145,7 +2163,8 @@ def cluster_fits(
         np.concatenate(idx).astype(np.int32),
         np.concatenate(val),
     )
-    h.run()
+    if h.run() == highspy.HighsStatus.kError:
+        return None, None
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
         return False, None
@@ -2346,8 +2365,9 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
     estimate, 3rd by the bound). At 20 jobs, after the squeeze's $975,997, it ends after 2-4 s (no option can win
     by one node fewer). Returns pack_s, and pack_objective (the start's value after it), pack_nodes (cluster size)
     when it improved the start, and pack_min_proved (1.0) when that size is proved the fewest of its option --
-    by its window bound or by HiGHS (``cluster_fits``, asked once per option and size before a repair search one
-    node smaller) -- with the proof in ``m.pack_proof`` (``PackProof``; ``FleetPlan.proofs`` says it)."""
+    by its window bound or by HiGHS (``cluster_fits``, asked once per size when a repair search one node below
+    the best packing's cluster fails) -- with the proof in ``m.pack_proof`` (``PackProof``; ``FleetPlan.proofs``
+    says it)."""
     t0 = time.perf_counter()
     deadline = t0 + time_limit_s
     ix: Index = m.ix
@@ -2484,19 +2504,21 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
                 o["value"] - cluster_usd(o["p"], o["f"], o["cap"]) + cluster_usd(o["p"], o["f"], o["cap"] - 1),
             ),
         )
-        smaller = None
-        if o.get("asked") != o["cap"] - 1:  # HiGHS is asked once per size whether any packing exists (cluster_fits)
+        smaller = _pack_cluster(
+            o["cands"], nodes, d, window, req.slots, o["cap"] - 1, o["order"], PACK_REFINE_ITERS, rng, deadline
+        )
+        left_s = deadline - time.perf_counter()
+        best_now = o["value"] <= best_known() + 1e-9 * max(1.0, abs(o["value"]))
+        if smaller is None and best_now and o.get("asked") != o["cap"] - 1 and left_s >= PROOF_MIN_S:
+            # the repair search failed one node below the best plan's cluster: HiGHS is asked, once per size, whether
+            # any packing exists there (cluster_fits). Only for the best option and after a failed search: at 50
+            # jobs, asking for every option before each search took pack's share (3 s per undecided question) and
+            # the plan was 32 nodes of type-24, not 29 of type-10
             o["asked"] = o["cap"] - 1
-            fits, smaller = cluster_fits(
-                o["cands"], nodes, d, window, o["cap"] - 1, min(PROOF_S, deadline - time.perf_counter())
-            )
+            fits, smaller = cluster_fits(o["cands"], nodes, d, window, o["cap"] - 1, min(PROOF_S, left_s))
             if fits is False:  # proved: no cluster of this option smaller than cap runs every job
                 o["lb"], o["proved"] = o["cap"], True
                 continue
-        if smaller is None:
-            smaller = _pack_cluster(
-                o["cands"], nodes, d, window, req.slots, o["cap"] - 1, o["order"], PACK_REFINE_ITERS, rng, deadline
-            )
         if smaller is None:
             o["fails"] += 1
             continue

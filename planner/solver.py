@@ -170,6 +170,12 @@ def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, An
     }
 
 
+def process_threads() -> int | None:
+    """The HiGHS thread count this process's solves set first (HiGHS's thread pool is process-wide: a solve that
+    asks for another count fails), None before any solve asked for one."""
+    return _THREADS
+
+
 def _highs(problem: dict[str, Any], options: SolverOptions, time_limit_s: float) -> Any:
     """A HiGHS instance holding the problem, with the options and the starting solution (HiGHS keeps it if it is
     feasible)."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 import time
 from typing import Any
 from unittest import mock
@@ -500,3 +502,51 @@ def test_cluster_fits_proves_the_hand_derived_smallest_size() -> None:
     assert fleet_mod.cluster_fits(cands, nodes, d, window, 3, 30.0) == (False, None)
     fits, packing = fleet_mod.cluster_fits(cands, nodes, d, window, 4, 30.0)
     assert fits is True and packing == {"a": (0, [1]), "b": (1, [0]), "c": (2, [0])}
+
+
+@pytest.mark.parametrize("objective", ["cost", "energy", "carbon"])
+def test_pack_start_proves_its_cluster_the_fewest_when_the_window_bound_is_below_it(
+    toy: Catalog, objective: str
+) -> None:
+    # review 10b: three 2-node one-slot toy jobs due in slot 1 of 2 (node_counts [2]): the window bound is
+    # ceil(6 node-slots / 2 slots) = 3, but two jobs share a slot, so 4 nodes are the fewest. pack_start packs at 4,
+    # its repair search fails at 3, HiGHS proves 3 infeasible, and the proof's bound (the cluster at 4 nodes plus
+    # each job's least energy) is never above the plan's value, whatever the objective
+    jobs = [{"id": f"j{i}", "model": "toy-model", "due_slot": 1} for i in range(3)]
+    req = freq(slots=2, slot_hours=6.0, servers=["toy-a"], jobs=jobs, node_counts=[2], objective=objective)
+    pools = pools_of(toy, req)
+    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    asked: list[tuple[int, bool | None]] = []
+    real = fleet_mod.cluster_fits
+
+    def spy(*a: Any) -> Any:
+        got = real(*a)
+        asked.append((a[4], got[0]))
+        return got
+
+    with mock.patch.object(fleet_mod, "cluster_fits", spy):
+        out = fleet_mod.pack_start(m, toy, req, 10.0)
+    assert (3, False) in asked and out["pack_nodes"] == 4 and out["pack_min_proved"] == 1.0
+    proof = m.pack_proof
+    value = fleet_mod._plan_value(toy, req, m.ix, fleet_mod.current_plan(m))
+    assert proof.nodes == 4 and value is not None and proof.bound <= value + 1e-9 * abs(value)
+
+
+def test_cluster_fits_decides_after_a_solve_on_more_threads() -> None:
+    # review 10b: HiGHS shares one thread pool per process; with threads=1 set here, a solve after a 2-thread one
+    # (the fleet LP on a machine of 4+ cores) failed and every question came back undecided. In a child process,
+    # so that this test's thread pool does not reach the others
+    code = (
+        "import highspy, numpy as np\n"
+        "from planner.fleet import cluster_fits\n"
+        "h = highspy.Highs(); h.setOptionValue('output_flag', False); h.setOptionValue('threads', 2)\n"
+        "h.addVars(2, np.zeros(2), np.ones(2)); h.changeColsCost(2, np.arange(2, dtype=np.int32), np.ones(2))\n"
+        "h.addRow(1.0, 2.0, 2, np.arange(2, dtype=np.int32), np.ones(2)); h.run()\n"
+        "c = {'a': np.asarray([0]), 'b': np.asarray([1]), 'c': np.asarray([2])}\n"
+        "w = {'a': np.asarray([0, 1]), 'b': np.asarray([0]), 'c': np.asarray([0])}\n"
+        "n, d = np.asarray([1, 1, 3]), np.asarray([1, 1, 1])\n"
+        "print(cluster_fits(c, n, d, w, 3, 30.0)[0], cluster_fits(c, n, d, w, 4, 30.0)[0])\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True"]
