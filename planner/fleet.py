@@ -85,11 +85,11 @@ What is modelled, stated honestly
   At 50 jobs (bench_fleet.py's instance, load ~1): pack_start given 12 s asks at 31 nodes of type-24 on hdr200
   (undecided in 3 s) and proves 28 of type-10 on hdr200 infeasible in 2.7 s, so the 29-node plan ($2,302,183) is
   within 0.8% of every plan on that option (bound $2,284,791); within the 60 s call pack's share was 8.2-8.4 s
-  in two runs, too short for the second question: the same plan and gap (9.11%, 59.9 s), no proof said. Each of these plans is a plan of the full MIP, which HiGHS then solves
-  from the best within the rest of the limit (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is
-  left). The full model is compiled to HiGHS's arrays once
-  (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0 as bounds)
-  and the full MIP. From ISOLATE_MODES modes on, HiGHS solves the full MIP in a child process that is killed
+  in two runs, too short for the second question: the same plan and gap (9.11%, 59.9 s), no proof said. Each of
+  these plans is a plan of the full MIP, which HiGHS then solves from the best within the rest of the limit
+  (without HiGHS presolve when less than FULL_PRESOLVE_MIN_S is left). The full model is compiled to HiGHS's
+  arrays once (solver.py, ``reuse_compiled``) for the LP relaxation, the restricted MIP (its other z fixed at 0
+  as bounds) and the full MIP. From ISOLATE_MODES modes on, HiGHS solves the full MIP in a child process that is killed
   (SIGKILL) when it has not answered ISOLATE_GRACE_S after the limit (solver.py, ``isolate``), so the call's
   limit holds even where HiGHS ignores its interrupt (measured (viii)); the plan is then the best start
   (``_start_as_answer``: the incumbent HiGHS held from its first moment), status time_limit, re-checked by
