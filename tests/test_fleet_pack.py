@@ -410,15 +410,9 @@ def test_a_packing_one_repair_search_may_miss_is_found_within_eight() -> None:
         )
 
 
-@_settings(60)
-@given(data=st.data())
-def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> None:
-    # 2-6 jobs, each with 1-3 modes (nodes 1-4, slots 1-3) and a window of consecutive slots in 4: every packing the
-    # repair search returns is a packing (one of the job's modes, that many distinct slots of its window, no slot over
-    # the size), and at the smallest size that packs (depth-first over every mode and slot subset) it finds one
-    # within 8 fresh searches: the search is randomised and one search alone misses on some instances (review 10:
-    # 38 of 200 seeds on one 5-job instance, about 1 in 6,000 random instances), so the test asks 8 -- a miss on
-    # all of them at 19% each is ~2e-6 -- and never accepts a wrong packing
+def _draw_packing(data: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[int], list[int], int]:
+    """2-6 jobs over 4 slots, each with 1-3 modes (nodes 1-4, slots 1..its window) and a window of consecutive
+    slots: (modes of each job, window of each job, nodes and slots of each mode, the number of jobs)."""
     slots = 4
     n_jobs = data.draw(st.integers(2, 6))
     cands: dict[str, np.ndarray] = {}
@@ -435,6 +429,37 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
             nodes.append(data.draw(st.integers(1, 4)))
             d.append(data.draw(st.integers(1, b - a + 1)))
         cands[f"j{i}"] = np.asarray(ks)
+    return cands, window, nodes, d, n_jobs
+
+
+def _assert_packing(
+    packing: dict[str, tuple[int, list[int]]],
+    cands: dict[str, np.ndarray],
+    window: dict[str, np.ndarray],
+    nodes: list[int],
+    d: list[int],
+    cap: int,
+) -> None:
+    """Every job in one of its modes on that many distinct slots of its window, no slot over ``cap`` nodes."""
+    assert set(packing) == set(cands)
+    usage = np.zeros(4)
+    for j, (k, sl) in packing.items():
+        assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
+        usage[sl] += nodes[k]
+    assert usage.max() <= cap
+
+
+@_settings(60)
+@given(data=st.data())
+def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> None:
+    # 2-6 jobs, each with 1-3 modes (nodes 1-4, slots 1-3) and a window of consecutive slots in 4: every packing the
+    # repair search returns is a packing (one of the job's modes, that many distinct slots of its window, no slot over
+    # the size), and at the smallest size that packs (depth-first over every mode and slot subset) it finds one
+    # within 8 fresh searches: the search is randomised and one search alone misses on some instances (review 10:
+    # 38 of 200 seeds on one 5-job instance, about 1 in 6,000 random instances), so the test asks 8 -- a miss on
+    # all of them at 19% each is ~2e-6 -- and never accepts a wrong packing
+    slots = 4
+    cands, window, nodes, d, n_jobs = _draw_packing(data)
     n_arr, d_arr = np.asarray(nodes), np.asarray(d)
     choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
     smallest = next(c for c in range(1, 4 * n_jobs + 1) if _packs_at(c, choices, slots))
@@ -449,11 +474,7 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
         if found is not None:
             break
     assert found is not None
-    usage = np.zeros(slots)
-    for j, (k, sl) in found.items():
-        assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
-        usage[sl] += nodes[k]
-    assert usage.max() <= smallest
+    _assert_packing(found, cands, window, nodes, d, smallest)
 
 
 @_settings(60)
@@ -463,32 +484,14 @@ def test_cluster_fits_answers_as_brute_force_does(data: Any) -> None:
     # mode and slot subset (_packs_at), on 2-6 jobs over 4 slots: packs exactly when brute force packs, and any
     # packing it returns is one (a mode of the job, that many distinct slots of its window, no slot over the size)
     slots = 4
-    n_jobs = data.draw(st.integers(2, 6))
-    cands: dict[str, np.ndarray] = {}
-    window: dict[str, np.ndarray] = {}
-    nodes: list[int] = []
-    d: list[int] = []
-    for i in range(n_jobs):
-        a = data.draw(st.integers(0, slots - 1))
-        b = data.draw(st.integers(a, slots - 1))
-        window[f"j{i}"] = np.arange(a, b + 1)
-        ks = []
-        for _ in range(data.draw(st.integers(1, 3))):
-            ks.append(len(nodes))
-            nodes.append(data.draw(st.integers(1, 4)))
-            d.append(data.draw(st.integers(1, b - a + 1)))
-        cands[f"j{i}"] = np.asarray(ks)
+    cands, window, nodes, d, _n_jobs = _draw_packing(data)
     choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
     cap = data.draw(st.integers(1, 12))
     fits, packing = fleet_mod.cluster_fits(cands, np.asarray(nodes), np.asarray(d), window, cap, 30.0)
     assert fits is _packs_at(cap, choices, slots)
     if fits:
-        assert packing is not None and set(packing) == set(cands)
-        usage = np.zeros(slots)
-        for j, (k, sl) in packing.items():
-            assert k in cands[j] and len(set(sl)) == d[k] and set(sl) <= set(window[j].tolist())
-            usage[sl] += nodes[k]
-        assert usage.max() <= cap
+        assert packing is not None
+        _assert_packing(packing, cands, window, nodes, d, cap)
     else:
         assert packing is None
 
