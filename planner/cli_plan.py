@@ -706,6 +706,7 @@ def write_fleet_csv(plan: Any, out: Path) -> list[Path]:
     replaced: list[str] = []
     try:
         out.mkdir(parents=True, exist_ok=True)  # (checked before the solve; made again if removed since)
+        _remove_stale_temps(out)
         for name, frame in frames.items():
             frame.to_csv(temps[name], index=False)
         for name in frames:
@@ -722,6 +723,24 @@ def write_fleet_csv(plan: Any, out: Path) -> list[Path]:
             ) from None
         raise
     return [out / name for name in frames]
+
+
+def _remove_stale_temps(out: Path) -> None:
+    """The temp files of an earlier run in ``out`` that was killed (SIGKILL) between writing its tables and renaming
+    them -- ``.jobs.csv.<pid>.tmp`` whose process is gone -- are removed; a running writer's are left alone."""
+    import os
+
+    for name in FLEET_CSV_FILES:
+        for tmp in out.glob(f".{name}.*.tmp"):
+            pid = tmp.name[len(name) + 2 : -len(".tmp")]
+            if not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # alive, another user's: not ours to remove
+                pass
 
 
 def fleet_totals_text(totals: dict[str, float]) -> str:

@@ -262,3 +262,23 @@ def test_the_tables_are_written_when_the_reader_of_the_plan_leaves_early(tiny: P
     assert proc.wait(timeout=120) == 0, err
     assert first.strip() and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
+
+
+def test_a_killed_run_s_temp_files_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    """A run killed with SIGKILL between writing its tables and renaming them cannot remove its temp files (its
+    earlier tables stay whole, checked by hand in session 10); the next write into the directory removes those of
+    processes that are gone and leaves a live writer's alone."""
+    from planner.cli_plan import write_fleet_csv
+    from tests.test_api10 import a_fleet_plan
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    out = tmp_path / "tables"
+    out.mkdir()
+    stale = [out / f".{name}.{dead_pid}.tmp" for name in TABLES]
+    live = out / f".jobs.csv.{os.getppid()}.tmp"
+    for f in [*stale, live]:
+        f.write_text("half a table")
+    write_fleet_csv(a_fleet_plan(), out)
+    assert not any(f.exists() for f in stale) and live.exists()
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(TABLES)
