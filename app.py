@@ -559,7 +559,9 @@ def page_fleet() -> None:
         return
     name, data = src
     req = views.read_fleet_upload(name, data)
-    views.check_fleet_ids(catalog(), req)  # an unknown model or owned server: said with its job (entry)
+    from planner.fleet import check_fleet_ids
+
+    check_fleet_ids(catalog(), req)  # an unknown model or owned server: said with its job (entry)
     st.markdown(
         f"**{len(req.jobs)} jobs**, {req.slots} slots of {req.slot_hours:g} h at {req.site}; minimise "
         f"{req.objective}; may add: {req.purchase}"

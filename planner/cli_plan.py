@@ -570,7 +570,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_fleet(args: argparse.Namespace) -> int:
     import sys
 
-    from planner.fleet import fleet
+    from planner.fleet import check_fleet_ids, fleet
     from planner.views import read_fleet_upload
 
     path = readable_text_file(args.file, "fleet request file")
@@ -580,7 +580,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             update={k: v for k, v in (("time_limit_s", args.time_limit), ("mip_rel_gap", args.gap)) if v is not None}
         )
         req = req.model_copy(update={"solver": opts})
-    from planner.views import check_fleet_ids, fleet_owned_service_notes, fleet_progress_text
+    from planner.views import fleet_owned_service_notes, fleet_progress_text
 
     cat = catalog_from(args)
     check_fleet_ids(cat, req)  # an unknown model or owned server: said with the job (entry) it is written in

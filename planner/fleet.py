@@ -2104,7 +2104,7 @@ def cluster_fits(
         return True, {}
     if any(not len(cands[j]) for j in jobs):  # a job with no mode runs on no cluster
         return False, None
-    ks = np.concatenate([np.asarray(cands[j], dtype=np.int64) for j in jobs]) if jobs else np.zeros(0, np.int64)
+    ks = np.concatenate([np.asarray(cands[j], dtype=np.int64) for j in jobs])
     n_z = len(ks)
     y_mode: list[int] = []  # z column of each y column
     y_slot: list[int] = []
@@ -2148,8 +2148,9 @@ def cluster_fits(
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
-    if process_threads() is not None:  # the pool's own count: another one fails the solve (review 10b)
-        h.setOptionValue("threads", int(process_threads() or 1))
+    threads = process_threads()
+    if threads is not None:  # the pool's own count: another one fails the solve (review 10b)
+        h.setOptionValue("threads", threads)
     n = n_z + n_y
     h.addVars(n, np.zeros(n), np.ones(n))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
@@ -2481,7 +2482,6 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
                     "lb": lb,
                     "energy": energy,
                     "fails": 0,
-                    "proved": cap == lb,  # pack_size_bound: no cluster below it runs every job
                 }
             )
 
@@ -2517,7 +2517,7 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
             o["asked"] = o["cap"] - 1
             fits, smaller = cluster_fits(o["cands"], nodes, d, window, o["cap"] - 1, min(PROOF_S, left_s))
             if fits is False:  # proved: no cluster of this option smaller than cap runs every job
-                o["lb"], o["proved"] = o["cap"], True
+                o["lb"] = o["cap"]
                 continue
         if smaller is None:
             o["fails"] += 1
@@ -2533,7 +2533,9 @@ def pack_start(m: pyo.ConcreteModel, cat: Catalog, req: FleetRequest, time_limit
         m.start_feasible = True
         out["pack_objective"] = float(pyo.value(m.objective))
         out["pack_nodes"] = float(sum(best["plan"].bought.values()))
-        if best.get("proved") and best["plan"].bought == {(best["p"], best["f"]): best["cap"]}:
+        # lb is a proved lower bound on the option's cluster (pack_size_bound, or raised to cap by cluster_fits), so
+        # at cap == lb the size is the fewest -- also when the repair search reached the bound one node at a time
+        if best["cap"] == best["lb"] and best["plan"].bought == {(best["p"], best["f"]): best["cap"]}:
             # every plan that runs all jobs on one cluster of this option has >= cap nodes, so it is worth at least
             # the cluster's value at cap (cluster_value never decreases with n) plus each job's least energy
             m.pack_proof = PackProof(

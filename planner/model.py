@@ -226,19 +226,6 @@ class Space:
     power_cap: np.ndarray
     nodes: np.ndarray
 
-    @classmethod
-    def from_frame(cls, df: pd.DataFrame) -> Space:
-        s_cat = pd.Categorical(df["server"])
-        f_cat = pd.Categorical(df["fabric"])
-        return cls(
-            [str(x) for x in s_cat.categories],
-            [str(x) for x in f_cat.categories],
-            np.asarray(s_cat.codes, dtype=np.int64),
-            np.asarray(f_cat.codes, dtype=np.int64),
-            df["power_cap"].to_numpy(dtype=float),
-            df["nodes"].to_numpy(dtype=np.int64),
-        )
-
 
 def build_space(
     catalog: Catalog,

@@ -1135,14 +1135,6 @@ def fleet_rented_table(plan: Any, catalog: Catalog) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def check_fleet_ids(catalog: Catalog, req: Any) -> None:
-    """planner.fleet.check_fleet_ids before the progress line: a job's unknown model or work it cannot take, or an
-    unknown owned server, is bad input naming the job (or the owned entry) it is written in."""
-    from planner.fleet import check_fleet_ids as check
-
-    check(catalog, req)
-
-
 def fleet_owned_service_notes(catalog: Catalog, req: Any) -> list[str]:
     """Owned servers out of service for some or all of the horizon, and why (never silently retired): the rule of
     planner/fleet.py (pools_of), an owned node serves a slot if its age at the slot's end is at most its end of

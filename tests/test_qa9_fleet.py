@@ -20,8 +20,8 @@ import yaml
 
 from planner.data import Catalog
 from planner.errors import PlannerInputError
-from planner.fleet import FleetRequest
-from planner.views import check_fleet_ids, fleet_owned_service_notes, read_fleet_upload
+from planner.fleet import FleetRequest, check_fleet_ids
+from planner.views import fleet_owned_service_notes, read_fleet_upload
 
 PORTFOLIO = Path(__file__).resolve().parent.parent / "examples" / "portfolio.yaml"
 
