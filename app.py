@@ -11,11 +11,11 @@ from typing import Any
 
 import streamlit as st
 
-from planner import views
-from planner.cli_common import MAX_LIFE_YEARS
+from planner.cli.common import MAX_LIFE_YEARS
 from planner.data import Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.optimize import Objective, PlanRequest, PlanResult, pareto, parse_owned, solve
+from planner.plan import Objective, PlanRequest, PlanResult, pareto, parse_owned, solve
+from planner.present import views
 
 PARETO_POINTS = 8
 PAGES = ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"]
@@ -552,7 +552,7 @@ def page_fleet() -> None:
     st.markdown(
         "Plan the servers for several jobs over a horizon of slots (weeks): which **owned** servers to keep or "
         "retire, what to **buy** (server type and fabric), what to **rent**, and when each job runs - one MIP "
-        "over every job's possible modes (planner/fleet.py, the same as `planner fleet FILE`)."
+        "over every job's possible modes (planner/fleet/fleet.py, the same as `planner fleet FILE`)."
     )
     src = _fleet_source()
     if src is None:
@@ -584,7 +584,7 @@ def page_fleet() -> None:
         return
     st.subheader(plan.headline())
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
-    st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/cost.py.")
+    st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/physics/cost.py.")
     st.markdown("\n".join(plan.decisions(markdown=True)))
     for text in views.fleet_owned_service_notes(catalog(), req):  # owned servers past their service: why retired
         st.warning(text)
@@ -611,7 +611,7 @@ def page_fleet() -> None:
 def page_batch() -> None:
     import tempfile
 
-    from planner.batch import batch
+    from planner.batch import run as run_batch_scenarios
 
     st.title("Batch: many procurement scenarios")
     upload = st.file_uploader(
@@ -634,7 +634,7 @@ def page_batch() -> None:
     key = f"batch::{catalog_version()}::{json.dumps(scenarios, sort_keys=True, default=str)}"
     if st.button("Run", key="batch_run") and key not in st.session_state:
         with st.spinner(f"Solving {len(scenarios)} scenarios..."):
-            st.session_state[key] = batch(
+            st.session_state[key] = run_batch_scenarios(
                 scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False
             )
     if key not in st.session_state:

@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from planner.batch import expand, run_batch
-from planner.batch_store import Identity, Store, input_files, scenarios_sha
+from planner.batch import Identity, Store, expand, input_files, run_batch, scenarios_sha
 from planner.data import catalog_dir, models_dir
 
 MODELS = ["resnet50", "bert-large", "llama3-8b", "llama3-70b", "gpt3-175b"]

@@ -16,7 +16,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from planner import load_catalog
-from planner.model import evaluate_space
+from planner.physics import evaluate_space
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner import load_catalog
-from planner.optimize import PlanRequest, pareto, solve
+from planner.plan import PlanRequest, pareto, solve
 from tests import brute
 
 

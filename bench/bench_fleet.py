@@ -6,16 +6,16 @@ Server types are the shipped buyable GPU servers and perturbed copies (price, ho
 fabric it can be built with (the plan picks one per type). Jobs: pre-training runs, fine-tunes and short
 evaluation-sized runs with staggered release/due weeks. The root LP bound is the LP relaxation's optimum
 (integrality dropped, before HiGHS's own presolve and cuts) of: (a) the work row in hours and no valid cuts,
-(b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet.py one
+(b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet/fleet.py one
 at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
 energetic intervals -- (f) is the formulation `fleet` solves. The run line gives the start heuristic's figures
 (greedy plan, LP relaxation, MIP restricted to the LP's modes, local search, squeeze of the most expensive
 type, every job packed onto one cluster) and HiGHS's own on the full MIP: incumbent, bound, gap, seconds, B&B
-nodes; the bound is HiGHS's or, when higher, the LP relaxation's optimum of the same MIP (planner/fleet.py,
+nodes; the bound is HiGHS's or, when higher, the LP relaxation's optimum of the same MIP (planner/fleet/fleet.py,
 "Solving"). `--time-limit` is the whole `fleet()` call's (modes, build, LP, restricted MIP, local search,
 squeeze, packing, full MIP).
 
-`--purchase-bound S` then runs planner/fleet_bound.py on the same MIP for S seconds from the run's plan: best-first
+`--purchase-bound S` then runs planner/fleet/bound.py on the same MIP for S seconds from the run's plan: best-first
 branching on the nodes bought per server type over the LP relaxation (with `--leaf-mip S2`, each leaf -- all
 type totals integral -- solved as a MIP for up to S2 s), and prints its root LP, its bound and the gap to the
 best plan known (the run's, or a leaf MIP's).
@@ -45,7 +45,7 @@ import pandas as pd
 import pyomo.environ as pyo
 
 from planner import load_catalog
-from planner.data import Catalog
+from planner.data import Catalog, Server
 from planner.fleet import (
     CUT_FAMILIES,
     FleetRequest,
@@ -57,8 +57,7 @@ from planner.fleet import (
     pools_of,
     set_greedy_start,
 )
-from planner.fleet_bound import _lp, purchase_bound
-from planner.schemas import Server
+from planner.fleet.bound import _lp, purchase_bound
 from planner.solver import SolverOptions, solve_model
 
 # (workload, amount of work, shortest and longest window in weeks)
@@ -164,7 +163,8 @@ def profile_modes(cat: Catalog, req: FleetRequest, pools: Pools) -> None:
     cum = {f[2]: v[3] for f, v in pstats.Stats(prof).stats.items()}  # type: ignore[attr-defined]
     ev, pm = cum.get("evaluate_space", 0.0), cum.get("pareto_mask", 0.0)
     print(
-        f"  mode stage under cProfile: {total:.1f} s; planner.model.evaluate_space {ev:.1f} s, pareto_mask {pm:.1f} s, "
+        f"  mode stage under cProfile: {total:.1f} s; planner.physics.model.evaluate_space {ev:.1f} s, "
+        f"pareto_mask {pm:.1f} s, "
         f"the rest of job_modes {total - ev - pm:.1f} s"
     )
 
@@ -188,7 +188,7 @@ def main() -> None:
         "--purchase-bound",
         type=float,
         default=0.0,
-        help="after the run, branch on the nodes bought per type for this many seconds (planner/fleet_bound.py)",
+        help="after the run, branch on the nodes bought per type for this many seconds (planner/fleet/bound.py)",
     )
     ap.add_argument("--leaf-mip", type=float, default=0.0, help="seconds per leaf MIP of --purchase-bound")
     ap.add_argument(
@@ -202,7 +202,8 @@ def main() -> None:
     ap.add_argument(
         "--profile-modes",
         action="store_true",
-        help="then evaluate the modes again under cProfile: the seconds in planner.model.evaluate_space, in the "
+        help="then evaluate the modes again under cProfile: the seconds in planner.physics.model.evaluate_space, "
+        "in the "
         "dominance pruning (pareto_mask) and in the rest of job_modes, and stop",
     )
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """Two relaxations of the fleet MIP tried as lower bounds on bench_fleet.py's instance (session 10), kept so that
-the figures in the issue 15 note and planner/fleet.py's docstring can be rerun. Neither beats the full MIP's LP
-relaxation there, so neither is used by ``planner.fleet.fleet``.
+the figures in the issue 15 note and planner/fleet/fleet.py's docstring can be rerun. Neither beats the full MIP's LP
+relaxation there, so neither is used by ``planner.fleet.fleet.fleet``.
 
 ``--peak S``: the peak-of-the-sum relaxation. A plan buys N_p nodes of each type (p) and pays at least
 k_p N_p + net_p(N_p), k_p = the horizon's share of the server price + its idle energy over the horizon (in the
@@ -39,9 +39,8 @@ import numpy as np
 import pandas as pd
 from bench_fleet import catalog_with, instance_arguments, request
 
-from planner import cost as cost_mod
 from planner.data import Catalog
-from planner.fleet import (
+from planner.fleet.fleet import (
     FleetRequest,
     Pools,
     _objective_weights,
@@ -55,6 +54,7 @@ from planner.fleet import (
     period_price_usd,
     pools_of,
 )
+from planner.physics import cost as cost_mod
 
 
 def network_usd_per_node(cat: Catalog, server: str, fabric: str, most: int) -> float:

@@ -8,7 +8,7 @@ node count 1..1,034 is evaluated, incl. the 1% binding step):
   warm plan, no alternatives    for the cost of the alternatives
   cold CLI                      `planner solve` in a fresh process (imports, catalog, everything): goal <= 1.5 s,
                                 with an empty on-disk physics store (the first run on a machine) and with the
-                                store an earlier run filled (planner/physics_store.py: every later run)
+                                store an earlier run filled (planner/physics/store.py: every later run)
   synthetic 100 / 500 types     perturbed copies of the shipped servers, physics cache cleared, no alternatives
 
 Stages: evaluate (the model over every count), price_reduce (pricing and the exact per-chunk reduction),
@@ -31,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from planner import load_catalog, optimize
-from planner.data import Catalog
-from planner.optimize import PlanRequest, solve
-from planner.schemas import Server
+from planner import load_catalog
+from planner.data import Catalog, Server
+from planner.plan import PlanRequest, optimize, solve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,7 +89,8 @@ def cold_cli(repeats: int, imports_only: bool = False, store: str = "off") -> fl
     cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e12"]
     cmd += ["--deadline-days", "30"]
     if imports_only:  # the floor: what the process pays before planning anything
-        cmd = [sys.executable, "-c", "import planner.cli, planner.cli_plan, planner.optimize; planner.load_catalog()"]
+        imports = "import planner.cli.main, planner.cli.plan, planner.plan.optimize; planner.load_catalog()"
+        cmd = [sys.executable, "-c", imports]
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANNER_CACHE_DIR": "off" if store == "off" else tmp}

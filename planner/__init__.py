@@ -8,7 +8,7 @@ In a notebook::
     df = planner.evaluate_space(cat, "llama3-70b", servers=["dgx-h100"], nodes=range(1, 65))
     res = planner.solve(planner.PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30))
     front = planner.pareto(planner.PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30), x="cost", y="energy")
-    from planner.fleet import fleet  # (planner.fleet is the module)
+    from planner.fleet import fleet  # (planner.fleet is the package)
     fp = fleet(planner.load_fleet_request("examples/fleet.yaml"))
 
 Bad input raises ``PlannerInputError`` (a ``ValueError``) saying what is wrong and how to fix it; constructing a
@@ -22,32 +22,34 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from planner.batch import batch
-from planner.data import Catalog, load_catalog
+from planner.data import Catalog, Configuration, Estimate, Layout, load_catalog
 from planner.errors import PlannerInputError
-from planner.model import Work, evaluate, evaluate_space
-from planner.schemas import Configuration, Estimate, Layout
+from planner.physics import Work, evaluate, evaluate_space
 from planner.version import __version__
 
 if TYPE_CHECKING:
     from planner.fleet import FleetPlan, FleetRequest, load_fleet_request
-    from planner.optimize import OwnedServers, Plan, PlanRequest, PlanResult, pareto, solve
+    from planner.plan import OwnedServers, Plan, PlanRequest, PlanResult, pareto, solve
 
 _LAZY = {
-    "OwnedServers": "planner.optimize",
-    "Plan": "planner.optimize",
-    "PlanRequest": "planner.optimize",
-    "PlanResult": "planner.optimize",
-    "pareto": "planner.optimize",
-    "solve": "planner.optimize",
-    "FleetPlan": "planner.fleet",
-    "FleetRequest": "planner.fleet",
-    "load_fleet_request": "planner.fleet",
+    "OwnedServers": "planner.plan.optimize",
+    "Plan": "planner.plan.optimize",
+    "PlanRequest": "planner.plan.optimize",
+    "PlanResult": "planner.plan.optimize",
+    "pareto": "planner.plan.optimize",
+    "solve": "planner.plan.optimize",
+    "FleetPlan": "planner.fleet.fleet",
+    "FleetRequest": "planner.fleet.fleet",
+    "load_fleet_request": "planner.fleet.fleet",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The optimizer's public names, imported from their module on first use (PEP 562)."""
+    """The optimizer's public names and the batch subpackage, imported on first use (PEP 562)."""
+    if name == "batch":
+        value = importlib.import_module("planner.batch")
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'planner' has no attribute {name!r}")
@@ -57,7 +59,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"batch"})
 
 
 __all__ = [

@@ -1,8 +1,9 @@
 """Brute force over every integer node count: the reference the optimizer is checked against.
 
-Written independently of planner/optimize.py's scan, reductions and MIP: every configuration (allowed server x
+Written independently of planner/plan/optimize.py's scan, reductions and MIP: every configuration (allowed server x
 fabric x cap x site x buy|rent x every node count 1..N) is evaluated by the model (`evaluate_space`,
-`price_space`) and the request's limits are applied with plain comparisons. Used by tests/test_exact_plans.py
+`price_space`) and the request's limits are applied with plain comparisons. Used by
+tests/plan/test_exact_over_node_counts.py
 (a small sample in CI) and bench/bench_exactness.py (the large run).
 """
 
@@ -16,12 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.cost import HOURS_PER_YEAR
-from planner.data import Catalog
+from planner.data import Catalog, Configuration
 from planner.errors import PlannerInputError
-from planner.model import Work, evaluate, evaluate_space, price_space, work_from
-from planner.optimize import Plan, PlanRequest, PlanResult, check_rented_caps, relaxation_horizon
-from planner.schemas import Configuration
+from planner.physics import HOURS_PER_YEAR, Work, evaluate, evaluate_space, price_space, work_from
+from planner.plan import Plan, PlanRequest, PlanResult, check_rented_caps, relaxation_horizon
 
 TOL = 1e-9
 COLUMN = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}
@@ -155,7 +154,7 @@ class Verdict:
 
 
 def plan_violations(plan: Plan, r: PlanRequest, cat: Catalog) -> list[str]:
-    """Re-evaluate with planner.evaluate and check every requirement (independently of planner.optimize)."""
+    """Re-evaluate with planner.evaluate and check every requirement (independently of planner.plan.optimize)."""
     wl = cat.workload(r.model)
     est = evaluate(
         cat,

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from planner.data import Catalog, load_catalog
-from planner.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
+from planner.data import Catalog, Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload, load_catalog
 
-# The on-disk physics store (planner/physics_store.py) is off for the suite, in-process and in the processes tests
-# start (they inherit the environment): every test computes what it checks. tests/test_physics_store.py turns it on.
+# The on-disk physics store (planner/physics/store.py) is off for the suite, in-process and in the processes tests
+# start (they inherit the environment): every test computes what it checks. tests/physics/test_physics_store.py turns
+# it on.
 os.environ["PLANNER_CACHE_DIR"] = "off"
 
 

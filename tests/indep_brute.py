@@ -1,7 +1,8 @@
 """An independent brute force over the whole decision space of a small single-job request, one configuration at a
-time through `planner.evaluate` (the exact model's scalar path), checked against `planner.optimize.solve`.
+time through `planner.evaluate` (the exact model's scalar path), checked against `planner.plan.optimize.solve`.
 
-Written from the README, DESIGN.md and the docstrings of planner/optimize.py and planner/mip.py only -- not from
+Written from the README, DESIGN.md and the docstrings of planner/plan/optimize.py and planner/plan/formulation.py only
+-- not from
 the optimizer's scan, reductions, pricing tables or MIP, and not from tests/brute.py (which enumerates through the
 vectorized `evaluate_space` / `price_space` and has no owned servers, framework profiles or named precisions).
 
@@ -32,9 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner import Configuration, Estimate, Layout, PlannerInputError, evaluate
-from planner.data import Catalog
-from planner.optimize import Plan, PlanRequest, PlanResult
-from planner.schemas import Gpu, Server
+from planner.data import Catalog, Gpu, Server
+from planner.plan import Plan, PlanRequest, PlanResult
 
 HOURS_PER_YEAR = 8766.0  # README: age + run time / 8766 h <= retirement age
 REL = 1e-9  # optimize.within: a relative 1e-9 for rounding on the continuous limits

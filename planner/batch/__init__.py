@@ -1,0 +1,40 @@
+"""Batch: many procurement scenarios solved in parallel, locally or on Ray, resumable through a store, with a report."""
+
+from __future__ import annotations
+
+from planner.batch.report import cost_chart
+from planner.batch.runner import (
+    EXIT_INCOMPLETE,
+    BatchInterrupted,
+    expand,
+    load_scenarios,
+    read_results,
+    report,
+    run,
+    run_batch,
+)
+from planner.batch.scenarios import parse_yaml, run_scenario, scenario_id, scenario_number, to_request
+from planner.batch.store import STORE, BatchStoreError, Identity, Store, input_files, scenarios_sha
+
+__all__ = [
+    "EXIT_INCOMPLETE",
+    "STORE",
+    "BatchInterrupted",
+    "BatchStoreError",
+    "Identity",
+    "Store",
+    "cost_chart",
+    "expand",
+    "input_files",
+    "load_scenarios",
+    "parse_yaml",
+    "read_results",
+    "report",
+    "run",
+    "run_batch",
+    "run_scenario",
+    "scenario_id",
+    "scenario_number",
+    "scenarios_sha",
+    "to_request",
+]

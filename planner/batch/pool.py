@@ -1,0 +1,447 @@
+"""Running scenarios in worker processes (local) or Ray actors, surviving the death of any worker.
+
+Local engine: ``workers`` processes, each with its own pipe and exactly one scenario at a time, so the
+scenario of a worker that dies is known (``workers=1`` runs in the calling process: there is no pool to
+lose). The main process waits on every worker's pipe *and* process sentinel; a death (killed, out of
+memory, segfault) re-queues that scenario at the front and starts a replacement worker. A scenario is tried
+at most ``max_attempts`` times; then it becomes an ``error`` row naming the cause ("worker died 3 times while
+solving this scenario (last: killed by SIGKILL)"). The batch itself never stops for a worker.
+
+No orphans: each worker asks the kernel for SIGKILL when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``,
+checked against a parent that died before the call), ignores SIGINT (Ctrl-C reaches the whole process group;
+the main process decides), and is killed by the main process on any way out (normal end, exception,
+SIGINT/SIGTERM turned into :class:`BatchInterrupted`). SIGKILL of the main process cannot be caught, and the
+parent-death signal covers it.
+
+Ray engine: one actor per worker, two scenarios in flight per actor. A task that fails because its actor died
+is re-submitted (same bound on attempts) and the dead actor is replaced once; Ray's own output goes to
+stderr (file descriptor 1 points at stderr while Ray starts and runs), so stdout stays clean.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import multiprocessing as mp
+import os
+import signal
+import sys
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from planner.batch.scenarios import error_row, init_worker, run_scenario
+from planner.errors import PlannerInputError
+
+PR_SET_PDEATHSIG = 1
+Done = Callable[[dict[str, Any], int], None]  # (row, attempts)
+Event = Callable[[str, "str | None", str], None]  # (kind, scenario id, message)
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """The batch was stopped by SIGINT or SIGTERM; every finished scenario is committed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGTERM (and SIGINT) raise BatchInterrupted in the main thread for the duration, so the cleanup runs."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise BatchInterrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """In a worker: SIGKILL when the parent dies (Linux), and exit now if it is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the main process still kills us
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped responding"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+# ------------------------------------------------------------------------------------------- local
+def _worker_main(conn: Connection, parent_pid: int, cdir: str | None, mdir: str | None, loaded: bool) -> None:
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not loaded:
+        init_worker(cdir, mdir)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        conn.send(run_scenario(task))
+
+
+@dataclass
+class _Slot:
+    proc: Any
+    conn: Connection
+    task: dict[str, Any] | None = None
+    broken: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _retry_or_give_up(
+    s: dict[str, Any],
+    n: int,
+    max_attempts: int,
+    what: str,
+    cause: str,
+    queue: deque[dict[str, Any]],
+    stats: dict[str, int],
+    done: Done,
+) -> None:
+    """After the worker solving ``s`` died on its n-th attempt: queue it again, or, after ``max_attempts``, end it
+    as an error row that names the cause (the batch itself goes on)."""
+    if n >= max_attempts:
+        stats["gave_up"] += 1
+        done(error_row(s, f"{what} while solving this scenario ({cause})"), n)
+    else:
+        stats["retries"] += 1
+        queue.appendleft(s)
+
+
+def run_local(
+    todo: list[dict[str, Any]],
+    workers: int,
+    cdir: str | None,
+    mdir: str | None,
+    done: Done,
+    event: Event,
+    max_attempts: int = 3,
+    in_process_when_one: bool = True,
+) -> dict[str, int]:
+    """Solve ``todo`` on ``workers`` processes; every scenario ends in ``done`` exactly once. Returns counters.
+
+    One worker runs in this process (no pool to lose; as safe in a threaded host such as Streamlit) unless
+    ``in_process_when_one`` is false."""
+    stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
+    if not todo:
+        return stats
+    if workers == 1 and in_process_when_one:
+        init_worker(cdir, mdir)
+        for s in todo:
+            done(run_scenario(s), 1)
+        return stats
+    linux = sys.platform.startswith("linux")
+    ctx: Any = mp.get_context("fork" if linux else "spawn")
+    if linux:
+        init_worker(cdir, mdir)  # loaded once here, inherited by every forked worker
+        gc.freeze()  # the inherited heap stays out of the workers' collections (no copy-on-write of it)
+    queue = deque(todo)
+    attempts: Counter[str] = Counter()
+    me = os.getpid()
+
+    def start() -> _Slot:
+        parent, child = ctx.Pipe()
+        p = ctx.Process(target=_worker_main, args=(child, me, cdir, mdir, linux), daemon=True)
+        p.start()
+        child.close()
+        return _Slot(p, parent)
+
+    def assign(slot: _Slot) -> None:
+        if not queue:
+            return
+        s = queue.popleft()
+        attempts[s["id"]] += 1
+        slot.task = s
+        try:
+            slot.conn.send(s)
+        except OSError:  # already dead: found by its sentinel
+            slot.broken = True
+
+    def bury(slot: _Slot) -> _Slot | None:
+        """A dead worker: re-queue or give up its scenario, and return its replacement (None if no work left)."""
+        slot.proc.join(timeout=5)
+        if slot.proc.is_alive():
+            slot.proc.kill()
+            slot.proc.join(timeout=5)
+        cause = _describe_exit(slot.proc.exitcode)
+        slot.conn.close()
+        stats["worker_deaths"] += 1
+        s, slot.task = slot.task, None
+        if s is not None:
+            n = attempts[s["id"]]
+            event(
+                "worker_died",
+                s["id"],
+                f"worker pid {slot.proc.pid} {cause} while solving it (attempt {n}/{max_attempts})",
+            )
+            _retry_or_give_up(s, n, max_attempts, f"worker died {n} times", f"last: {cause}", queue, stats, done)
+        else:
+            event("worker_died", None, f"worker pid {slot.proc.pid} {cause} while idle")
+        if not queue:
+            return None
+        new = start()
+        assign(new)
+        return new
+
+    slots: list[_Slot] = []
+    try:
+        for _ in range(min(workers, len(todo))):
+            slots.append(start())
+            assign(slots[-1])
+        while any(sl.task is not None for sl in slots):
+            waitables: dict[Any, _Slot] = {}
+            for sl in slots:
+                if sl.task is not None:
+                    waitables[sl.conn] = sl
+                    waitables[sl.proc.sentinel] = sl
+            ready = wait(list(waitables))
+            seen: set[int] = set()
+            for obj in ready:
+                sl = waitables[obj]
+                if id(sl) in seen:
+                    continue
+                seen.add(id(sl))
+                row = None
+                if not sl.broken:
+                    try:
+                        if sl.conn.poll():
+                            row = sl.conn.recv()
+                    except (EOFError, OSError):
+                        sl.broken = True
+                if row is not None and sl.task is not None:
+                    s, sl.task = sl.task, None
+                    done(row, attempts[s["id"]])
+                    if sl.proc.is_alive():
+                        assign(sl)
+                        continue
+                if sl.broken or not sl.proc.is_alive():
+                    new = bury(sl)
+                    slots[slots.index(sl)] = new if new is not None else sl
+    finally:
+        for sl in slots:
+            if sl.proc.is_alive():
+                sl.proc.kill()
+        for sl in slots:
+            sl.proc.join(timeout=5)
+            sl.conn.close()
+        if linux:
+            gc.unfreeze()
+    return stats
+
+
+# ------------------------------------------------------------------------------------------- ray
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """File descriptor 1 -> stderr for the duration (for Ray's processes and C++ logs too)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _descendants(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of every live descendant of ``root`` (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    try:
+        entries = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return set()
+    for d in entries:
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append((int(d), fields[19]))
+    out: set[tuple[int, str]] = set()
+    todo = [root]
+    while todo:
+        for pid, start in children.get(todo.pop(), []):
+            if (pid, start) not in out:
+                out.add((pid, start))
+                todo.append(pid)
+    return out
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
+
+
+def _watchdog_main(parent_pid: int, conn: Connection) -> None:
+    """Keep a list of the parent's descendants (Ray's processes); if the parent dies, SIGKILL every one left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    me = os.getpid()
+    known: set[tuple[int, str]] = set()
+    while True:
+        if conn.poll(0.5):  # the parent is done and shut Ray down itself
+            return
+        if os.getppid() != parent_pid:
+            break
+        known |= {(p, t) for p, t in _descendants(parent_pid) if p != me}
+    for pid, start in known:
+        if _start_time(pid) == start:  # the same process, not a reused pid
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def ray_reaper() -> Iterator[None]:
+    """A watchdog process that kills what Ray started if this process dies without shutting Ray down
+    (SIGKILL): Ray's raylet dies with its parent, but some of its agents outlive it."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    ctx: Any = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_watchdog_main, args=(os.getpid(), child), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            parent.send(None)
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+        parent.close()
+
+
+def _ray_actor_class(ray: Any) -> Any:
+    @ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)
+    class Worker:
+        def __init__(self, cdir: str | None, mdir: str | None) -> None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            init_worker(cdir, mdir)
+
+        def run(self, s: dict[str, Any]) -> dict[str, Any]:
+            return run_scenario(s)
+
+    return Worker
+
+
+def run_ray(
+    todo: list[dict[str, Any]],
+    workers: int,
+    address: str | None,
+    cdir: str | None,
+    mdir: str | None,
+    done: Done,
+    event: Event,
+    max_attempts: int = 3,
+) -> dict[str, int]:
+    try:
+        import ray
+        from ray.exceptions import RayTaskError
+    except ImportError:
+        raise PlannerInputError("the Ray engine needs Ray: pip install 'planner[ray]'") from None
+    stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
+    if not todo:
+        return stats
+    with stdout_to_stderr(), ray_reaper():
+        started = False
+        if not ray.is_initialized():
+            kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "ignore_reinit_error": True}
+            try:
+                if address:
+                    ray.init(address=address, **kw)
+                else:
+                    ray.init(num_cpus=workers, include_dashboard=False, **kw)
+            except Exception as exc:  # no cluster at that address, or Ray cannot start here
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise PlannerInputError(
+                    f"could not start or reach {where}: {type(exc).__name__}: {exc}; "
+                    "check --ray-address, or use --engine local"
+                ) from None
+            started = True
+        actor_cls = _ray_actor_class(ray)
+        actors = [actor_cls.remote(cdir, mdir) for _ in range(workers)]
+        queue = deque(todo)
+        attempts: Counter[str] = Counter()
+        inflight: dict[Any, tuple[int, Any, dict[str, Any]]] = {}
+
+        def submit(i: int) -> None:
+            if queue:
+                s = queue.popleft()
+                attempts[s["id"]] += 1
+                inflight[actors[i].run.remote(s)] = (i, actors[i], s)
+
+        try:
+            for i in range(workers):
+                submit(i)
+                submit(i)
+            while inflight:
+                ready, _ = ray.wait(list(inflight), num_returns=1)
+                for ref in ready:
+                    i, actor, s = inflight.pop(ref)
+                    try:
+                        row = ray.get(ref)
+                    except RayTaskError as exc:  # run_scenario never raises: an error of Ray itself
+                        row = error_row(s, f"ray task failed: {type(exc).__name__}: {exc}")
+                    except Exception as exc:  # RayActorError & co: the actor died with this task
+                        n = attempts[s["id"]]
+                        cause = type(exc).__name__
+                        event(
+                            "worker_died",
+                            s["id"],
+                            f"Ray actor {i} died ({cause}) while solving it (attempt {n}/{max_attempts})",
+                        )
+                        if actors[i] is actor:  # replace it once, however many of its tasks fail
+                            stats["worker_deaths"] += 1
+                            with suppress(Exception):
+                                ray.kill(actor, no_restart=True)
+                            actors[i] = actor_cls.remote(cdir, mdir)
+                            event("worker_replaced", None, f"Ray actor {i} replaced")
+                        _retry_or_give_up(s, n, max_attempts, f"Ray actor died {n} times", cause, queue, stats, done)
+                        busy = sum(1 for j, _, _ in inflight.values() if j == i)
+                        for _ in range(2 - busy):
+                            submit(i)
+                        continue
+                    done(row, attempts[s["id"]])
+                    submit(i)
+        finally:
+            for a in actors:
+                with suppress(Exception):
+                    ray.kill(a, no_restart=True)
+            if started:
+                ray.shutdown()
+    return stats

@@ -1,0 +1,223 @@
+"""Batch optimization of procurement scenarios: expand, run in parallel (processes or Ray), resume, report.
+
+``planner.batch.run(scenarios, out)`` (or ``planner batch FILE --out DIR``) solves every scenario of a scenario file
+(see :mod:`planner.batch.scenarios` for the format) that ``DIR`` does not hold yet, and returns the whole
+results table. The pieces:
+
+* :mod:`planner.batch.store` -- the results store ``DIR/results.sqlite``: one transaction per finished
+  scenario, the scenario id as primary key, the identity of the inputs (scenario set, catalog and workload
+  files, planner version) checked on every run (other inputs are refused unless ``force_new``), exports
+  ``results.csv`` and ``results.parquet`` (when pyarrow is installed).
+* :mod:`planner.batch.pool` -- worker processes or Ray actors that may die: their scenario is retried up to
+  ``max_attempts`` times, then recorded as an ``error`` row with the cause; workers die with the main process.
+* :mod:`planner.batch.report` -- the Markdown/HTML report an analyst acts on.
+
+Statuses: ``optimal``, ``time_limit``, ``infeasible``, ``bad_input`` are answers; ``error`` (a crash of the
+planner on that scenario, or a worker that died ``max_attempts`` times) is not, and a re-run retries it.
+The run is *complete* when every scenario has an answer; the CLI exits 0 only then (4 otherwise: rerun the
+same command to resume; 130/143 after SIGINT/SIGTERM; 2 for bad input, an unusable output directory or a full
+disk).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from planner.batch.pool import BatchInterrupted, interruptible, run_local, run_ray
+from planner.batch.report import report, sensitivity
+from planner.batch.scenarios import (
+    OVERRIDES,
+    apply_overrides,
+    expand,
+    load_scenarios,
+    parse_yaml,
+    run_scenario,
+    scenario_id,
+    to_request,
+)
+from planner.batch.store import FINAL_STATUSES, STORE, BatchStoreError, Identity, Store, input_files, scenarios_sha
+from planner.data import catalog_dir as _catalog_dir
+from planner.data import load_catalog
+from planner.data import models_dir as _models_dir
+from planner.errors import PlannerInputError
+
+EXIT_INCOMPLETE = 4
+
+__all__ = [
+    "EXIT_INCOMPLETE",
+    "OVERRIDES",
+    "STORE",
+    "BatchInterrupted",
+    "BatchOutcome",
+    "BatchStoreError",
+    "apply_overrides",
+    "expand",
+    "load_scenarios",
+    "parse_yaml",
+    "read_results",
+    "report",
+    "run",
+    "run_batch",
+    "run_scenario",
+    "scenario_id",
+    "sensitivity",
+    "to_request",
+]
+
+
+@dataclass
+class BatchOutcome:
+    """What a batch run left in its directory."""
+
+    frame: pd.DataFrame  # one row per scenario with a row in the store (answers and errors)
+    out: Path
+    total: int  # scenarios in the scenario set
+    ran: int  # scenarios solved by this run
+    unfinished: list[str]  # ids without an answer (no row, or an error row)
+    counts: dict[str, int] = field(default_factory=dict)  # status -> rows
+    stats: dict[str, int] = field(default_factory=dict)  # worker deaths, retries, give-ups of this run
+    seconds: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.unfinished
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "out": str(self.out),
+            "scenarios": self.total,
+            "ran": self.ran,
+            "complete": self.complete,
+            "unfinished": len(self.unfinished),
+            "statuses": self.counts,
+            **self.stats,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def run_batch(
+    scenarios: str | os.PathLike[str] | list[dict[str, Any]] | dict[str, Any],
+    out: str | os.PathLike[str],
+    workers: int | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    catalog_dir: str | None = None,
+    models_dir: str | None = None,
+    progress: bool = True,
+    force_new: bool = False,
+    max_attempts: int = 3,
+) -> BatchOutcome:
+    """Solve every scenario that ``out`` holds no answer for; see the module docstring.
+
+    Raises PlannerInputError (bad scenarios or catalog, other inputs already in ``out``), BatchStoreError
+    (output directory unusable, disk full) and BatchInterrupted (SIGINT/SIGTERM; finished rows are kept).
+    """
+    t0 = time.perf_counter()
+    if isinstance(scenarios, list | dict):
+        items, source = expand(scenarios), "<python>"
+    else:
+        items, source = load_scenarios(scenarios), str(scenarios)
+    if engine not in ("local", "ray"):
+        raise PlannerInputError(f"unknown engine '{engine}': use local or ray")
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers < 1:
+        raise PlannerInputError("--workers must be at least 1")
+    if max_attempts < 1:
+        raise PlannerInputError("max_attempts must be at least 1")
+    load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
+    from planner.version import __version__
+
+    ident = Identity(
+        scenarios_sha=scenarios_sha(s["id"] for s in items),
+        scenario_source=source,
+        input_files=input_files(_catalog_dir(catalog_dir), _models_dir(models_dir)),
+        planner_version=__version__,
+    )
+    store = Store(out)
+    stats: dict[str, int] = {}
+    try:
+        store.begin_run(ident, items, force_new=force_new, engine=engine, workers=workers)
+        finished = store.done_ids()
+        todo = [s for s in items if s["id"] not in finished]
+        bar = _progress(len(items), len(items) - len(todo), progress)
+
+        def done(row: dict[str, Any], attempts: int) -> None:
+            store.write(row, attempts)
+            bar.update(1)
+
+        try:
+            with interruptible():
+                if engine == "local":
+                    stats = run_local(todo, workers, catalog_dir, models_dir, done, store.event, max_attempts)
+                else:
+                    stats = run_ray(
+                        todo, workers, ray_address, catalog_dir, models_dir, done, store.event, max_attempts
+                    )
+        except BatchInterrupted as exc:
+            with suppress(BatchStoreError):  # results.csv holds what finished, as after a complete run
+                store.export()
+            store.end_run(f"interrupted ({exc.args[0]})")
+            raise
+        finally:
+            bar.close()
+        df = store.frame()
+        store.export(df)
+        answered = set(df.loc[df["status"].isin(FINAL_STATUSES), "id"]) if len(df) else set()
+        unfinished = [s["id"] for s in items if s["id"] not in answered]
+        store.end_run("complete" if not unfinished else f"incomplete ({len(unfinished)} unfinished)")
+    finally:
+        store.close()
+    return BatchOutcome(
+        frame=df,
+        out=Path(out),
+        total=len(items),
+        ran=len(todo),
+        unfinished=unfinished,
+        counts={str(k): int(v) for k, v in df["status"].value_counts().items()} if len(df) else {},
+        stats=stats,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def run(
+    scenarios: str | os.PathLike[str] | list[dict[str, Any]] | dict[str, Any],
+    out: str | os.PathLike[str],
+    workers: int | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    catalog_dir: str | None = None,
+    models_dir: str | None = None,
+    progress: bool = True,
+    force_new: bool = False,
+    max_attempts: int = 3,
+) -> pd.DataFrame:
+    """Run a batch (see :func:`run_batch`) and return its results table, one row per scenario.
+
+    ``frame.attrs["summary"]`` says whether every scenario has an answer (``complete``) and how many are left.
+    """
+    res = run_batch(
+        scenarios, out, workers, engine, ray_address, catalog_dir, models_dir, progress, force_new, max_attempts
+    )
+    res.frame.attrs["summary"] = res.summary()
+    return res.frame
+
+
+def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """The results table stored in ``out`` (one row per scenario, in scenario order)."""
+    with Store(out, readonly=True) as store:
+        return store.frame()
+
+
+def _progress(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total, initial=initial, disable=not enabled, unit="scenario", desc="scenarios", dynamic_ncols=True
+    )

@@ -1,0 +1,1 @@
+"""The command-line interface: `planner evaluate | solve | pareto | fleet | batch | validate | calibrate`."""

@@ -1,0 +1,436 @@
+"""Shared pieces of the command line: the parser class, argument types, output helpers and input checks.
+
+`planner.cli.main` (catalog, models, evaluate, validate, calibrate and `main`) and `planner.cli.plan` (solve,
+pareto, fleet, batch) both import from here and never from each other, so there is no import cycle.
+
+Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback),
+3 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+PRECISIONS = ["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
+MAX_LIFE_YEARS = 15.0  # PlanRequest.life_years and Configuration.life_years accept (0, 15]
+
+COST_HELP = (
+    "Money: 'cost' is what the run costs = the bought hardware's share over the run (capex x run time / life) "
+    "+ facility energy, or the rent for the whole billing periods the run occupies; 'up-front' is what must be "
+    "spent before the run starts = the whole capex when buying, the whole rent when renting. Bought servers serve "
+    "--life-years: a bought run must end within it (so its hardware share never exceeds the capex)."
+)
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help lines with the default appended (unless the text already states it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            "default" not in text
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and action.option_strings
+            and action.nargs != 0
+        ):
+            shown = ",".join(map(str, action.default)) if isinstance(action.default, list) else action.default
+            text += f" (default: {shown})"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the planner's error convention: one message (not the whole usage, which for `solve` is a
+    screenful that pushes the message away) and the --help to read, exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> Any:  # argparse's own errors: one message and where the options are, exit 2
+        sys.stderr.write(f"planner: error: {message}\n  (all options: `{self.prog} --help`)\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def scenario_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (an amount, a duration); NaN and infinity are refused."""
+    v = scenario_number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def positive_limit(text: str) -> float:
+    """A limit > 0 (power envelope): as positive_float, and an infinite one is said to be the option left out."""
+    v = scenario_number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite positive number, got {text!r} (leave the option out for no limit)"
+        )
+    return positive_float(text)
+
+
+def non_negative_float(text: str) -> float:
+    v = scenario_number(text)
+    if math.isnan(v) or math.isinf(v):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number >= 0, got {text!r} (leave the option out for no limit)"
+        )
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return v
+
+
+def life_years(text: str) -> float:
+    """--life-years: a positive number of years, at most MAX_LIFE_YEARS (the request's own bound)."""
+    v = positive_float(text)
+    if v > MAX_LIFE_YEARS:
+        raise argparse.ArgumentTypeError(f"must be a number of years in (0, {MAX_LIFE_YEARS:g}], got {text!r}")
+    return v
+
+
+def gap_fraction(text: str) -> float:
+    v = scenario_number(text)
+    if not (0 <= v < 1):
+        raise argparse.ArgumentTypeError(f"a relative MIP gap is a number in [0, 1), e.g. 1e-4; got {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    return v
+
+
+def bounded_int(lo: int, hi: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {text!r}")
+        return v
+
+    return parse
+
+
+FP4_FORMATS = ("nvfp4", "mxfp4")  # the block-scaled FP4 formats `--precision fp4` models (one model for both)
+
+
+def precision_arg(text: str) -> str:
+    """A --precision value, case-insensitively ('FP8' is fp8); NVFP4 / MXFP4 are said to be `fp4`."""
+    v = text.strip().lower()
+    if v in FP4_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: block-scaled FP4 (NVFP4 on NVIDIA Blackwell, MXFP4 on AMD MI350) is --precision fp4"
+        )
+    if v not in PRECISIONS:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(PRECISIONS)})")
+    return v
+
+
+def fraction(text: str) -> float:
+    v = positive_float(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"a power cap is a fraction of TDP in (0, 1], got {text!r}")
+    return v
+
+
+def csv_list(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
+def fraction_list(text: str) -> list[float]:
+    return [fraction(x) for x in csv_list(text)]
+
+
+def negative_numbers_as_values(argv: Sequence[str]) -> list[str]:
+    """`--tokens -1e12`: argparse reads '-1e12' as an option; join it to its option (`--tokens=-1e12`) so the
+    value reaches the option's own check and its message ("must be a positive number")."""
+    out: list[str] = []
+    i = 0
+    items = list(argv)
+    while i < len(items):
+        a = items[i]
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        if a.startswith("--") and "=" not in a and nxt is not None and nxt.startswith("-") and _is_number(nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ output
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "model_dump"):
+        return o.model_dump()
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return str(o)
+
+
+def emit_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=_json_default, allow_nan=False))
+
+
+def clean(obj: Any) -> Any:
+    """NaN/inf -> None so the JSON is standard."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if hasattr(obj, "item"):
+        return clean(obj.item())
+    return obj
+
+
+def number_text(v: float) -> str:
+    """A number for people: from 1,000 on in whole units with thousands separators, else 4 significant figures."""
+    if math.isfinite(v) and 1e3 <= abs(v) < 1e15:
+        return f"{v:,.0f}"
+    return f"{v:,.4g}" if isinstance(v, float) else str(v)
+
+
+def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """Rows as a text table: numbers to 4 significant figures below 1,000, written out in whole units with
+    thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW;
+    were 3.8e+05, 4.55e+07 and 3e+04); number columns right-aligned."""
+    from tabulate import tabulate
+
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    def cell(v: Any) -> Any:
+        return number_text(v) if number(v) else ("" if v is None else v)
+
+    body = [[cell(r.get(c)) for c in columns] for r in rows]
+    align = ["right" if rows and all(number(r.get(c)) or r.get(c) is None for r in rows) else "left" for c in columns]
+    return tabulate(body, headers=list(columns), colalign=align, disable_numparse=True)
+
+
+def notice(text: str) -> None:
+    """A note on stderr about something the user asked for that was adjusted (never silent)."""
+    sys.stderr.write(f"planner: note: {text}\n")
+
+
+# ------------------------------------------------------------------------------------------- arguments
+def add_catalog_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", metavar="DIR", help="hardware catalog directory (default: the shipped one)")
+    p.add_argument("--models", metavar="DIR", help="workload library directory (default: the shipped one)")
+
+
+def check_work_flags(wl: Any, tokens: float | None, epochs: float | None) -> None:
+    """--tokens for a model that is not a sequence model, --epochs for one without a dataset size: bad input in the
+    flags' terms (the API's message names its fields: 'give samples or epochs')."""
+    from planner.errors import PlannerInputError
+
+    others = ["--samples"] + (["--tokens"] if wl.sequence_length else []) + (["--epochs"] if wl.dataset_samples else [])
+    if tokens is not None and not wl.sequence_length:
+        raise PlannerInputError(
+            f"--tokens: '{wl.id}' is not a sequence model (its work is counted in {wl.sample_unit}s): give "
+            f"{' or '.join(o for o in others if o != '--tokens')}"
+        )
+    if epochs is not None and not wl.dataset_samples:
+        raise PlannerInputError(
+            f"--epochs: '{wl.id}' states no dataset size (dataset_samples in its workload file): give "
+            f"{' or '.join(o for o in others if o != '--epochs')}"
+        )
+
+
+def add_work_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--samples",
+        type=positive_float,
+        help="samples to train, counted at the workload's reference batch (default: the workload's default_samples)",
+    )
+    g.add_argument(
+        "--tokens",
+        type=positive_float,
+        help="tokens to train, sequence models only (= samples x sequence length; default: the workload's)",
+    )
+    g.add_argument(
+        "--epochs",
+        type=positive_float,
+        help="passes over the workload's dataset (workloads with dataset_samples; default: the workload's amount)",
+    )
+
+
+def add_framework_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--framework",
+        metavar="ID",
+        help="run the workload under this framework profile (see `planner catalog frameworks`; "
+        "default: the workload's own)",
+    )
+
+
+def add_life_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--life-years",
+        type=life_years,
+        default=4.0,
+        help=f"service life of bought hardware, in (0, {MAX_LIFE_YEARS:g}]: a run is charged capex x run time / "
+        "life, and a bought run must end within it, years",
+    )
+
+
+def catalog_from(args: argparse.Namespace) -> Any:
+    """The catalog of --catalog/--models, with the workload's framework replaced when --framework is given."""
+    from planner.data import load_catalog
+
+    cat = load_catalog(args.catalog, args.models)
+    fw = getattr(args, "framework", None)
+    model = getattr(args, "model", None)
+    if fw is not None:
+        cat.framework(fw)  # unknown id: a clear error listing the valid ones
+        if model is not None:
+            wl = cat.workload(model)
+            cat = cat.replace(workloads={**cat.workloads, wl.id: wl.model_copy(update={"framework": fw})})
+    return cat
+
+
+def check_caps_usable(cat: Any, caps: Sequence[float], gpu_ids: Sequence[str] | None = None) -> None:
+    """Every allowed GPU only takes power limits in its configurable range: caps below all of them leave nothing
+    to plan, which is bad input (say which range would do), not an empty search."""
+    from planner.errors import PlannerInputError
+
+    gpus = [cat.gpu(s.gpu) for s in cat.gpu_servers()]
+    if gpu_ids:
+        gpus = [g for g in gpus if g.id in set(gpu_ids)] or gpus
+    lows = {g.id: g.min_power_limit_w / g.tdp_w for g in gpus}
+    if lows and not any(c >= lo - 1e-9 for c in caps for lo in lows.values()):
+        lowest = min(lows.values())
+        raise PlannerInputError(
+            f"power caps {', '.join(f'{c:g}' for c in caps)} are below every GPU's lowest power limit "
+            f"(the lowest any GPU takes is {lowest:.2f} of TDP); give caps between {lowest:.2f} and 1"
+        )
+
+
+def readable_text_file(path: str, what: str) -> str:
+    """The path of a UTF-8 text file, or a clear error (missing, a directory, binary)."""
+    from planner.errors import PlannerInputError
+
+    p = Path(path)
+    if not p.exists():
+        raise PlannerInputError(f"{what} not found: {path}")
+    if p.is_dir():
+        raise PlannerInputError(f"{path} is a directory; give the {what} itself")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise PlannerInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlannerInputError(f"{path} is not a text file (not UTF-8); give a text (YAML or CSV) {what}") from None
+    if b"\x00" in data:
+        raise PlannerInputError(f"{path} is a binary file; give a text (YAML or CSV) {what}")
+    if not any(line.strip() and not line.lstrip().startswith(b"#") for line in data.splitlines()):
+        raise PlannerInputError(f"{path} is empty (nothing but blanks or comments); give a {what} (see examples/)")
+    return path
+
+
+def writable_file(path: str, option: str) -> Path:
+    """A file path the command can write, checked before the work starts: not a directory, and its nearest
+    existing folder writable (missing folders are created by the writer)."""
+    import os
+
+    from planner.errors import PlannerInputError
+
+    p = Path(path)
+    if p.is_dir():
+        raise PlannerInputError(f"{option} {path} is a directory; give a file name, e.g. {p / 'VALIDATION.md'}")
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PlannerInputError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise PlannerInputError(f"{option} {path} cannot be written (permission denied): give a writable path")
+    return p
+
+
+def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
+    """model.model_validate(data), a ValidationError turned into a PlannerInputError naming each field (the API's
+    rule, planner.physics.model.validated)."""
+    from planner.physics import validated as api_validated
+
+    return api_validated(model, data, where)
+
+
+FIRST_TICK_S, TICK_S = 3.0, 1.0
+
+
+def with_progress(work: Any, what: str, message: str | None = None) -> Any:
+    """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
+    (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
+    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
+    import sys
+    import threading
+    import time
+
+    if message:
+        sys.stderr.write(f"planner: {message}\n")
+        sys.stderr.flush()
+    if not sys.stderr.isatty():
+        return work()
+    stop = threading.Event()
+    ticked = threading.Event()
+    t0 = time.perf_counter()
+
+    def tick() -> None:
+        wait_s = FIRST_TICK_S
+        while not stop.wait(wait_s):
+            wait_s = TICK_S
+            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
+            sys.stderr.flush()
+            ticked.set()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+        ticker.join()
+        if ticked.is_set():
+            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()

@@ -1,0 +1,271 @@
+"""Finding and loading the hardware catalog and the workload library.
+
+Lookup order for the catalog directory: an explicit argument, then ``$PLANNER_CATALOG``, then the copy
+shipped inside the installed package, then ``catalog/`` beside the package source (editable install).
+The same for the workload library (``$PLANNER_MODELS``, ``models/``). Loading is cached per directory
+and file modification time, so repeated calls are free but an edited file is re-read.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import typing
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from planner.data.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
+from planner.errors import PlannerInputError, describe_validation_error, unknown_id
+
+_PKG = Path(__file__).resolve().parent.parent  # the planner package
+T = TypeVar("T", bound=BaseModel)
+
+
+def _shipped(name: str) -> Path:
+    inside = _PKG / "_shipped" / name
+    return inside if inside.is_dir() else _PKG.parent / name
+
+
+def catalog_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    return _resolve(path, "PLANNER_CATALOG", "catalog")
+
+
+def models_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    return _resolve(path, "PLANNER_MODELS", "models")
+
+
+def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    return _resolve(path, "PLANNER_REFERENCE", "reference")
+
+
+def _resolve(path: str | os.PathLike[str] | None, env: str, name: str) -> Path:
+    chosen = Path(path) if path is not None else Path(os.environ[env]) if os.environ.get(env) else None
+    if chosen is None:
+        chosen = _shipped(name)
+    if not chosen.is_dir():
+        raise PlannerInputError(f"{name} directory not found: {chosen} (set --{name} DIR or ${env})")
+    return chosen
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it: ~10x faster
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Rows of a YAML list or a CSV file (header = field names; `a;b` cells become lists)."""
+    try:
+        if path.suffix == ".csv":
+            return _csv_records(path)
+        data = yaml.load(path.read_text(), Loader=_YAML_LOADER)
+    except (yaml.YAMLError, csv.Error, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{path}: not valid YAML/CSV: {exc}") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise PlannerInputError(f"{path}: expected a list of mappings (one per entry)")
+    return data
+
+
+def _csv_records(path: Path) -> list[dict[str, Any]]:
+    """The rows of a CSV table as mappings of its header. Every row has exactly the header's cells: a short row (a
+    missing cell, or an unterminated quote that swallowed the rest of the file) or a long one (an unquoted comma)
+    is bad input naming the line -- never a row read with holes or with cells dropped."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if not header or not any(h.strip() for h in header):
+            raise PlannerInputError(f"{path}: a CSV table starts with a header of field names")
+        rows: list[dict[str, Any]] = []
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise PlannerInputError(
+                    f"{path}, line {reader.line_num}: {len(row)} cells where the header has {len(header)} "
+                    "(a missing cell, an unquoted comma or an unterminated quote): give every row one cell per "
+                    "column, empty for the default, and quote cells that hold commas"
+                )
+            rows.append({k: csv_cell(v) for k, v in zip(header, row, strict=True)})
+        return rows
+
+
+def csv_cell(value: str) -> Any:
+    if value == "":
+        return None
+    if ";" in value:
+        return [v.strip() for v in value.split(";")]
+    return yaml.safe_load(value) if value.strip().lower() in {"true", "false", "null"} else value
+
+
+def parse_records(records: Iterable[dict[str, Any]], model: type[T], where: str) -> list[T]:
+    out: list[T] = []
+    problems: list[str] = []
+    for i, rec in enumerate(records):
+        label = f"{where}[{i}]" + (f" (id={rec.get('id')})" if isinstance(rec, dict) and "id" in rec else "")
+        try:
+            out.append(model.model_validate(rec))
+        except ValidationError as exc:
+            problems.append(describe_validation_error(exc, label))
+    if problems:
+        raise PlannerInputError("\n".join(problems))
+    ids = [getattr(x, "id", None) for x in out]
+    dup = sorted({i for i in ids if i is not None and ids.count(i) > 1})
+    if dup:
+        raise PlannerInputError(f"{where}: duplicate ids: {', '.join(map(str, dup))}")
+    return out
+
+
+def load_file(path: Path, model: type[T]) -> list[T]:
+    records = read_records(path)
+    if path.suffix == ".csv":
+        records = [_csv_fields(r, model) for r in records]
+    return parse_records(records, model, str(path))
+
+
+def _csv_fields(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """A CSV row as the model's fields: an empty cell is the field's default where it has one (a bool or a number
+    cannot be null) and null where it has none (a CPU server's gpu); `a;b` is a list in a list field (one cell
+    without a semicolon a list of one) and text elsewhere (a source or a note may hold semicolons)."""
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        f = model.model_fields.get(k)
+        if f is None:
+            out[k] = v  # an unknown column: the model reports it
+        elif v is None:
+            if f.is_required():
+                out[k] = None
+        elif _is_list_field(f.annotation):
+            out[k] = v if isinstance(v, list) else [v]
+        else:
+            out[k] = "; ".join(map(str, v)) if isinstance(v, list) else v
+    return out
+
+
+def _is_list_field(annotation: Any) -> bool:
+    """A field typed list[...] (or list[...] | None)."""
+    if typing.get_origin(annotation) is list:
+        return True
+    return any(_is_list_field(a) for a in typing.get_args(annotation) if a is not type(None))
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: used as a cache key
+class Catalog:
+    """The hardware catalog plus the workload library, with id lookups that explain unknown ids."""
+
+    gpus: dict[str, Gpu]
+    servers: dict[str, Server]
+    fabrics: dict[str, Fabric]
+    sites: dict[str, Site]
+    power_curves: dict[str, PowerCapCurve]
+    frameworks: dict[str, FrameworkProfile]
+    workloads: dict[str, Workload]
+    calibration: dict[str, Any] = field(default_factory=dict)
+
+    def gpu(self, id_: str) -> Gpu:
+        return _get(self.gpus, id_, "GPU")
+
+    def server(self, id_: str) -> Server:
+        return _get(self.servers, id_, "server")
+
+    def fabric(self, id_: str) -> Fabric:
+        return _get(self.fabrics, id_, "fabric")
+
+    def site(self, id_: str) -> Site:
+        return _get(self.sites, id_, "site")
+
+    def workload(self, id_: str) -> Workload:
+        return _get(self.workloads, id_, "model")
+
+    def framework(self, id_: str) -> FrameworkProfile:
+        return _get(self.frameworks, id_, "framework")
+
+    def gpu_servers(self) -> list[Server]:
+        return [s for s in self.servers.values() if s.gpu is not None]
+
+    def replace(self, **changes: Any) -> Catalog:
+        """A copy with some tables replaced (catalog editing, price overrides)."""
+        fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        fields.update(changes)
+        cat = Catalog(**fields)
+        cat.check_references()
+        return cat
+
+    def check_references(self) -> None:
+        problems: list[str] = []
+        for s in self.servers.values():
+            if s.gpu is not None and s.gpu not in self.gpus:
+                problems.append(f"server '{s.id}': unknown gpu '{s.gpu}'")
+            problems += [f"server '{s.id}': unknown fabric '{f}'" for f in s.fabrics if f not in self.fabrics]
+        for g in self.gpus.values():
+            if g.power_curve not in self.power_curves:
+                problems.append(f"gpu '{g.id}': unknown power_curve '{g.power_curve}'")
+        for w in self.workloads.values():
+            if w.framework not in self.frameworks:
+                problems.append(f"model '{w.id}': unknown framework '{w.framework}'")
+        if problems:
+            raise PlannerInputError("catalog references do not resolve:\n" + "\n".join(problems))
+
+
+def _get(table: dict[str, T], id_: str, kind: str) -> T:
+    try:
+        return table[id_]
+    except KeyError:
+        raise unknown_id(kind, id_, table) from None
+
+
+def _by_id(items: list[T]) -> dict[str, T]:
+    return {getattr(x, "id"): x for x in items}  # noqa: B009
+
+
+def _find(directory: Path, stem: str) -> Path:
+    for suffix in (".yaml", ".yml", ".csv"):
+        p = directory / f"{stem}{suffix}"
+        if p.exists():
+            return p
+    raise PlannerInputError(f"{directory}: missing {stem}.yaml (or .csv)")
+
+
+def _stamp(directory: Path) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((p.name, p.stat().st_mtime) for p in directory.iterdir() if p.is_file()))
+
+
+def load_catalog(
+    catalog: str | os.PathLike[str] | None = None, models: str | os.PathLike[str] | None = None
+) -> Catalog:
+    """Load (cached) the catalog and workload library. Raises PlannerInputError with file and field."""
+    cdir, mdir = catalog_dir(catalog), models_dir(models)
+    return _load_cached(cdir, mdir, _stamp(cdir), _stamp(mdir))
+
+
+@functools.lru_cache(maxsize=16)
+def _load_cached(cdir: Path, mdir: Path, _s1: object, _s2: object) -> Catalog:
+    workloads: list[Workload] = []
+    for p in sorted(mdir.glob("*.yaml")):
+        if p.name.startswith("_"):
+            continue  # templates
+        workloads += load_file(p, Workload)
+    ids = [w.id for w in workloads]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise PlannerInputError(f"{mdir}: duplicate model ids: {', '.join(dup)}")
+    calib_path = cdir / "calibration.yaml"
+    from planner.data.calibration import read_calibration  # checked against schemas.CalibrationFile
+
+    calibration = read_calibration(calib_path) if calib_path.exists() else {}
+    cat = Catalog(
+        gpus=_by_id(load_file(_find(cdir, "gpus"), Gpu)),
+        servers=_by_id(load_file(_find(cdir, "servers"), Server)),
+        fabrics=_by_id(load_file(_find(cdir, "fabrics"), Fabric)),
+        sites=_by_id(load_file(_find(cdir, "sites"), Site)),
+        power_curves=_by_id(load_file(_find(cdir, "power_caps"), PowerCapCurve)),
+        frameworks=_by_id(load_file(_find(cdir, "frameworks"), FrameworkProfile)),
+        workloads=_by_id(workloads),
+        calibration=calibration or {},
+    )
+    cat.check_references()
+    return cat

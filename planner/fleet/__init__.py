@@ -1,0 +1,60 @@
+"""Fleet planning: many jobs over time on bought, owned and rented servers, as one MIP with its start heuristics and
+bound."""
+
+from __future__ import annotations
+
+from planner.fleet.bound import purchase_bound
+from planner.fleet.fleet import (
+    ANY_FABRIC,
+    CUT_FAMILIES,
+    FleetPlan,
+    FleetRequest,
+    Owned,
+    PackProof,
+    Pools,
+    billed_per_job,
+    billing_blocks,
+    billing_period_h,
+    build_fleet_model,
+    check_fleet_ids,
+    evaluate_fleet,
+    fleet,
+    improve_start,
+    job_modes,
+    job_rent_usd,
+    job_window,
+    load_fleet_request,
+    network_envelope,
+    pareto_mask,
+    period_price_usd,
+    pools_of,
+    set_greedy_start,
+)
+
+__all__ = [
+    "ANY_FABRIC",
+    "CUT_FAMILIES",
+    "FleetPlan",
+    "FleetRequest",
+    "Owned",
+    "PackProof",
+    "Pools",
+    "billed_per_job",
+    "billing_blocks",
+    "billing_period_h",
+    "build_fleet_model",
+    "check_fleet_ids",
+    "evaluate_fleet",
+    "fleet",
+    "improve_start",
+    "job_modes",
+    "job_rent_usd",
+    "job_window",
+    "load_fleet_request",
+    "network_envelope",
+    "pareto_mask",
+    "period_price_usd",
+    "pools_of",
+    "purchase_bound",
+    "set_greedy_start",
+]

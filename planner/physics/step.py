@@ -1,0 +1,575 @@
+"""The step-time equation of one parallel layout, composed from the physics modules.
+
+For a layout (tensor parallel t, pipeline p, context parallel c, data parallel d = G / (t p c), ZeRO stage,
+recomputation) on a row
+of configurations (server, node count, fabric) at power-cap slowdown x = 1 / throughput factor:
+
+  step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
+  t_gpu = t_compute                       (all three parts x x, a simplification for the last two)
+                                          compute.compute_time_s          FLOPs / (peak x efficiency)
+                                        + compute.elementwise_time_s      activation bytes x 2 / HBM bandwidth
+                                        + compute.layer_latency_time_s    layer passes x 150 us (estimate)
+        + t_tensor_parallel               communication.tensor_parallel_time_s
+        + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
+                                          the attention it overlaps (context_parallel_cover_s)
+        + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
+        + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
+                                          (once a step; every micro-batch under ZeRO-3, which re-gathers weights)
+        + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
+        + t_embedding_all_to_all          communication.all_to_all_time_s   recommender embeddings
+        + t_framework_overhead            frameworks.yaml step_overhead_ms
+  t_data = max(CPU preprocessing, storage reads) per node                  compute.data_pipeline_time_s
+  memory per GPU = model state + activations + embeddings + workspace   memory.py; an interleaved pipeline
+                   holds (v+1)p-1 chunks of L/(pv) layers in flight (interleave_activation_factor), and v is
+                   chosen among the interleaves whose activations fit
+
+Every term is one named function in its physics module, with its source there. This module only gathers
+the hardware of the rows (``Rows``), evaluates the layout-dependent quantities per (server, nodes) row
+(``layout_rows``, ``layout_terms``) and composes the step on (server, nodes, fabric) rows
+(``step_terms``). The layout search (planner/physics/model.py) calls these functions and nothing else computes a
+step time, so the search, the reported breakdown and every check see the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from planner.data import FrameworkProfile, Layout, Workload
+from planner.physics import communication as comm
+from planner.physics import compute, memory
+
+Arrays = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The hardware and workload context of the distinct (server, node count) rows U of a space."""
+
+    wl: Workload
+    fw: FrameworkProfile
+    global_batch: int | None  # a fixed global batch, or None for the workload's rule
+    fixed_layout: bool  # a layout given by the caller (pipelines may then stay inside one node)
+    g: np.ndarray  # GPUs per node
+    G: np.ndarray  # GPUs
+    N: np.ndarray  # nodes
+    intra_bytes_s: np.ndarray  # achieved NVLink/PCIe bandwidth per GPU
+    mfu: np.ndarray  # achievable MFU at a large micro-batch
+    peak_tflops: np.ndarray
+    cpu_cores: np.ndarray
+    storage_bytes_s: np.ndarray
+    gpu_memory_gb: np.ndarray
+    memory_bandwidth_tbps: np.ndarray
+    half_batch: float  # micro-batch at half kernel efficiency
+    overlap: float  # share of the backward pass that can hide gradient communication
+    grad_bytes_per_param: float  # bytes of a parameter (and of its gradient) as the GPUs compute it
+    grad_reduce_bytes_per_param: float  # bytes of a gradient as the framework reduces it (fp32 in Megatron)
+    fp8: np.ndarray  # the row trains in FP8 or FP4 (its GPU has it, and it was asked for): GEMM inputs kept in FP8
+    # for the backward pass (taken for FP4 too: NVFP4 recipes re-quantize the weight-gradient inputs: no less kept)
+    nvls: np.ndarray  # the node's NVSwitch reduces all-reduce data (NVLink SHARP)
+    tp_overlap: float  # share of tensor-parallel communication hidden under GEMMs
+    tensor_bytes: float = 2.0  # bytes of a weight or activation element as the GPUs compute (4 in fp32 / TF32)
+    gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
+    gemm_width_half: float = 0.0
+
+    @cached_property
+    def embedding_gb(self) -> np.ndarray:  # read by every layout: computed once
+        return np.asarray(self.wl.embedding_params * self.wl.embedding_bytes_per_param / self.G / 1e9)
+
+    @property
+    def t_overhead_s(self) -> float:
+        return self.fw.step_overhead_ms / 1000.0
+
+    @property
+    def layers(self) -> float:
+        return float(self.wl.layers or 1)
+
+
+@dataclass(frozen=True)
+class FabricRows:
+    """The (server, nodes, fabric) rows R: their U row and the fabric as the collectives see it."""
+
+    u: np.ndarray  # the (server, nodes) row of each R row
+    node_bytes_s: np.ndarray  # achieved aggregate NIC bandwidth of a node
+    latency_s: np.ndarray  # per-hop latency between nodes (wire + NCCL software)
+    peer_bytes_s: np.ndarray  # per-GPU bandwidth to the GPUs of other nodes (or to peers in a node)
+    in_network: np.ndarray  # the fabric's switches reduce all-reduce data (SHARP)
+
+
+def stage_layers(wl: Workload, lay: Layout) -> float:
+    """Transformer layers on the busiest pipeline stage, which sets the pace of the pipeline: ceil(L / p) where p
+    does not divide L (Megatron's uneven first and last stages), and with a fixed interleave v the stage's v
+    chunks of ceil(L / (p v)) layers each (a searched interleave only takes v that divide the stage's layers:
+    ``virtual_divides``). L for workloads that do not state their layers or do not pipeline."""
+    layers = float(wl.layers or 1)
+    pp = lay.pipeline_parallel
+    if pp <= 1 or not wl.layers:
+        return layers
+    v = lay.virtual_stages or 1
+    return float(v * math.ceil(layers / (pp * v)))
+
+
+def busiest_stage_share(wl: Workload, lay: Layout) -> float:
+    """The busiest pipeline stage's layers relative to an even split (``stage_layers`` x p / L, 1 without a
+    pipeline): its compute, activations, weights, optimizer state and gradients all scale with it (405B's 126
+    layers on 16 stages: 8 x 16 / 126 = 1.016)."""
+    if not wl.layers or lay.pipeline_parallel <= 1:
+        return 1.0
+    return stage_layers(wl, lay) * lay.pipeline_parallel / float(wl.layers)
+
+
+def virtual_divides(wl: Workload, lay: Layout, v: int) -> bool:
+    """An interleave of v chunks per stage is offered only where each chunk holds whole layers of the busiest
+    stage (Megatron-Core assigns num_layers / (p v) layers per virtual stage)."""
+    return not wl.layers or lay.pipeline_parallel <= 1 or stage_layers(wl, lay) % v == 0
+
+
+def layout_rows(rows: Rows, lay: Layout) -> Arrays:
+    """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
+    layout on the (server, nodes) rows."""
+    wl = rows.wl
+    gU, GU, NU = rows.g, rows.G, rows.N
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    valid = (gU % tp == 0) & (GU % (tp * cp * pp) == 0)
+    if not rows.fixed_layout:
+        # candidate pipelines span nodes, one stage group per node -- or per 8-GPU board of a node whose NVLink
+        # domain is larger (a GB200 NVL72 rack holds up to 9 stage groups)
+        valid &= pipeline_placeable(pp, gU, NU)
+    dp = np.maximum(GU // (tp * cp * pp), 1)
+    # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
+    # may only split a replica's batch evenly), so every layout of a row trains the same batch
+    fixed_mb = lay.micro_batch or wl.micro_batch
+    unit = dp * (fixed_mb or 1)
+    per_replica_min = max(wl.min_samples_per_gpu, pp * (fixed_mb or 1))
+    b0 = (
+        rows.global_batch
+        if rows.global_batch is not None
+        else np.maximum(wl.default_global_batch, dp * per_replica_min)
+    )
+    B = (-(-np.asarray(b0, dtype=np.int64) // unit)) * unit
+    if rows.global_batch is None and wl.max_global_batch:
+        # the largest batch with a published convergence point: beyond it, more replicas train smaller
+        # micro-batches (as MLPerf's 4,320-GPU ResNet-50 run did, 15 images per GPU) -- whole micro-batches per
+        # replica, at least one
+        cap = np.maximum((int(wl.max_global_batch) // unit) * unit, unit)
+        B = np.where(wl.max_global_batch < B, cap, B)
+        valid &= wl.max_global_batch * (1.0 + 1e-9) >= B  # one sample per replica already exceeds it
+    if fixed_mb:
+        mb = np.full(len(dp), float(fixed_mb))
+    else:
+        mb = B / dp / lay.accumulation
+        valid &= (B // dp) % lay.accumulation == 0
+    valid &= mb >= 1.0 - 1e-9
+    if rows.global_batch is None and wl.max_global_batch_tokens and wl.sequence_length:
+        # the recipe's largest batch: data parallelism that would need a larger one is not offered
+        valid &= B * wl.sequence_length <= wl.max_global_batch_tokens * (1.0 + 1e-9)
+    # Megatron's formulas count 16-bit activations: fp32 / TF32 training keeps 4-byte ones
+    act = activation_memory_gb(wl, lay, mb, rows.fp8) / cp * (rows.tensor_bytes / 2.0)
+    if lay.virtual_stages and lay.virtual_stages > 1 and pp > 1:  # a fixed interleave holds more in flight
+        act = act * interleave_activation_factor(pp, lay.virtual_stages, B / dp / mb)
+    mem = (
+        # weights are split by TP x PP (the busiest stage holds ceil(L / p) layers' worth); context-parallel ranks
+        # hold replicas and share the (distributed) optimizer state with the data-parallel ones (Megatron shards it
+        # over DP x CP)
+        busiest_stage_share(wl, lay)
+        * memory.model_state_gb(
+            wl.params,
+            wl.trainable,
+            wl.optimizer_bytes_per_param,
+            tp * pp,
+            dp * cp,
+            lay.zero_stage,
+            rows.grad_reduce_bytes_per_param,
+            rows.tensor_bytes,
+        )
+        + act
+        + rows.embedding_gb
+        + memory.WORKSPACE_GB
+    )
+    return {
+        "valid": valid,
+        # trains the batch asked for (a fixed global batch is only rounded up when no layout of the row can keep it)
+        "exact_batch": b0 == B if rows.global_batch is not None else np.ones(len(dp), dtype=bool),
+        "dp": dp,
+        "B": B,
+        "mb": mb,
+        "mem": mem,  # with the searched interleave, at v = 1 (the least; interleaved_memory_gb adds the rest)
+        "act": act,  # its activation part
+        "sf_per_B": compute.samples_factor(wl, B) / B,
+    }
+
+
+def interleave_activation_factor(pp: int, virtual: ArrayLike, micro_batches: ArrayLike) -> np.ndarray:
+    """Activations the first pipeline rank holds under Megatron's interleaved 1F1B schedule, relative to the
+    plain schedule's one micro-batch of L layers: its warm-up runs 2 (p - 1) + (v - 1) p model chunks ahead, so
+    (v + 1) p - 1 chunks of L / (p v) layers are in flight -- L (1 + (p - 1) / (p v)) -- at most all m v chunks
+    of the step (Megatron-Core schedules.py, interleaved warm-up count; Korthikanti et al. 2022 section 4.2.3).
+    1 for v = 1."""
+    v = np.asarray(virtual, dtype=float)
+    m = np.asarray(micro_batches, dtype=float)
+    inflight = np.minimum((v + 1.0) * pp - 1.0, np.maximum(m * v, 1.0))
+    return np.asarray(np.where(v > 1, np.maximum(inflight / (pp * v), 1.0), 1.0))
+
+
+def interleaved_memory_gb(lay: Layout, d: Arrays, u: np.ndarray, virtual: np.ndarray) -> np.ndarray:
+    """Memory per GPU of the layout on the rows u at the chosen interleave ``virtual``: the v = 1 memory plus the
+    activations the extra chunks in flight hold (nothing more where the layout fixed v: already counted)."""
+    if lay.pipeline_parallel == 1 or lay.virtual_stages is not None:
+        return np.asarray(d["mem"][u])
+    m = d["B"][u] / d["dp"][u] / d["mb"][u]
+    extra = interleave_activation_factor(lay.pipeline_parallel, virtual, m) - 1.0
+    return np.asarray(d["mem"][u] + d["act"][u] * extra)
+
+
+def interleave_fits(rows: Rows, lay: Layout, d: Arrays, v: int) -> np.ndarray:
+    """Per (server, nodes) row, whether the layout fits GPU memory at interleave v (``interleaved_memory_gb``);
+    computed once per layout and v and kept in ``d``, the layout's rows."""
+    key = f"fits_v{v}"
+    if key not in d:
+        u = np.arange(len(d["mem"]))
+        d[key] = memory.fits(interleaved_memory_gb(lay, d, u, np.full(len(u), v)), rows.gpu_memory_gb)
+    return d[key]
+
+
+def pipeline_placeable(pp: int, gpus_per_node: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Where the search places a pipeline of pp stages: across nodes (pp <= nodes), or -- on nodes whose NVLink
+    domain is larger than an 8-GPU board (a GB200 NVL72 rack) -- at most one stage per board (pp <= nodes x g / 8).
+    A stage may then straddle two such nodes (9 stages on 8 racks); the model still prices every stage boundary
+    at the NICs' bandwidth and shares a node's NICs among the data-parallel groups it hosts, an approximation
+    there."""
+    g = np.asarray(gpus_per_node)
+    n = np.asarray(nodes)
+    return np.asarray((pp == 1) | (pp <= n * np.maximum(g // 8, 1)))
+
+
+def recomputed_share(wl: Workload, lay: Layout) -> float:
+    """Share of the busiest stage's layers recomputed in full, whose forward pass (and its tensor-parallel
+    collectives) runs twice: 1 under full recomputation; ceil(L_stage / 2) / L_stage under block recomputation
+    (Megatron-LM --recompute-method block --recompute-num-layers N recomputes the first N layers of each pipeline
+    stage and stores the rest; here N is half, rounded up); 0 otherwise (selective recomputation re-runs only the
+    attention scores: compute.recompute_flops_factor)."""
+    if lay.recompute == "full":
+        return 1.0
+    if lay.recompute != "block":
+        return 0.0
+    layers = stage_layers(wl, lay)
+    return float(math.ceil(layers / 2.0) / layers)
+
+
+def activation_memory_gb(
+    wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: np.ndarray | bool = False
+) -> np.ndarray:
+    """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
+    (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
+    the kept share under recomputation). Block recomputation keeps a fraction f of the layers at the full
+    recomputation's (their input only) and the rest whole (``recomputed_share``)."""
+    if lay.recompute == "block":
+        f = recomputed_share(wl, lay)
+        stored = activation_memory_gb(wl, lay.model_copy(update={"recompute": "none"}), micro_batch, fp8)
+        inputs_only = activation_memory_gb(wl, lay.model_copy(update={"recompute": "full"}), micro_batch, fp8)
+        return np.asarray((1.0 - f) * stored + f * inputs_only)
+    if wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers:
+        return memory.transformer_activation_gb(
+            wl.sequence_length,
+            wl.hidden_size,
+            wl.attention_heads,
+            stage_layers(wl, lay) * lay.pipeline_parallel,  # p micro-batches of the first stage's layers
+            micro_batch,
+            lay.tensor_parallel,
+            lay.sequence_parallel,
+            lay.recompute,
+            wl.flash_attention,
+            fp8,
+        )
+    kept = wl.recompute_activation_fraction if lay.recompute == "full" else 1.0
+    return memory.activation_gb(wl.activation_bytes_per_sample, micro_batch, lay.tensor_parallel, kept)
+
+
+def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
+    """Achieved share of peak of the layout's kernels: the achievable MFU times, for LLMs, the efficiency of
+    their GEMMs at the per-GPU shape (tokens of a micro-batch on the GPU x hidden / TP), else the small
+    micro-batch penalty mb / (mb + half)."""
+    wl = rows.wl
+    if wl.family == "llm" and wl.hidden_size and wl.sequence_length:
+        shape = compute.gemm_shape_efficiency(
+            mb * wl.sequence_length / lay.context_parallel,
+            wl.hidden_size / lay.tensor_parallel,
+            rows.gemm_tokens_half,
+            rows.gemm_width_half,
+        )
+        return np.asarray(rows.mfu * shape)
+    return compute.kernel_efficiency(rows.mfu, mb, rows.half_batch)
+
+
+def recompute_factor(wl: Workload, lay: Layout) -> float:
+    """FLOPs with recomputation / model FLOPs of the layout (compute.recompute_flops_factor); block recomputation
+    pays the full recomputation's extra forward pass on its fraction of the layers only."""
+    args = (
+        float(wl.sequence_length or 1),
+        float(wl.hidden_size or 0),
+        wl.flash_attention,
+        compute.forward_flops_share(wl),
+    )
+    if lay.recompute == "block":
+        return 1.0 + recomputed_share(wl, lay) * (compute.recompute_flops_factor("full", *args) - 1.0)
+    return compute.recompute_flops_factor(lay.recompute, *args)
+
+
+def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
+    """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
+    kernel efficiency), plus the memory-bound kernels between the GEMMs (``activation_bytes_per_step`` over HBM)
+    and the kernel latency floor of its transformer layer passes (the busiest stage's layers x micro-batches).
+    The busiest pipeline stage (``stage_layers``) sets the pace. A power cap slows all three alike (a
+    simplification: memory-bound kernels lose less to a cap than GEMMs). Kept in ``d`` (the
+    layout's rows) once computed."""
+    if "t_comp1" in d:
+        return d["t_comp1"]
+    wl = rows.wl
+    extra = recompute_factor(wl, lay)
+    uneven = busiest_stage_share(wl, lay)  # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
+    flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
+    t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
+    d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
+    t_elementwise = compute.elementwise_time_s(
+        activation_bytes_per_step(wl, lay, d) * extra * (rows.tensor_bytes / 2.0), rows.memory_bandwidth_tbps
+    )
+    layer_passes = (
+        stage_layers(wl, lay) * d["B"] / d["dp"] / d["mb"] * extra
+        if wl.hidden_size and wl.sequence_length and wl.layers
+        else np.zeros(len(d["dp"]))
+    )
+    d["t_comp1"] = t_gemm + t_elementwise + compute.layer_latency_time_s(layer_passes)
+    return d["t_comp1"]
+
+
+def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarray:
+    """Activation bytes one GPU produces in a step, for the memory-bound kernels' time: Megatron's per-layer
+    bytes (no recompute; replicated outside the tensor-parallel regions without sequence parallelism) of the
+    GPU's layers (the busiest stage's: ``stage_layers``), of its share of the sequence (1 / CP), for every
+    micro-batch of the step. Workloads that do not state their transformer shape (CNNs, BERT as shipped,
+    recommenders) move their stated activation bytes per sample (the figure their memory uses) for each sample
+    of the replica's batch, split over its tensor- and pipeline-parallel GPUs: their batch-norm, activation,
+    pooling and residual kernels are memory-bound as a transformer's are (He et al. 2016's ResNet-50 has 11.1M
+    batch-normalised elements per 224 x 224 image, each read and written in both passes)."""
+    if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
+        samples = d["B"] / d["dp"]
+        model_parallel = lay.tensor_parallel * lay.pipeline_parallel * lay.context_parallel
+        share = busiest_stage_share(wl, lay)
+        return np.asarray(wl.activation_bytes_per_sample * samples / model_parallel * share, dtype=float)
+    per_micro_batch = memory.transformer_activation_gb(
+        wl.sequence_length,
+        wl.hidden_size,
+        wl.attention_heads,
+        stage_layers(wl, lay),
+        d["mb"],
+        lay.tensor_parallel,
+        lay.sequence_parallel,
+        "none",
+        wl.flash_attention,
+    )
+    micro_batches = d["B"] / d["dp"] / d["mb"]
+    return np.asarray(per_micro_batch * 1e9 / lay.context_parallel * micro_batches)
+
+
+def attention_share(wl: Workload) -> float:
+    """Share of a transformer's training FLOPs in attention's two sequence-length GEMMs (scores and context,
+    12 s h per token and layer: compute.attention_flops_per_sample), which context-parallel KV exchange hides
+    behind."""
+    if not (wl.hidden_size and wl.sequence_length and wl.layers):
+        return 0.0
+    flops = compute.attention_flops_per_sample(wl.sequence_length, wl.hidden_size, wl.layers)
+    return float(min(flops / wl.train_flops_per_sample, 1.0))
+
+
+def context_parallel_cover_s(t_gemm_model_s: np.ndarray, share: float, cp: int) -> np.ndarray:
+    """Attention time that hides the context-parallel KV ring (Megatron-Core / Transformer Engine ring attention
+    sends the next KV block while attention runs on this one): cp - 1 of the cp blocks overlap a transfer, so
+    (cp - 1) / cp of the attention GEMMs' time -- the attention share of the model FLOPs' GEMM time at full
+    clock. Independent of the cap and of recomputation (a conservative choice that keeps the step monotone in
+    both, which the search's bounds rely on)."""
+    if cp <= 1:
+        return np.zeros_like(np.asarray(t_gemm_model_s, dtype=float))
+    return np.asarray((cp - 1.0) / cp * share * np.asarray(t_gemm_model_s, dtype=float))
+
+
+def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) -> np.ndarray:
+    """A cheaper lower bound of the step than ``step_lower_bound``, before any communication term is computed:
+    compute at full clock, its share of the least pipeline bubble and the fixed overhead."""
+    t = compute_full_clock_s(rows, lay, d)
+    pp = lay.pipeline_parallel
+    m = d["B"] / d["dp"] / d["mb"]
+    bubble = t / m * (pp - 1) / virtual_max if pp > 1 else 0.0
+    return np.asarray(t + bubble + rows.t_overhead_s)
+
+
+def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
+    """The cap- and fabric-independent step terms of a layout on the (server, nodes) rows."""
+    wl = rows.wl
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    dp, B, mb = d["dp"], d["B"], d["mb"]
+    m = B / dp / mb  # micro-batches per step per replica
+    t_comp1 = compute_full_clock_s(rows, lay, d)
+    seq = float(wl.sequence_length or 1)
+    act_msg = mb * seq / cp * float(wl.hidden_size or 0) * rows.tensor_bytes  # a GPU's activations of a micro-batch
+    # inside an NVSwitch node with NVLink SHARP, NCCL reduces the TP group's collectives in the switch (NVLS)
+    tp_bytes_s = rows.intra_bytes_s * np.where(rows.nvls, comm.nvls_gain(np.full(len(dp), tp)), 1.0)
+    t_tp = (
+        comm.tensor_parallel_time_s(act_msg, tp, stage_layers(wl, lay), m, recomputed_share(wl, lay), tp_bytes_s)
+        * (1.0 - rows.tp_overlap)
+        if tp > 1
+        else np.zeros(len(dp))
+    )
+    uneven = busiest_stage_share(wl, lay)  # the busiest stage's parameters set the pace of its collectives
+    grad_bytes = uneven * gradient_sync_bytes(
+        wl.trainable, wl.params, rows.grad_reduce_bytes_per_param, rows.grad_bytes_per_param, lay.zero_stage, tp * pp
+    )
+    # ZeRO-3 / FSDP gathers the weights again for every micro-batch's forward and backward and reduce-scatters each
+    # micro-batch's gradients (DeepSpeed stage 3; FSDP outside no_sync, which would keep whole gradients): the
+    # synchronisation repeats m times a step, and each micro-batch's backward hides its own share
+    sync_rounds = m if lay.zero_stage >= 3 else np.ones(len(dp))
+    owned = uneven * wl.trainable / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1)
+    kv_bytes = (
+        comm.context_parallel_bytes(mb, seq, wl.hidden_size or 0, wl.attention_heads or 1, wl.kv_heads, cp, tp)
+        * stage_layers(wl, lay)
+        * m
+        * (rows.tensor_bytes / 2.0)
+    )
+    cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)
+    return {
+        "m": m,
+        "t_comp1": t_comp1,
+        "act": act_msg,
+        "t_tp": t_tp,
+        "grad_bytes": grad_bytes * sync_rounds,
+        "sync_rounds": sync_rounds,
+        "sync_ranks": dp * cp,  # gradients are reduced over data- and context-parallel ranks
+        "kv_bytes": np.asarray(kv_bytes) * np.ones(len(dp)),
+        "cp_cover": np.asarray(cp_cover) * np.ones(len(dp)),
+        # buckets of a round as a fraction (bytes / bucket size, at least 1): the round's last bucket is a whole
+        # bucket, so the exposed floor (sync / buckets) is one bucket's time and never falls as the bytes grow
+        "buckets": np.maximum(grad_bytes / (rows.fw.bucket_mb * 1e6), 1.0) * np.ones(len(dp)),
+        "dp_local": np.maximum(np.minimum(dp * cp, rows.g // tp), 1),
+        "t_opt": compute.optimizer_step_time_s(owned, wl.optimizer_bytes_per_param, rows.memory_bandwidth_tbps),
+        "a2a_bytes": B / rows.G * wl.embedding_exchange_bytes_per_sample,
+        "t_data": compute.data_pipeline_time_s(
+            B / rows.N, wl.cpu_core_ms_per_sample, rows.cpu_cores, wl.data_bytes_per_sample, rows.storage_bytes_s
+        ),
+    }
+
+
+def gradient_sync_bytes(
+    trainable: float, params: float, reduce_bytes: float, param_bytes: float, zero_stage: int, model_parallel: int
+) -> float:
+    """Bytes one GPU synchronises per step over the data-parallel group, in all-reduce equivalents (an all-reduce
+    = a reduce-scatter + an all-gather), with gradients reduced at ``reduce_bytes`` and parameters gathered at
+    ``param_bytes`` per parameter, for the parameters of its tensor x pipeline shard:
+
+      plain data parallel      an all-reduce of the trainable gradients                 trainable x r
+      ZeRO-1/2 (distributed    a reduce-scatter of them and an all-gather of the        trainable x (r + w) / 2
+      optimizer)               updated parameters
+      ZeRO-3 / FSDP            the reduce-scatter and an all-gather of every weight     trainable x r / 2 + params x w
+                               in the forward and again in the backward pass, frozen
+                               weights included (LoRA on FSDP gathers the whole base model)
+
+    With r = w this is the all-reduce for stages 0-2 and 1.5 x it for stage 3 when everything trains."""
+    r, w = reduce_bytes / model_parallel, param_bytes / model_parallel
+    if zero_stage >= 3:
+        return 0.5 * trainable * r + 1.0 * params * w
+    if zero_stage >= 1:
+        return 0.5 * trainable * (r + w)
+    return trainable * r
+
+
+def step_lower_bound(rows: Rows, lay: Layout, su: Arrays, virtual_max: int) -> np.ndarray:
+    """A lower bound of the step on every fabric and cap: the busy time at full clock, the least pipeline
+    bubble, the optimizer update and the fixed overhead (every term left out is >= 0, a cap only slows
+    compute), or the data pipeline."""
+    busy = su["t_comp1"] + su["t_tp"]
+    pp = lay.pipeline_parallel
+    bubble = busy / su["m"] * (pp - 1) / virtual_max if pp > 1 else 0.0
+    return np.asarray(np.maximum(busy + bubble + su["t_opt"] + rows.t_overhead_s, su["t_data"]))
+
+
+def step_terms(
+    rows: Rows,
+    fab: FabricRows,
+    lay: Layout,
+    d: Arrays,
+    su: Arrays,
+    r: np.ndarray,
+    x: np.ndarray,
+    at: Any,
+    virtual_options: list[int],
+) -> Arrays:
+    """The step terms of a layout on the (server, nodes, fabric) rows ``r`` at cap slowdown x. ``at`` spreads
+    a per-row array onto x's shape: broadcasting on the search grid (caps x rows), gathering for a list of
+    configurations. The one formula for the step, used by the search and the report."""
+    tp, pp = lay.tensor_parallel, lay.pipeline_parallel
+    uu = fab.u[r]
+    m = at(su["m"][uu])
+    t_comp = at(su["t_comp1"][uu]) * x
+    t_tp = at(su["t_tp"][uu])
+    rounds = su["sync_rounds"][uu]  # ZeRO-3 synchronises every micro-batch: m calls of a round's bytes
+    t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
+        su["grad_bytes"][uu] / rounds,
+        su["sync_ranks"][uu],
+        su["dp_local"][uu],
+        rows.g[uu],
+        rows.intra_bytes_s[uu],
+        fab.node_bytes_s[r],
+        fab.latency_s[r],
+        bucket_bytes=rows.fw.bucket_mb * 1e6,
+        in_network=fab.in_network[r],
+        nvls=rows.nvls[uu],
+    )
+    t_dp = t_dp * rounds
+    if pp > 1:
+        bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
+        p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
+        allowed = None
+        if len(virtual_options) > 1:  # only the interleaves whose extra activations fit the GPU (a layout that
+            # does not fit even at v = 1 is reported as not fitting, and timed at its fastest interleave)
+            over = ~interleave_fits(rows, lay, d, 1)[uu]
+            allowed = [at(over | interleave_fits(rows, lay, d, v)[uu]) for v in virtual_options]
+        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed)
+    else:
+        bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
+        virtual = np.ones(t_comp.shape, dtype=np.int64)
+    # per synchronisation round (a step, or a micro-batch under ZeRO-3): its backward hides what it can and its last
+    # bucket stays exposed
+    exposed = comm.exposed_gradient_sync_s(
+        at(t_dp), t_comp, m / at(su["sync_rounds"][uu]), rows.overlap, at(su["buckets"][uu])
+    )
+    t_opt = at(su["t_opt"][uu])
+    t_a2a = (
+        at(comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r]))
+        if rows.wl.embedding_exchange_bytes_per_sample
+        else np.zeros_like(t_comp)
+    )
+    if lay.context_parallel > 1:  # the KV ring runs over NVLink while TP x CP fits a node, else over the NICs
+        cp_bw = np.where(
+            lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
+        )
+        t_cp = np.maximum(at(su["kv_bytes"][uu] / cp_bw - su["cp_cover"][uu]), 0.0)
+    else:
+        t_cp = np.zeros_like(t_comp)
+    t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
+    return {
+        "t_compute": t_comp,
+        "t_tensor_parallel": t_tp,
+        "t_context_parallel": t_cp,
+        "bubble1": bubble1,
+        "p2p1": p2p1,
+        "virtual_stages": virtual,
+        "t_data_parallel_exposed": exposed,
+        "via_fabric": at(via_fabric),
+        "t_optimizer_step": t_opt,
+        "t_embedding_all_to_all": t_a2a,
+        "t_gpu": t_gpu,
+        "t_data": at(su["t_data"][uu]),
+    }

@@ -1,0 +1,274 @@
+r"""The capacity-plan MIP (Pyomo). Solved by HiGHS in planner/solver/highs.py.
+
+Data (from planner/plan/optimize.py; every number comes from the exact model, planner/physics/model.py)
+------------------------------------------------------------------------------------------
+K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n)
+                for EVERY integer n in 1..N_max (N_max = the node limit; the explanations of an infeasible
+                request scan further, to the relaxation horizon). Only candidates whose best layout fits GPU
+                memory, is valid (tensor x pipeline degrees divide the GPUs, the batch divides) and that can be
+                bought/rented are listed.
+S, F, C, P      server types, fabrics, (GPU type, cap level) pairs and purchase modes present in K.
+T_k  [h]        time to train;         E_k [kWh] facility energy;   CO2_k [kg] carbon
+COST_k [USD]    run cost (amortized capex or rent, plus energy);     UP_k [USD] up-front spend
+                (capex when buying, the whole rent when renting). Owned servers (PlanRequest.owned) enter
+                here only: a bought candidate on their server type and fabric pays capex(n) - capex(k), k = the
+                owned nodes in service for the whole run, up to n (optimize.owned_credit_usd), and its run cost
+                the amortized share of that. The credit depends on the candidate alone, so everything below holds.
+PFAC_k [kW]     facility power;        n_k nodes;   SW_k switches (integral leaf/spine count for n_k);
+RU_k            rack units (n_k x the server's height).
+
+Variables
+---------
+x_k  in {0,1}           candidate k is the plan
+u_s  in {0,1}           server type s is used;      v_f in {0,1} fabric f is used
+w_c  in {0,1}           cap level c (per GPU type) is used
+nodes_s in Z>=0         nodes of server type s;      switches_f in Z>=0 switches of fabric f
+
+Constraints (one function each, below)
+--------------------------------------
+(1) one plan            sum_k x_k = 1
+(2) choice links        u_s = sum_{k in K_s} x_k,  v_f = sum_{k in K_f} x_k,  w_c = sum_{k in K_c} x_k
+                        (with (1) exactly one server type, fabric and cap level is used; the
+                        aggregated form keeps the model at |S|+|F|+|C| rows instead of 3|K|)
+(3) node count          nodes_s = sum_{k in K_s} n_k x_k
+(4) switches            switches_f = sum_{k in K_f} SW_k x_k              (integral by construction)
+(5) deadline            sum_k T_k x_k <= D (1 + tol)                (throughput >= work / deadline)
+(6) budget              sum_k UP_k x_k <= B (1 + tol)   (or COST_k for a total-cost budget)
+(7) power envelope      sum_k PFAC_k x_k <= P_max (1 + tol)
+(8) node / rack limits  sum_s nodes_s <= N_max;  sum_k RU_k x_k <= RU_max      (integers: exact)
+(9) epsilon             sum_k g_k x_k <= eps  for each bounded second objective g (Pareto fronts; exact, as the
+                        presolve applies it)
+                        tol = REL_TOL = 1e-9: the rounding allowance of the one definition of meeting a limit
+                        (optimize.within, used by the presolve, the explanations and the re-check of every plan),
+                        so the rows admit exactly the candidates that definition admits -- an exact row under a
+                        limit a plan meets within rounding would cut the optimum that the presolve kept as its
+                        option's only candidate (found by tests/plan/test_independent_brute_force.py)
+(10) exclusions         sum_{k in X} x_k = 0       (no-good cuts: a plan the exact re-check rejects)
+Memory fit and layout validity are enforced by the candidate set.
+
+Objective
+---------
+min sum_k o_k x_k  with o = E (energy), COST (cost), CO2 (carbon) or T (time).
+
+Why the optimum over K is the optimum over every plan (the exactness argument)
+------------------------------------------------------------------------------
+A plan is one configuration (s, f, c, site, purchase, n) with integer 1 <= n <= N_max. K lists every such
+configuration that fits memory with a valid layout and has a price: the node count is NOT sampled (no
+ladder), so no property of the model in n -- monotonicity, convexity, where layouts become valid (multiples
+of the TP x PP group over the GPUs per node, global-batch divisibility) -- is assumed or needed. Each
+coefficient is the exact model's value at that configuration, and each constraint (5)-(9) involves only the
+chosen plan, so with (1) the feasible set of the MIP is exactly {k in K : every limit holds for k} and the MIP
+optimum is min over that set: the brute-force optimum. (2)-(4) only name the chosen server, fabric, cap,
+nodes and switches.
+
+Reductions before the MIP (planner/plan/optimize.py), each exact:
+  * The candidates are generated in chunks of consecutive node counts. Of each chunk only rows that answer
+    one of the request's questions are kept: per hardware option (s, f, c, site, purchase) the least
+    objective among rows meeting every limit; the same with each limit relaxed by the binding step; and the
+    least value of each limit's column among rows meeting all the other limits (explanations). A minimum
+    over the union of per-chunk minimisers of every hardware option equals the minimum over all rows, so
+    the MIP, the binding test and the relaxations see the same optimum as over the full table.
+  * Presolve (`reduce_pool`): a candidate that breaks a limit on its own can never be chosen and is dropped;
+    of one hardware option only the lowest objective can be optimal (the others are dominated: same
+    constraints, a worse objective), leaving at most one candidate per hardware option.
+  * Pareto fronts keep the (x, y) non-dominated candidates; an epsilon problem's optimum over all
+    candidates is attained on that set.
+The fleet MIP (several jobs sharing one purchase) cannot be presolved like this. The cost: every integer
+count is evaluated (the model runs at ~0.5-4 M configurations/s; physics is cached per catalog).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyomo.core as pyo  # not pyomo.environ: its plugin registry costs ~0.5 s of a cold run and is not used
+
+OBJECTIVE_COLUMNS = {
+    "energy": "facility_energy_kwh",
+    "cost": "cost_usd",
+    "carbon": "carbon_kg",
+    "time": "time_to_train_h",
+}
+
+
+REL_TOL = 1e-9  # relative rounding allowance of the continuous limits (deadline, budget, power)
+
+
+def with_allowance(bound: float) -> float:
+    """The right-hand side of a continuous limit's row: the bound plus its rounding allowance."""
+    return bound + abs(bound) * REL_TOL
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Right-hand sides; None = not constrained."""
+
+    deadline_h: float | None = None
+    budget_usd: float | None = None
+    budget_kind: str = "upfront"  # upfront | total
+    power_kw: float | None = None
+    max_nodes: int | None = None
+    max_rack_units: int | None = None
+
+    def budget_column(self) -> str:
+        return "upfront_usd" if self.budget_kind == "upfront" else "cost_usd"
+
+
+def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    cat = pd.Categorical(values).remove_unused_categories()
+    return np.asarray(cat.codes, dtype=np.int64), [str(c) for c in cat.categories]
+
+
+def build_model(
+    cand: pd.DataFrame,
+    limits: Limits,
+    objective_column: str,
+    epsilon: Sequence[tuple[str, float]] = (),
+    exclude: Iterable[int] = (),
+) -> pyo.ConcreteModel:
+    """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
+
+    ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
+    m = pyo.ConcreteModel(name="capacity_plan")
+    m.K = pyo.RangeSet(0, len(cand) - 1)
+    s_code, m.server_ids = _codes(cand["server"])
+    f_code, m.fabric_ids = _codes(cand["fabric"])
+    c_code, m.cap_ids = _codes(pd.Series([f"{g}@{c:.4f}" for g, c in zip(cand["gpu"], cand["power_cap"], strict=True)]))
+    m.S = pyo.RangeSet(0, len(m.server_ids) - 1)
+    m.F = pyo.RangeSet(0, len(m.fabric_ids) - 1)
+    m.C = pyo.RangeSet(0, len(m.cap_ids) - 1)
+    m.cand = cand
+    m.s_of, m.f_of, m.c_of = s_code, f_code, c_code
+    define_variables(m, cand)
+    add_one_plan(m)
+    add_choice_links(m)
+    add_node_count(m, cand)
+    add_switches(m, cand)
+    add_deadline(m, cand, limits.deadline_h)
+    add_budget(m, cand, limits)
+    add_power_envelope(m, cand, limits.power_kw)
+    add_node_and_rack_limits(m, cand, limits)
+    add_epsilon(m, cand, epsilon)
+    add_exclusions(m, exclude)
+    add_objective(m, cand, objective_column)
+    return m
+
+
+def define_variables(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    m.x = pyo.Var(m.K, domain=pyo.Binary)
+    m.u = pyo.Var(m.S, domain=pyo.Binary)
+    m.v = pyo.Var(m.F, domain=pyo.Binary)
+    m.w = pyo.Var(m.C, domain=pyo.Binary)
+    max_n = int(cand["nodes"].max())
+    max_sw = int(cand["switches"].max())
+    m.nodes = pyo.Var(m.S, domain=pyo.NonNegativeIntegers, bounds=(0, max_n))
+    m.switches = pyo.Var(m.F, domain=pyo.NonNegativeIntegers, bounds=(0, max_sw))
+
+
+def add_one_plan(m: pyo.ConcreteModel) -> None:
+    """(1) exactly one candidate plan."""
+    m.one_plan = pyo.Constraint(expr=pyo.quicksum(m.x[k] for k in m.K) == 1)
+
+
+def add_choice_links(m: pyo.ConcreteModel) -> None:
+    """(2) the chosen candidate's server type, fabric and cap level are the ones used."""
+    by_s = _group(m.s_of, len(m.server_ids))
+    by_f = _group(m.f_of, len(m.fabric_ids))
+    by_c = _group(m.c_of, len(m.cap_ids))
+    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: m.u[s] == pyo.quicksum(m.x[k] for k in by_s[s]))
+    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: m.v[f] == pyo.quicksum(m.x[k] for k in by_f[f]))
+    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: m.w[c] == pyo.quicksum(m.x[k] for k in by_c[c]))
+
+
+def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    """(3) nodes of each server type = the node count of the chosen candidate."""
+    n = cand["nodes"].to_numpy()
+    by_s = _group(m.s_of, len(m.server_ids))
+    m.node_count = pyo.Constraint(
+        m.S, rule=lambda m, s: m.nodes[s] == pyo.quicksum(int(n[k]) * m.x[k] for k in by_s[s])
+    )
+
+
+def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    """(4) switches of each fabric = the leaf/spine count of the chosen candidate."""
+    sw = cand["switches"].to_numpy()
+    by_f = _group(m.f_of, len(m.fabric_ids))
+    m.switch_count = pyo.Constraint(
+        m.F, rule=lambda m, f: m.switches[f] == pyo.quicksum(int(sw[k]) * m.x[k] for k in by_f[f] if sw[k])
+    )
+
+
+def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | None) -> None:
+    """(5) time to train within the deadline."""
+    if deadline_h is None:
+        return
+    m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= with_allowance(deadline_h))
+
+
+def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
+    """(6) up-front spend (capex or whole rent) or total run cost within the budget."""
+    if limits.budget_usd is None:
+        return
+    if not (cand[limits.budget_column()].to_numpy(dtype=float) != 0.0).any():
+        return  # every candidate is free (owned servers): 0 <= B holds, and Pyomo rejects a constant row
+    m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= with_allowance(limits.budget_usd))
+
+
+def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float | None) -> None:
+    """(7) facility power within the site envelope."""
+    if power_kw is None:
+        return
+    m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= with_allowance(power_kw))
+
+
+def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
+    """(8) total nodes and rack units."""
+    if limits.max_nodes is not None:
+        m.node_limit = pyo.Constraint(expr=sum(m.nodes[s] for s in m.S) <= limits.max_nodes)
+    if limits.max_rack_units is not None:
+        m.rack_limit = pyo.Constraint(expr=_linear(m, cand["rack_units"]) <= limits.max_rack_units)
+
+
+def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tuple[str, float]]) -> None:
+    """(9) epsilon-constraints on second objectives (Pareto fronts)."""
+    if not epsilon:
+        return
+    bounds = list(epsilon)
+    m.E = pyo.RangeSet(0, len(bounds) - 1)
+    m.epsilon = pyo.Constraint(m.E, rule=lambda m, e: _linear(m, cand[bounds[e][0]]) <= bounds[e][1])
+
+
+def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
+    """(10) excluded candidates (no-good cuts)."""
+    ex = sorted(set(int(k) for k in exclude))
+    if not ex:
+        return
+    m.exclusions = pyo.Constraint(expr=sum(m.x[k] for k in ex) == 0)
+
+
+def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None:
+    """min sum_k o_k x_k, scaled so that the smallest nonzero |o_k| is 1 (but the largest at most 1e9).
+
+    HiGHS works to absolute tolerances (~1e-7): objectives in tiny units (carbon on a near-zero-carbon grid)
+    or spanning many decades would otherwise tie plans that differ by percent. planner/solver/highs.py unscales."""
+    o = np.abs(cand[column].to_numpy(dtype=float))
+    nz = o[o > 0]
+    scale = max(float(nz.min()), float(nz.max()) / 1e9) if nz.size else 1.0
+    m.objective_scale = scale if scale > 0 and np.isfinite(scale) else 1.0
+    o = cand[column].to_numpy(dtype=float)
+    m.objective = pyo.Objective(expr=_linear(m, pd.Series(o / m.objective_scale)), sense=pyo.minimize)
+
+
+def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:
+    c = coef.to_numpy(dtype=float)
+    return pyo.quicksum(float(c[k]) * m.x[k] for k in m.K if c[k] != 0.0)
+
+
+def _group(codes: np.ndarray, size: int) -> Sequence[list[int]]:
+    out: list[list[int]] = [[] for _ in range(size)]
+    for k, c in enumerate(codes):
+        out[int(c)].append(k)
+    return out

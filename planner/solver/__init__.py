@@ -1,0 +1,27 @@
+"""The hand-off of a Pyomo model to HiGHS: options, status, the time limit and the report."""
+
+from __future__ import annotations
+
+from planner.solver.highs import (
+    ISOLATE_GRACE_S,
+    Solved,
+    SolverOptions,
+    SolverReport,
+    SolverStatus,
+    current_solution,
+    deadline_interrupt,
+    process_threads,
+    solve_model,
+)
+
+__all__ = [
+    "ISOLATE_GRACE_S",
+    "Solved",
+    "SolverOptions",
+    "SolverReport",
+    "SolverStatus",
+    "current_solution",
+    "deadline_interrupt",
+    "process_threads",
+    "solve_model",
+]

@@ -1,0 +1,284 @@
+"""The Python API as a notebook user meets it: wrong types and values at the public entry points (evaluate,
+evaluate_space, Work, PlanRequest, solve, pareto) are a PlannerInputError (or, constructing a request, pydantic's
+ValidationError: both ValueError) saying what is wrong and what to give -- never an AttributeError, KeyError or
+TypeError from inside, an empty frame without columns, or NaN / negative figures computed from nonsense. Results as
+pandas keep their columns and units; the optimizer's names are at the top level without importing Pyomo."""
+
+from __future__ import annotations
+
+import io
+import math
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+import planner
+from planner import Configuration, PlannerInputError, Work
+from planner.data import Catalog
+from planner.plan import Plan, PlanRequest, pareto, solve
+
+BERT = {"model": "bert-large", "server": "dgx-h100", "nodes": 2}
+SMALL = {"model": "llama3-8b", "tokens": 1e10, "deadline_days": 30, "servers": ["dgx-h100"], "max_nodes": 4}
+
+
+# ------------------------------------------------------------------------------------------------ evaluate
+def test_evaluate_takes_a_dict_of_configuration_fields_as_the_configuration_itself(shipped: Catalog) -> None:
+    assert planner.evaluate(shipped, dict(BERT)) == planner.evaluate(shipped, Configuration(**BERT))
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        ((None, BERT), "catalog must be a planner.Catalog, got NoneType"),
+        (("catalog", BERT), "catalog must be a planner.Catalog, got str"),
+        ((Configuration(**BERT), "swapped"), "catalog must be a planner.Catalog, got Configuration"),
+        (("shipped", ["bert-large", "dgx-h100", 2]), "configuration must be a planner Configuration or a dict"),
+        (("shipped", {**BERT, "nodes": -1}), "configuration: nodes: Input should be greater than or equal to 1"),
+        (("shipped", {**BERT, "power_cap": "full"}), "configuration: power_cap"),
+    ],
+)
+def test_evaluate_of_a_wrong_argument_is_bad_input_naming_it(shipped: Catalog, args: tuple, says: str) -> None:
+    cat, config = args
+    with pytest.raises(PlannerInputError, match=says.replace("(", r"\(").replace(".", r"\.")):
+        planner.evaluate(shipped if cat == "shipped" else cat, config)
+
+
+# ------------------------------------------------------------------------------------------------ evaluate_space
+@pytest.mark.parametrize(
+    "kwargs, says",
+    [
+        ({"nodes": [-1, 0, 2]}, "-1 is not one"),  # was: NaN rows with divide-by-zero warnings
+        ({"nodes": [1.5]}, "1.5 is not one"),  # was: silently evaluated at 1 node
+        ({"nodes": []}, "whole numbers >= 1"),  # was: an empty frame with no columns
+        ({"nodes": "8"}, "whole numbers >= 1"),
+        ({"caps": [1.5]}, "1.5 is not one"),  # was: an empty frame with no columns
+        ({"caps": [0.0]}, "0.0 is not one"),
+        ({"caps": [math.nan]}, "nan is not one"),
+        ({"caps": None}, "fractions of TDP"),
+        ({"life_years": -1}, "life_years must be a finite number of years > 0"),  # was: negative costs
+        ({"life_years": 0}, "life_years must be a finite number of years > 0"),  # was: infinite costs
+        ({"life_years": math.inf}, "life_years must be a finite number of years > 0"),
+        ({"work": {"samples": 10}}, "work must be a planner.Work"),
+        ({"purchase": "lease"}, "purchase must be 'buy' or 'rent'"),
+    ],
+)
+def test_evaluate_space_refuses_values_it_would_compute_nonsense_from(
+    shipped: Catalog, kwargs: dict, says: str
+) -> None:
+    base = {"servers": ["dgx-h100"], "nodes": [2]}
+    with pytest.raises(PlannerInputError, match=says.replace("(", r"\(").replace(".", r"\.")):
+        planner.evaluate_space(shipped, "bert-large", **{**base, **kwargs})
+
+
+def test_caps_outside_every_listed_gpus_range_give_no_rows_but_the_columns(shipped: Catalog) -> None:
+    """A cap below the GPU's configurable range (H100: 200-700 W of 700 W) gives no configuration, as each server
+    keeps only the caps within its range -- but it was an empty frame without columns, so df[["power_cap"]] raised
+    a KeyError."""
+    df = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], caps=[0.1], nodes=[2])
+    full = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], caps=[1.0], nodes=[2])
+    assert df.empty and list(df.columns) == list(full.columns)
+    assert [pd.api.types.is_numeric_dtype(df[c]) for c in df] == [pd.api.types.is_numeric_dtype(full[c]) for c in full]
+    assert df[["power_cap", "time_to_train_h"]].empty
+
+
+def test_evaluate_space_says_when_no_listed_server_has_the_fabric(shipped: Catalog) -> None:
+    assert "edr100" not in shipped.server("dgx-h100").fabrics
+    with pytest.raises(PlannerInputError, match="none of the listed servers can use fabric"):
+        planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], fabrics=["edr100"], nodes=[2])
+
+
+def test_evaluate_space_reads_one_id_or_one_number_as_a_list_of_one(shipped: Catalog) -> None:
+    """servers="dgx-h100" was read letter by letter ("unknown server 'd'")."""
+    one = planner.evaluate_space(shipped, "bert-large", servers="dgx-h100", fabrics="ndr400", caps=0.8, nodes=4)
+    listed = planner.evaluate_space(
+        shipped, "bert-large", servers=["dgx-h100"], fabrics=["ndr400"], caps=[0.8], nodes=[4]
+    )
+    pd.testing.assert_frame_equal(one, listed)
+    assert len(one) == 1
+
+
+def test_evaluate_space_refuses_a_workload_of_another_type(shipped: Catalog) -> None:
+    with pytest.raises(PlannerInputError, match="workload must be a workload id"):
+        planner.evaluate_space(shipped, 42, servers=["dgx-h100"], nodes=[2])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs, says",
+    [
+        ({"samples": -5}, "Work.samples must be a finite number of samples > 0"),  # was: negative time to train
+        ({"samples": math.nan}, "Work.samples"),
+        ({"samples": "1e6"}, "Work.samples"),
+        ({"global_batch": 0}, "Work.global_batch must be a whole number"),
+        ({"global_batch": 2.5}, "Work.global_batch"),
+        ({"precision": "int8"}, "Work.precision must be one of bf16, fp16, fp8, fp4, tf32, fp32"),
+    ],
+)
+def test_work_refuses_values_out_of_range(kwargs: dict, says: str) -> None:
+    with pytest.raises(PlannerInputError, match=says):
+        Work(**kwargs)
+
+
+def test_work_takes_numpy_numbers() -> None:
+    import numpy as np
+
+    w = Work(samples=np.float64(1e6), global_batch=np.int64(256))
+    assert w.samples == 1e6 and w.global_batch == 256
+
+
+# ------------------------------------------------------------------------------------------------ requests
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("budget_usd", math.inf, "budget_usd must be a finite number (got inf); leave it out (None) for no limit"),
+        ("budget_usd", math.nan, "budget_usd must be a finite number (got nan)"),  # was: 'greater than or equal to 0'
+        ("deadline_days", math.inf, "deadline_days must be a finite number"),
+        ("power_kw", math.inf, "power_kw must be a finite number"),
+        ("power_kw", math.nan, "power_kw must be a finite number"),
+        ("tokens", math.inf, "tokens must be a finite number (got inf); leave it out (None) for the workload"),
+        ("life_years", math.nan, "life_years must be a finite number"),
+    ],
+)
+def test_a_request_refuses_nan_and_infinity_as_the_cli_and_batch_do(field: str, value: float, says: str) -> None:
+    """inf was taken as a limit (planner solve --budget-usd inf exits 2, a batch scenario is a bad_input row)."""
+    with pytest.raises(ValidationError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        PlanRequest(**{**SMALL, field: value})
+    with pytest.raises(PlannerInputError, match=f"request: {field}: Value error, {says[:30]}"):
+        solve({**SMALL, field: value})
+
+
+def test_solve_and_pareto_refuse_wrong_types_with_a_message(shipped: Catalog) -> None:
+    with pytest.raises(PlannerInputError, match=r"catalog must be a planner\.Catalog, got str"):
+        solve(PlanRequest(**SMALL), "catalog")  # type: ignore[arg-type]
+    with pytest.raises(PlannerInputError, match="request must be a planner PlanRequest or a dict of its fields"):
+        solve("llama3-8b", shipped)  # type: ignore[arg-type]
+    with pytest.raises(PlannerInputError, match=r"request: tokens: Input should be greater than 0 \(got -1\)"):
+        solve({**SMALL, "tokens": -1}, shipped)  # was pydantic's ValidationError from a dict
+    req = PlanRequest(**SMALL)
+    for kwargs, says in (
+        ({"x": "money"}, "pareto x must be one of energy, cost, carbon, time"),  # was KeyError: 'money'
+        ({"y": "kwh"}, "pareto y must be one of"),
+        ({"points": "5"}, "pareto points must be a whole number >= 2"),  # was a TypeError
+        ({"points": 3.5}, "pareto points must be a whole number >= 2"),
+        ({"points": True}, "pareto points must be a whole number >= 2"),
+        ({"points": 1}, "pareto points must be a whole number >= 2"),
+        ({"x": "cost", "y": "cost"}, "two different objectives"),
+    ):
+        with pytest.raises(PlannerInputError, match=says):
+            pareto(req, catalog=shipped, **kwargs)  # type: ignore[arg-type]
+
+
+def test_caps_below_every_allowed_gpu_are_bad_input_not_a_plan_that_fits_no_memory(shipped: Catalog) -> None:
+    """power_caps=[0.1] was 'infeasible: no parallel layout fits GPU memory on the allowed GPUs' -- a wrong reason."""
+    gpu = shipped.gpu("h100-sxm")
+    lo = gpu.min_power_limit_w / gpu.tdp_w
+    with pytest.raises(PlannerInputError, match=rf"no allowed GPU can run at power cap 0\.1 .*h100-sxm {lo:.2f}-1\.00"):
+        solve({**SMALL, "power_caps": [0.1]}, shipped)
+    with pytest.raises(PlannerInputError, match=r"no allowed GPU can run at power cap 0\.1"):
+        pareto({**SMALL, "power_caps": [0.1]}, catalog=shipped)
+
+
+# ------------------------------------------------------------------------------------------------ results as pandas
+def test_an_infeasible_result_has_the_plan_table_columns_and_says_the_relaxation_in_numbers(shipped: Catalog) -> None:
+    res = solve({**SMALL, "tokens": 1e12, "deadline_days": 1}, shipped)
+    assert res.status == "infeasible" and res.plan is None
+    df = res.to_frame()
+    assert df.empty and list(df.columns) == [k for k in Plan.model_fields if k != "estimate"] + ["role"]
+    assert res.explanation is not None
+    deadline = [r for r in res.explanation.relaxations if r.requirement == "deadline"]
+    assert deadline and deadline[0].given == 1 and deadline[0].needed > 1 and deadline[0].unit == "days"
+    assert res.summary().startswith("No plan:") and "deadline of at least" in res.summary()
+
+
+def test_the_plan_table_round_trips_through_csv_with_numeric_dtypes(shipped: Catalog) -> None:
+    res = solve(SMALL, shipped)
+    df = res.to_frame()
+    for col in ("nodes", "gpus", "power_cap_w", "time_to_train_days", "facility_energy_kwh", "cost_usd", "upfront_usd"):
+        assert pd.api.types.is_numeric_dtype(df[col]), col
+    back = pd.read_csv(io.StringIO(df.to_csv(index=False)))
+    pd.testing.assert_frame_equal(back, df, check_dtype=False)
+    text = res.summary()
+    p = res.plan
+    assert p is not None
+    for part in (p.server, p.gpu, p.fabric, f"{p.nodes} x", "cap", "precision", "days", "kWh", "cost $"):
+        assert part in text, part
+
+
+def test_the_pareto_front_states_its_units(shipped: Catalog) -> None:
+    front = pareto(SMALL, x="cost", y="energy", points=2, catalog=shipped)
+    assert front.attrs["units"]["cost"] == "USD" and front.attrs["units"]["energy"] == "kWh"
+    assert front.attrs["units"]["epsilon"] == "kWh"
+
+
+# ------------------------------------------------------------------------------------------------ top level
+def test_the_optimizer_names_are_at_the_top_level_and_import_planner_stays_without_pyomo() -> None:
+    from planner.fleet import fleet as fleet_module
+    from planner.plan import optimize
+
+    assert planner.solve is optimize.solve and planner.pareto is optimize.pareto
+    assert planner.PlanRequest is optimize.PlanRequest and planner.PlanResult is optimize.PlanResult
+    assert planner.load_fleet_request is fleet_module.load_fleet_request
+    assert set(planner.__all__) <= set(dir(planner))
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        planner.nonesuch  # noqa: B018
+    code = "import sys, planner; print('pyomo.environ' in sys.modules, 'planner.plan.optimize' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+# ------------------------------------------------------------------------------------------------ an explicit space
+def _space(**cols: list) -> pd.DataFrame:
+    base = {"server": ["dgx-h100"], "fabric": ["ndr400"], "power_cap": [1.0], "nodes": [2]}
+    return pd.DataFrame({**base, **cols})
+
+
+@pytest.mark.parametrize(
+    "cols, says",
+    [
+        ({"nodes": [0]}, r"space: nodes are whole numbers >= 1 \(row 0: 0\)"),  # was a NaN row
+        ({"nodes": [2.5]}, r"space: nodes are whole numbers >= 1 \(row 0: 2\.5\)"),  # was silently 2 nodes
+        ({"power_cap": [0.1]}, r"space: power cap 0\.1 of server 'dgx-h100' is outside h100-sxm's configurable"),
+        ({"power_cap": [1.5]}, r"space: power cap 1\.5"),
+        ({"fabric": ["edr100"]}, "space: server 'dgx-h100' cannot use fabric 'edr100'"),  # was estimated on EDR
+        ({"fabric": [None]}, "every row needs a server and a fabric"),  # was an IndexError
+        ({"server": ["dgx-h1000"]}, "unknown server 'dgx-h1000'"),
+    ],
+)
+def test_an_explicit_space_is_checked_row_by_row(shipped: Catalog, cols: dict, says: str) -> None:
+    """A cap of 0.1 on an H100 was estimated as a feasible configuration (the curve extrapolated below the GPU's
+    settable range); 0 nodes gave NaN; 2.5 nodes were truncated to 2."""
+    with pytest.raises(PlannerInputError, match=says):
+        planner.evaluate_space(shipped, "bert-large", space=_space(**cols))
+
+
+def test_an_explicit_space_without_a_column_says_which(shipped: Catalog) -> None:
+    with pytest.raises(
+        PlannerInputError, match=r"space needs the columns server, fabric, power_cap, nodes .* missing: fabric"
+    ):
+        planner.evaluate_space(shipped, "bert-large", space=_space().drop(columns="fabric"))  # was KeyError: 'fabric'
+
+
+def test_several_configurations_in_one_space_are_the_configurations_one_by_one(shipped: Catalog) -> None:
+    space = pd.DataFrame(
+        {
+            "server": ["dgx-h100", "dgx-a100-80gb"],
+            "fabric": ["ndr400", "hdr200"],
+            "power_cap": [1.0, 0.5],
+            "nodes": [2, 3],
+        }
+    )
+    df = planner.evaluate_space(shipped, "bert-large", space=space)
+    for i, row in space.iterrows():
+        est = planner.evaluate(shipped, {"model": "bert-large", **row.to_dict()})
+        assert df["time_to_train_h"].iloc[i] == pytest.approx(est.time_to_train_h, rel=1e-12)
+        assert df["facility_energy_kwh"].iloc[i] == pytest.approx(est.facility_energy_kwh, rel=1e-12)
+
+
+def test_a_request_reads_one_id_as_a_list_of_one() -> None:
+    """sites="us-colo" was 'Input should be a valid list', while evaluate_space takes servers="dgx-h100"."""
+    one = PlanRequest(**{**SMALL, "servers": "dgx-h100", "sites": "hydro-nordic", "gpus": "H100", "fabrics": "ndr400"})
+    assert one == PlanRequest(
+        **{**SMALL, "servers": ["dgx-h100"], "sites": ["hydro-nordic"], "gpus": ["H100"], "fabrics": ["ndr400"]}
+    )

@@ -1,0 +1,160 @@
+"""Defects a new user met on the app's plan page (views used by app.py), each pinned by the check that found it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from planner.data import Catalog
+from planner.plan import PlanRequest
+from planner.present import scaling_frame
+
+
+def test_the_scaling_chart_shows_only_the_allowed_gpus_servers_and_fabrics(shipped: Catalog) -> None:
+    """Was: with B200 and H100 allowed, the scaling chart plotted all nine GPU types of the catalog (A100, GB200,
+    MI300X, L40S, ...) beside the plan, as if they were options."""
+    req = PlanRequest(model="llama3-8b", deadline_days=30, servers=["hgx-b200", "dgx-h100"], max_nodes=16)
+    frame = scaling_frame(shipped, req)
+    assert set(frame["gpu"]) == {"b200", "h100-sxm"} and set(frame["server"]) == {"hgx-b200", "dgx-h100"}
+    # a GPU pattern and a fabric restriction follow the request's rules too (B200 does not allow gb200)
+    req = PlanRequest(model="llama3-8b", deadline_days=30, gpus=["B200"], fabrics=["roce400"], max_nodes=16)
+    assert set(scaling_frame(shipped, req)["gpu"]) == {"b200"}
+
+
+def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> None:
+    """Was: the app's batch page read YAML with PyYAML's YAML 1.1 rules (``tokens: 15e12`` a string) and CSV cells
+    as strings (``30``), so the same file gave other scenarios and other ids than `planner batch FILE` (the results
+    of the two could not be matched, and a rerun on the command line did not resume the app's)."""
+    from planner.batch import load_scenarios
+    from planner.present import read_batch_upload
+
+    text = "base:\n  model: llama3-8b\n  tokens: 1e12\n  objective: cost\ngrid:\n  deadline_days: [30, 4.5e1]\n"
+    (tmp_path / "s.yaml").write_text(text)
+    cli = load_scenarios(tmp_path / "s.yaml")
+    app = read_batch_upload("s.yaml", text.encode())
+    assert app == cli and cli[0]["tokens"] == 1e12 and [s["deadline_days"] for s in cli] == [30, 45.0]
+    csv = "model,tokens,deadline_days,gpus,electricity_price_multiplier\nllama3-8b,1e12,30,H100;B200,1.5\n"
+    (tmp_path / "s.csv").write_text(csv)
+    cli = load_scenarios(tmp_path / "s.csv")
+    assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30
+
+
+def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
+    """Was: '(root): Input should be a valid dictionary or instance of FleetRequest (got None)' for an empty file
+    (and for a list), and "not valid YAML: 'utf-8' codec can't decode byte 0xc5" for a binary one."""
+    import pytest
+
+    from planner.errors import PlannerInputError
+    from planner.present import read_fleet_upload
+
+    cases = {
+        b"# to do\n\n": "f.yaml is empty (nothing but blanks or comments)",
+        b"- slots: 4\n": "f.yaml: a fleet request is a YAML mapping (slots, slot_hours, jobs, ...",
+        b"\xc5\x00\xff": "f.yaml is not a text file (not UTF-8)",
+    }
+    for data, said in cases.items():
+        with pytest.raises(PlannerInputError) as exc:
+            read_fleet_upload("f.yaml", data)
+        assert said in str(exc.value) and "FleetRequest" not in str(exc.value)
+    ok = read_fleet_upload("f.yaml", (Path(__file__).resolve().parents[2] / "examples" / "portfolio.yaml").read_bytes())
+    assert len(ok.jobs) > 1
+
+
+def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
+    """Was 'Optimal fleet: cost = 3.18154e+07 USD' on the command line and 'Optimal fleet: cost = 3.18154e+07'
+    (no unit) in the app."""
+    from planner.fleet import FleetPlan
+
+    empty = {"purchases": [], "assignments": [], "schedule": [], "totals": {}, "solver": None}
+    plan = FleetPlan(objective="cost", objective_value=31_815_406.2, status="optimal", **empty)
+    assert plan.headline() == "Optimal fleet: cost = 31,815,406 USD"
+    plan = FleetPlan(objective="energy", objective_value=527.04, status="time_limit", **empty)
+    assert plan.headline() == "Best fleet within the time limit (not proven optimal): energy = 527.04 kWh (facility)"
+
+
+def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
+    """Was: the fleet page's Bought table showed capex 6069000 beside '$6,069,200' in the summary above it (every
+    float rounded to 4 significant figures), and the alternatives 3 figures of energy (24,400 for 24,354 kWh);
+    headers 'Penalty usd per slot', 'Age years', 'Rent usd per month'."""
+    import pandas as pd
+
+    from planner.present import readable, readable_header, separated_columns
+
+    frame = readable(pd.DataFrame({"capex_usd": [6_069_200.0], "gap": [1.23456e-5], "power_cap": [0.7]}))
+    assert frame.to_dict("records") == [{"Capex (USD)": 6_069_200.0, "Gap": 1.235e-5, "Power cap (of TDP)": 0.7}]
+    assert separated_columns(frame) == ["Capex (USD)"]  # a column of small fractions keeps its digits
+    assert {c: readable_header(c) for c in ("penalty_usd_per_slot", "rent_usd_per_month", "age_years")} == {
+        "penalty_usd_per_slot": "Penalty (USD per slot)",
+        "rent_usd_per_month": "Rent (USD per month)",
+        "age_years": "Age (years)",
+    }
+    assert readable_header("carbon_kg_per_kwh") == "Carbon (kg CO2e per kWh)"
+    assert readable_header("port_bandwidth_gbps") == "Port bandwidth (Gb/s)"
+
+
+def test_app_tables_write_thousands_separators() -> None:
+    """Was: 'Tokens 1500000000000' in the fleet page's job table (st.dataframe's plain numbers)."""
+    from streamlit.testing.v1 import AppTest
+
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=120).run()
+    at.radio(key="page").set_value("Fleet").run()
+    jobs = at.dataframe[0]
+    assert "Penalty (USD per slot)" in jobs.value.columns
+    assert '"Tokens": {"type_config": {"type": "number", "format": "localized"}}' in jobs.proto.columns
+    assert '"Release slot"' not in jobs.proto.columns  # small numbers as they are
+
+
+def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
+    """Was: 'Rents 1 x a100-pcie-4 at peak (1 node billing periods, $6)' (examples/portfolio.yaml)."""
+    from planner.fleet import FleetPlan
+
+    rent = {"kind": "rent", "nodes": 1, "server": "a100-pcie-4", "node_periods": 1, "rent_usd": 6.0}
+    plan = FleetPlan(
+        purchases=[rent, {**rent, "nodes": 5, "node_periods": 1624}],
+        **{"status": "optimal", "objective": "cost", "objective_value": 6.0},
+        **{"assignments": [], "schedule": [], "totals": {}, "solver": None},
+    )
+    lines = plan.decisions(markdown=True)
+    assert "- **Rents** 1 x a100-pcie-4 at peak (1 node billing period, $6)." in lines
+    assert "- **Rents** 5 x a100-pcie-4 at peak (1,624 node billing periods, $6)." in lines
+
+
+def test_the_cost_and_energy_chart_tooltips_carry_units_and_round() -> None:
+    """Was: the breakdown chart's tooltip 'value 34948.12345678' with no unit; now dollars to the cent and kWh to 4
+    significant figures, as the plan card."""
+    import pandas as pd
+
+    from planner.present import breakdown_chart
+
+    frame = pd.DataFrame(
+        {
+            "plan": ["plan", "plan"],
+            "part": ["energy", "energy"],
+            "kind": ["cost (USD)", "energy (kWh)"],
+            "value": [34_948.123, 24_354.3],
+        }
+    )
+    spec = breakdown_chart(frame).to_dict()
+    tips = [c["encoding"]["tooltip"][-1] for c in spec["vconcat"]]
+    assert [(t["title"], t["format"]) for t in tips] == [("cost (USD)", ",.2f"), ("energy (kWh)", ",.4~r")]
+
+
+def test_the_plan_page_says_fp4_on_the_card_and_in_the_alternatives() -> None:
+    """Was: choosing fp4 gave a plan card without a precision and alternatives (an H100 plan among them, computed
+    in fp8) without a precision column; with no fp4 GPU allowed the page says what to do, in the app's terms."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120).run()
+    assert "fp4" in at.selectbox(key="precision").options
+    at.multiselect(key="gpus").set_value(["h100-sxm", "b200"])
+    at.selectbox(key="precision").set_value("fp4").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    card = " ".join(m.value for m in at.markdown if "plan-card" in m.value)
+    assert re.search(r"Precision</div><div[^>]*>fp4<", card), card
+    table = at.dataframe[0].value
+    assert dict(zip(table["GPU"], table["Precision"], strict=True)) == {"b200": "fp4", "h100-sxm": "fp8"}
+    at.multiselect(key="gpus").set_value(["h100-sxm"]).run()
+    text = " ".join(e.value for e in at.error)
+    assert "Precision fp4: none of the allowed GPUs (h100-sxm) has fp4: choose fp8" in text, text
+    assert "allow GPUs with fp4 (Blackwell or MI350, e.g. b200, mi355x)" in text and "--" not in text

@@ -1,0 +1,136 @@
+"""QA walk of the app's charts (session 9, headless Chromium on llama3-405b, 15e12 tokens, 90 days, fp4).
+
+* Scaling: every GPU type has a colour of its own (was Vega's 10-colour default for 14 GPU types: a100-pcie and
+  mi325x one blue, a100-sxm and mi350x one light blue, b200 and mi355x one red).
+* Cost & energy: the bars in the plan's order -- the plan first, then alt 1, 2, ... (was alphabetical: the plan
+  last, under alt 8) -- each labelled with what tells it apart (was '225x hgx-b300' three times for alternatives
+  that differ in fabric or cap).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.data import Catalog
+from planner.formatting import COLOR_SCHEMES
+from planner.plan import PlanRequest, PlanResult, solve
+from planner.present import breakdown_chart, breakdown_frame, scaling_chart, scaling_frame
+
+
+def _find(spec: Any, key: str) -> list[Any]:
+    """Every value under ``key`` anywhere in a Vega-Lite spec."""
+    out = []
+    if isinstance(spec, dict):
+        for k, v in spec.items():
+            if k == key:
+                out.append(v)
+            out += _find(v, key)
+    elif isinstance(spec, list):
+        for v in spec:
+            out += _find(v, key)
+    return out
+
+
+def test_every_gpu_type_of_the_scaling_chart_has_a_colour_of_its_own(shipped: Catalog) -> None:
+    req = PlanRequest(model="bert-large", deadline_days=1, max_nodes=8)  # every GPU of the catalog, cheap to evaluate
+    frame = scaling_frame(shipped, req)
+    n = frame["gpu"].nunique()
+    assert n > 10  # more than Vega's default scheme holds
+    colors = [c for c in _find(scaling_chart(frame, None, 8).to_dict(), "color") if isinstance(c, dict)]
+    assert colors and all(c.get("field") == "gpu" for c in colors)
+    for c in colors:
+        scale = c.get("scale", {})
+        assert scale.get("scheme") in COLOR_SCHEMES and COLOR_SCHEMES[scale["scheme"]] >= n, scale
+
+
+@pytest.fixture(scope="module")
+def with_alternatives(shipped: Catalog) -> PlanResult:
+    return solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, alternatives=3), shipped)
+
+
+def test_the_cost_and_energy_bars_keep_the_plans_order_and_tell_alternatives_apart(
+    with_alternatives: PlanResult,
+) -> None:
+    frame = breakdown_frame(with_alternatives)
+    labels = list(dict.fromkeys(frame["plan"]))
+    every = [with_alternatives.plan, *with_alternatives.alternatives]
+    assert len(labels) == len(every) > 2
+    assert labels[0].startswith("plan: ")
+    assert [x.split(":")[0] for x in labels[1:]] == [f"alt {i}" for i in range(1, len(every))]
+    hardware = [x.split(": ", 1)[1] for x in labels]
+    distinct = {(p.nodes, p.server, p.fabric, p.power_cap, p.purchase) for p in every if p is not None}
+    assert len(set(hardware)) == len(distinct)  # as many distinct labels as distinct hardware
+    spec = breakdown_chart(frame).to_dict()
+    ys = [e["y"] for e in _find(spec, "encoding") if "y" in e]
+    assert ys and all(y.get("sort", "ascending") is None for y in ys)  # data order, not alphabetical
+
+
+def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() -> None:
+    """Was: jobs alphabetical (eval-bert above pretrain-70b, which starts first), cluster names cut at 160 px in the
+    legend ('a100-pcie-4 on hdr200 (r…') and the axis ending where the last job ends (idle slots after it not shown)."""
+    from types import SimpleNamespace
+
+    from planner.present import fleet_gantt, fleet_job_order
+
+    def job(jid: str, slots: list[int], server: str = "dgx-a100-80gb", kind: str = "buy") -> dict[str, Any]:
+        return {"job": jid, "slots": slots, "nodes": 2, "server": server, "fabric": "hdr200", "kind": kind}
+
+    assignments = [
+        job("eval-bert", [4], "a100-pcie-4", "rent"),
+        job("lora-b", [6, 7]),
+        job("pretrain", [0, 1, 2, 3]),
+        job("lora-a", [1, 2]),
+    ]
+    schedule = [
+        {"slot": t, "on_site": True, "facility_power_kw": 10.0 * (t + 1), "server": "dgx-a100-80gb"} for t in range(8)
+    ]
+    plan = SimpleNamespace(assignments=assignments, schedule=schedule)
+    assert fleet_job_order(plan) == ["pretrain", "lora-a", "eval-bert", "lora-b"]
+    spec = fleet_gantt(plan, 168.0).to_dict()
+    bars = spec["vconcat"][0]["encoding"]
+    assert bars["y"]["sort"] == ["pretrain", "lora-a", "eval-bert", "lora-b"]
+    assert bars["color"]["legend"]["labelLimit"] == 0
+    assert bars["x"]["scale"]["domain"] == [0, 8]  # the whole horizon, its last slot (7) included
+
+
+def test_the_batch_reports_cost_chart_gives_every_gpu_a_colour_and_says_the_precision() -> None:
+    """Was Vega's 10-colour default in report.html's chart too (a sweep over every GPU type repeats colours), and no
+    precision in its tooltip."""
+    import pandas as pd
+
+    from planner.batch import cost_chart
+
+    gpus = [f"gpu-{i}" for i in range(14)]
+    ok = pd.DataFrame(
+        {
+            "id": [f"s{i}" for i in range(14)],
+            "gpu": gpus,
+            "precision": ["bf16"] * 14,
+            "upfront_usd": [1e6 + i for i in range(14)],
+            "cost_usd": [1e4 + i for i in range(14)],
+            "purchase": ["buy"] * 14,
+        }
+    )
+    enc = cost_chart(ok, "t")["encoding"]
+    assert COLOR_SCHEMES[enc["color"]["scale"]["scheme"]] >= 14
+    assert "precision" in [t["field"] for t in enc["tooltip"]]
+
+
+def test_the_scaling_chart_says_which_gpus_compute_in_a_fallback_precision(shipped: Catalog) -> None:
+    """Was: with fp4 asked for, the A100 and H100 curves (computed in bf16 and fp8) were labelled by GPU alone, the
+    precision in a tooltip only."""
+    req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, precision="fp4", max_nodes=4)
+    frame = scaling_frame(shipped, req)
+    spec = scaling_chart(frame, None, 4).to_dict()
+    colors = [c for c in _find(spec, "color") if isinstance(c, dict) and "field" in c]
+    assert colors and {c["field"] for c in colors} == {"series"} and colors[0]["title"] == "GPU (precision)"
+    labels = set(_find(spec, "series")) | {
+        r["series"] for d in _find(spec, "datasets") for rows in d.values() for r in rows if "series" in r
+    }
+    assert "b200 (fp4)" in labels and "h100-sxm (fp8)" in labels and "a100-sxm-80gb (bf16)" in labels
+    bf16 = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, max_nodes=4)
+    spec16 = scaling_chart(scaling_frame(shipped, bf16), None, 4).to_dict()
+    plain = [c for c in _find(spec16, "color") if isinstance(c, dict) and "field" in c]
+    assert {c["field"] for c in plain} == {"gpu"}  # one precision: the GPU alone, as before

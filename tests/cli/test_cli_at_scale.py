@@ -1,0 +1,212 @@
+"""Defects met in a new-user walkthrough at scale (1,000-16,000 GPUs), each pinned by the check that found it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.plan.optimize import Relaxation, _delta
+
+from .test_cli_input_errors import planner_process
+
+
+def _r(requirement: str, given: float, needed: float, unit: str) -> Relaxation:
+    return Relaxation(requirement=requirement, given=given, needed=needed, unit=unit, message="")
+
+
+def test_relaxation_pairs_write_large_deltas_out_not_in_scientific_notation() -> None:
+    """Was: '+1.3e+03 days and +39 nodes', '+4.98e+03 kW' in the smallest pairs of an infeasible 405B request."""
+    assert _delta(_r("deadline", 30, 1330.2, "days")) == "+1,310 days"  # 1,300.2 rounded up to 3 figures
+    assert _delta(_r("power", 2000, 6976.4, "kW")) == "+4,980 kW"
+    assert _delta(_r("deadline", 30, 39.25, "days")) == "+9.25 days"
+    assert _delta(_r("power", 500, 500.4201, "kW")) == "+0.421 kW"
+
+
+def test_an_empty_request_file_says_it_is_empty(tmp_path: Path) -> None:
+    """Was, for `planner fleet empty.yaml`: '(root): Input should be a valid dictionary or instance of FleetRequest
+    (got None)'."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n\n")
+    for args in (["fleet", str(empty)], ["batch", str(empty), "--out", str(tmp_path / "out")]):
+        p = planner_process(*args)
+        assert p.returncode == 2 and f"{empty} is empty (nothing but blanks or comments)" in p.stderr, p.stderr
+        assert "FleetRequest" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_cost_breakdown_of_a_plan_on_owned_servers_sums_to_its_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: `planner solve ... --owned dgx-h100:16 --json` gave cost_usd $3,842 (energy only: every node owned)
+    beside cost_breakdown_usd {hardware: $53,326, energy: $3,842} -- the hardware share of servers bought new; the
+    app's cost chart drew the same $53,326."""
+    from planner.cli.main import main
+    from planner.plan import PlanRequest, solve
+    from planner.present import breakdown_frame
+    from tests.conftest import toy_catalog, toy_server
+
+    cat = toy_catalog(servers=[toy_server()])
+    req = PlanRequest(
+        model="toy-model", sites=["clean"], power_caps=[1.0], deadline_days=1.0, max_nodes=4, owned={"toy-a": 4}
+    )
+    res = solve(req, cat)
+    assert res.plan is not None and res.plan.owned_nodes == res.plan.nodes and res.plan.capex_usd == 0
+    money = breakdown_frame(res).query("kind == 'cost (USD)' and plan.str.startswith('plan')")
+    assert dict(zip(money["part"], money["value"], strict=True)) == {
+        "hardware / rent": pytest.approx(0, abs=1e-9),
+        "energy": pytest.approx(res.plan.cost_usd),
+    }
+    code = main(["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--servers",
+                 "dgx-h100", "--fabrics", "ndr400", "--owned", "dgx-h100:16:ndr400", "--alternatives", "0",
+                 "--json"])  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["owned_nodes"] > 0
+    assert sum(d["cost_breakdown_usd"].values()) == pytest.approx(d["cost_usd"])
+    if d["owned_nodes"] == d["nodes"]:
+        assert d["capex_usd"] == 0 and d["cost_breakdown_usd"]["hardware"] == pytest.approx(0, abs=1e-6)
+
+
+def test_tables_write_prices_costs_and_power_out_in_whole_units() -> None:
+    """Was `planner catalog servers`: price_usd 3.8e+05, rent 1.746e+04; `catalog sites`: 3e+04 kW; the solve's
+    alternatives: cost_usd 4.55e+07 -- the figures a procurement user reads, in scientific notation."""
+    from planner.cli.common import table
+
+    rows = [
+        {"id": "dgx-h100", "price_usd": 380_000.0, "kw": 30_000.0, "pue": 1.4, "ok": False, "n": 1312},
+        {"id": "rental", "price_usd": None, "kw": 45_502_345.4, "pue": 0.37, "ok": True, "n": 8},
+    ]
+    lines = table(rows, ["id", "price_usd", "kw", "pue", "ok", "n"]).splitlines()
+    assert lines[2].split() == ["dgx-h100", "380,000", "30,000", "1.4", "False", "1,312"]
+    assert lines[3].split() == ["rental", "45,502,345", "0.37", "True", "8"]
+    assert lines[3].index("45,502,345") + len("45,502,345") == lines[2].index("30,000") + len("30,000")  # right
+
+
+def test_a_fixed_layout_over_the_batch_limit_says_which_flags_to_raise() -> None:
+    """Was, for the README's `evaluate --model llama3-405b --server dgx-h100 --nodes 2048 --cp 2`: 'no parallel
+    layout is valid ... (use fewer nodes)' -- with --cp 2 alone tp = pp = 1, so 8,192 replicas of one sequence
+    each are 4x the 2,050-sequence (16.8M-token) batch Llama 3 trains at; 8 = ceil(16,384 / 2,050)."""
+    base = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048"]
+    p = planner_process(*base, "--cp", "2")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "--tp 1 --cp 2 --pp 1 (a degree left out is 1) leave 8,192 data-parallel replicas" in p.stderr
+    assert "above the largest global batch 'llama3-405b' trains at, 2,050 sequences" in p.stderr
+    assert "give tp x cp x pp of at least 8" in p.stderr, p.stderr
+    # the layout Meta published fits and runs
+    ok = planner_process(*base, "--tp", "8", "--pp", "16", "--cp", "2", "--sequence-parallel", "--zero", "1", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["layout"].startswith("DP64 TP8 PP16"), ok.stderr
+
+
+def test_fp8_asked_for_on_gpus_without_fp8_is_bad_input_in_solve_and_pareto(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Was: `solve --precision fp8 --gpus A100` planned (or explained infeasibility) in bf16, silently when no
+    plan met the deadline; `evaluate` already refuses fp8 on a GPU without it (README: never silent)."""
+    from planner.cli.main import main
+
+    for cmd in ("solve", "pareto"):
+        code = main([cmd, "--model", "llama3-70b", "--deadline-days", "30", "--precision", "fp8", "--gpus", "A100"])
+        err = capsys.readouterr().err
+        assert code == 2 and "--precision fp8: none of the allowed GPUs (a100-pcie-80gb, a100-sxm-80gb) has fp8" in err
+    # with an fp8 GPU allowed it plans (the A100 ones would compute in bf16, with a note if chosen)
+    code = main(["solve", "--model", "llama3-8b", "--tokens", "1e11", "--deadline-days", "30", "--precision", "fp8",
+                 "--gpus", "A100,H100", "--alternatives", "0"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+
+
+def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> None:
+    """Was: 'at least 1.533e+04 kW of power' for 405B on 16k GPUs; a 30,000 kW envelope given read '3e+04 kW'."""
+    from planner.plan.optimize import _phrase
+
+    assert _phrase("power", 15_327.2, 2000) == "at least 15,330 kW of power (you gave 2,000 kW)"
+    assert _phrase("power", 45_001.0, 30_000) == "at least 45,010 kW of power (you gave 30,000 kW)"
+    assert _phrase("power", 0.4201, 0.05) == "at least 0.4201 kW of power (you gave 0.05 kW)"
+    assert _phrase("deadline", 12_345.6, 30).startswith("a deadline of at least 12,350 days (you gave 30; ")
+    assert _phrase("deadline", 62.7301) == "a deadline of at least 62.74 days"
+
+
+def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was silent: `evaluate --model llama3-70b --global-batch 100000` (819M tokens a step, 49x the recipe's 16.8M)
+    trained the same 1.83e9 sequences as at 1,024 and came out faster; plans the planner makes never exceed the
+    limit, a batch the user gives may, and the estimate then assumes what the note says."""
+    from planner.cli.main import main
+
+    args = ["evaluate", "--model", "llama3-70b", "--server", "dgx-h100", "--nodes", "128", "--global-batch"]
+    code = main([*args, "100000"])
+    err = capsys.readouterr().err
+    assert code == 0 and "global batch 100,000 sequences (819,200,000 tokens per step) is above the largest" in err
+    assert "'llama3-70b' trains at, 2,050 sequences (16,800,000 tokens): this estimate trains the same tokens" in err
+    assert main([*args, "2048"]) == 0 and "is above the largest" not in capsys.readouterr().err
+    code = main(["solve", "--model", "llama3-70b", "--deadline-days", "30", "--global-batch", "999999999"])
+    assert "global batch 999,999,999 sequences" in capsys.readouterr().err  # said on an infeasible solve too
+
+
+def test_a_fleet_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
+    """Was: 'f.yaml: (root): Input should be a valid dictionary or instance of FleetRequest (got [...])'."""
+    f = tmp_path / "f.yaml"
+    f.write_text("- {id: a, model: llama3-8b}\n")
+    p = planner_process("fleet", str(f))
+    assert p.returncode == 2 and f"{f}: a fleet request is a YAML mapping (slots, slot_hours, jobs" in p.stderr
+    assert "FleetRequest" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_fleet_totals_line_writes_money_and_energy_out() -> None:
+    """Was 'Totals: capex_usd 6.295e+06, rent_usd 3.316e+04, ... facility_energy_kwh 1.034e+06'."""
+    from planner.cli.plan import fleet_totals_text
+
+    text = fleet_totals_text({"capex_usd": 6_294_600.0, "rent_usd": 33_155.4, "penalty_usd": 0.0, "peak_kw": 527.04})
+    assert text == "Totals: capex_usd 6,294,600, rent_usd 33,155, penalty_usd 0, peak_kw 527"
+
+
+def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was, for Llama 3 405B on 2,048 DGX H100: '1.444e+04 kW IT', '2.567e+07 kWh', '1.33e+07 kgCO2e',
+    '1.904e+09 samples' -- every headline figure of a 16,384-GPU run in exponent form."""
+    import re
+
+    from planner.cli.main import main
+    from planner.formatting import sig4
+
+    assert [sig4(x) for x in (25_674_321.0, 1777.4, 74.06, 8.3081, 0.000337, 0.0)] == [
+        "25,670,000", "1,777", "74.06", "8.308", "0.000337", "0",
+    ]  # fmt: skip
+    assert sig4(4.084e291) == "4.084e+291"  # absurd amounts stay short
+    code = main(["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048"])
+    out = capsys.readouterr().out
+    body = out.split("step breakdown")[0]
+    assert code == 0 and not re.search(r"\de[+-]\d", body), body
+    assert re.search(r"energy +[\d,]{10} kWh IT", body) and "switches)" in body
+
+
+def test_a_unit_of_work_the_model_has_not_is_said_in_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: "model 'llama3-405b' has no dataset_samples: give samples or tokens" (fields, not the flags to type)."""
+    from planner.cli.main import main
+
+    assert main(["solve", "--model", "llama3-405b", "--epochs", "3", "--deadline-days", "90"]) == 2
+    err = capsys.readouterr().err
+    assert "--epochs: 'llama3-405b' states no dataset size" in err and "give --samples or --tokens" in err
+    assert main(["evaluate", "--model", "resnet50", "--tokens", "1e9", "--server", "dgx-h100", "--nodes", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--tokens: 'resnet50' is not a sequence model (its work is counted in images)" in err
+    assert "give --samples or --epochs" in err
+
+
+def test_the_batch_report_writes_relaxations_out() -> None:
+    """Was 'power: given 2000, needs 1.533e+04 kW; budget: given 3e+06, needs 2.411e+07 USD' in report.md/html."""
+    from planner.batch.report import _relaxation
+
+    rel = [
+        {"requirement": "power", "given": 2000.0, "needed": 15_327.2, "unit": "kW"},
+        {"requirement": "budget", "given": 3e6, "needed": 24_108_600.0, "unit": "USD"},
+    ]
+    text = _relaxation(json.dumps(rel))
+    assert text == "power: given 2,000, needs 15,330 kW; budget: given 3,000,000, needs 24,110,000 USD"
+
+
+def test_the_plan_headline_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was 'facility energy 2.055e+07 kWh' and 'objective cost = 2.70727e+07 USD' in `planner solve`'s summary."""
+    from planner.cli.main import main
+
+    args = ["solve", "--model", "llama3-405b", "--tokens", "15e12", "--deadline-days", "90", "--power-kw", "20000"]
+    code = main(args)
+    out = capsys.readouterr().out
+    assert code == 0
+    headline = out.split("  solver:")[0]  # the plan's figures (the solver's own diagnostics follow)
+    assert "e+0" not in headline and "facility energy" in headline and "objective energy =" in headline, headline

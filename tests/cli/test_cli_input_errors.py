@@ -1,0 +1,392 @@
+"""Defects a new user met on the command line and in the app, each pinned by the check that found it.
+
+Exit codes through real `planner` processes where the code is the point (a fixed layout that cannot divide the
+cluster, a configuration that does not fit, a malformed CSV scenario table); messages in-process (fast).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.cli.main import main
+from planner.data import Catalog
+from planner.errors import PlannerInputError
+from planner.plan import OwnedServers, PlanRequest, solve
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def planner_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`planner ARGS` as a user runs it: a new interpreter, this checkout first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PLANNER_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from planner.cli.main import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --------------------------------------------------------------------------------------------- evaluate
+def test_a_fixed_layout_that_cannot_divide_the_cluster_says_which_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'no parallel layout is valid ... (use fewer nodes)' for --tp 3 on 8-GPU nodes: the wrong advice."""
+    base = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4"]
+    code, _, err = run(capsys, *base, "--tp", "3")
+    assert code == 2 and "--tp 3 does not divide the 8 GPUs of a dgx-h100 node" in err
+    assert "give --tp 1 or 2 or 4 or 8" in err and "fewer nodes" not in err
+    code, _, err = run(capsys, *base, "--pp", "7")
+    assert code == 2 and "--tp x --cp x --pp = 7 does not divide the 32 GPUs of 4 x dgx-h100" in err
+
+
+def test_evaluate_of_a_configuration_that_does_not_fit_exits_1(tmp_path: Path) -> None:
+    """Was exit 0 with a time, energy and cost for a run that cannot start (947 GB per 80 GB GPU)."""
+    args = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "1"]
+    p = planner_process(*args, "--json")
+    assert p.returncode == 1, p.stderr
+    assert json.loads(p.stdout)["fits_memory"] is False
+    assert "does not fit in GPU memory" in p.stderr and "Traceback" not in p.stderr
+    # the run it describes would also outlast the servers' life: said, with how many times the capex it would cost
+    assert "longer than the bought servers' service life (--life-years 4)" in p.stderr
+
+
+def test_huge_amounts_print_money_in_significant_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4", "--tokens", "1e300"]
+    code, out, _ = run(capsys, *args)
+    cost_line = next(line for line in out.splitlines() if line.strip().startswith("cost"))
+    assert code == 1 and len(cost_line) < 200, cost_line  # exit 1: a run of 1e300 tokens outlasts the servers
+
+
+# ------------------------------------------------------------------------------------------ bad input
+def test_argument_errors_are_one_message_not_a_screen_of_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "solve", "--model", "llama3-8b", "--tokens", "nan", "--deadline-days", "30")
+    assert code == 2
+    assert err.splitlines()[0] == "planner: error: argument --tokens: must be a finite positive number, got 'nan'"
+    assert "usage:" not in err and "`planner solve --help`" in err and len(err.splitlines()) == 2
+    # "leave the option out for no limit" only where leaving it out means no limit (the work amount is not one)
+    assert "no limit" not in err
+
+
+def test_life_years_is_bounded_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: 'request: life_years: Input should be less than or equal to 15' (the field, not the option)."""
+    code, _, err = run(capsys, "solve", "--model", "llama3-8b", "--deadline-days", "30", "--life-years", "16")
+    assert code == 2 and "argument --life-years: must be a number of years in (0, 15], got '16'" in err
+
+
+def test_a_cpu_only_server_in_servers_is_bad_input_saying_why(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--servers", "rental-ryzen5-3600"]
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "server 'rental-ryzen5-3600' has no GPU" in err and "dgx-h100" in err
+
+
+def test_validate_out_a_directory_is_bad_input_before_the_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Was an internal error (IsADirectoryError, exit 3) after rerunning every measurement."""
+    code, _, err = run(capsys, "validate", "--out", str(tmp_path))
+    assert code == 2 and "is a directory; give a file name" in err
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "validate", "--out", str(tmp_path / "f" / "r.md"))
+    assert code == 2 and "is a file, not a folder" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('model,deadline_days\nbert-large,1\n"unterminated,2\n', 3),  # was: internal error (TypeError), exit 3
+        ("model,deadline_days\nbert-large\n", 2),  # a missing cell: was the same crash
+        ("model,deadline_days\nbert-large,1,5\n", 2),  # an extra cell: was silently dropped
+    ],
+)
+def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: Path, text: str, line: int) -> None:
+    f = tmp_path / "s.csv"
+    f.write_text(text)
+    p = planner_process("batch", str(f), "--out", str(tmp_path / "out"), "--no-progress")
+    assert p.returncode == 2, p.stderr
+    assert f"s.csv, line {line}:" in p.stderr and "cells where the header has 2" in p.stderr
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------------------------------------- notes
+def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> None:
+    """--gpus B200 allowed 'gb200' too (it matched substrings): the README's own example planned GB200 NVL72 racks.
+    A pattern is now a GPU id, a family or the start of an id."""
+    from planner.plan import match_gpus
+    from planner.present import servers_with_gpus
+
+    assert match_gpus(shipped, ["B200"]) == {"b200"}
+    assert match_gpus(shipped, ["gb200"]) == {"gb200"}
+    assert match_gpus(shipped, ["H100"]) == {"h100-sxm", "h100-pcie"}
+    assert match_gpus(shipped, ["A100"]) == {g for g in shipped.gpus if g.startswith("a100")}
+    assert match_gpus(shipped, ["blackwell"]) == {"b200", "gb200", "b300", "gb300"}
+    with pytest.raises(PlannerInputError, match="no GPU matches '200'"):
+        match_gpus(shipped, ["200"])
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", gpus=["B200"]))
+    assert res.plan is not None and res.plan.gpu == "b200"
+    # the app's exact choice: the servers that carry exactly b200
+    servers = servers_with_gpus(shipped, ["b200"])
+    assert servers and all(shipped.server(s).gpu == "b200" for s in servers)
+
+
+def test_owned_servers_past_their_life_are_said_not_silently_unused(shipped: Catalog) -> None:
+    from planner.present import owned_notes
+
+    old = OwnedServers(server="dgx-h100", count=64, fabric="ndr400", age_years=10)
+    (note,) = owned_notes(shipped, PlanRequest(model="llama3-8b", deadline_days=30, owned=[old]))
+    assert "64 owned dgx-h100 on ndr400 cannot serve" in note and "past the end of their service at 4 years" in note
+    young = old.model_copy(update={"age_years": 1})
+    assert owned_notes(shipped, PlanRequest(model="llama3-8b", deadline_days=30, owned=[young])) == []
+
+
+# ---------------------------------------------------------------------------------------- tables
+def test_pareto_table_names_its_objective_columns_with_units(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["pareto", "--model", "resnet50", "--deadline-days", "0.5", "--points", "2", "--x", "cost", "--y", "time"]
+    code, out, _ = run(capsys, *args)
+    head = next(line for line in out.splitlines() if "server" in line).split()
+    assert code == 0 and head[:2] == ["cost_usd", "time_to_train_h"], out
+
+
+def test_fleet_schedule_splits_on_site_and_rented_power_in_whole_nodes() -> None:
+    """Was one 'facility_power_kw' row adding rented power to the on-site envelope's, printed as 13.047609."""
+    from planner.cli.plan import fleet_schedule_text
+    from planner.fleet import FleetPlan
+
+    schedule = [
+        {"slot": 0, "nodes": 6, "on_site": True, "facility_power_kw": 13.047609},
+        {"slot": 1, "nodes": 2, "on_site": True, "facility_power_kw": 5.0},
+        {"slot": 1, "nodes": 8, "on_site": False, "facility_power_kw": 80.04},
+    ]
+    plan = FleetPlan(
+        status="optimal",
+        objective="cost",
+        objective_value=1.0,
+        purchases=[],
+        assignments=[],
+        schedule=schedule,
+        totals={},
+        solver=None,
+    )
+    lines = fleet_schedule_text(plan, slots=3, slot_hours=168).splitlines()
+    assert lines[0].split() == ["slot", "0", "slot", "1", "slot", "2"]
+    assert lines[1].split() == ["nodes_busy", "6", "10", "0"]
+    assert lines[2].split() == ["on_site_kw", "13.0", "5.0", "0.0"]
+    assert lines[3].split() == ["rented_kw", "0.0", "80.0", "0.0"]
+
+
+# ------------------------------------------------------------------------------------------ guide
+def test_no_module_of_the_package_imports_the_package_itself() -> None:
+    """No upward imports: `import planner` (or `from planner import NAME` of a non-module) inside planner/ goes
+    through planner/__init__.py, which imports the subpackages: a cycle."""
+    pkg = ROOT / "planner"
+    modules = {p.stem for p in pkg.glob("*.py")} | {p.name for p in pkg.iterdir() if (p / "__init__.py").exists()}
+    bad = []
+    for path in sorted(pkg.rglob("*.py")):
+        if path == pkg / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import) and any(a.name == "planner" for a in node.names):
+                bad.append(f"{path.name}:{node.lineno} import planner")
+            if isinstance(node, ast.ImportFrom) and node.module == "planner":
+                bad += [
+                    f"{path.name}:{node.lineno} from planner import {a.name}"
+                    for a in node.names
+                    if a.name not in modules
+                ]
+    assert not bad, bad
+
+
+def test_cli_modules_import_each_other_one_way() -> None:
+    """cli.py and cli_plan.py both use cli_common.py; cli_common imports neither; cli_plan never imports cli."""
+
+    def planner_imports(name: str) -> set[str]:
+        tree = ast.parse((ROOT / "planner" / f"{name}.py").read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("planner."):
+                found.add(node.module.removeprefix("planner."))
+        return found
+
+    assert not planner_imports("cli_common") & {"cli", "cli_plan"}
+    assert "cli" not in planner_imports("cli_plan")
+    assert "cli" not in planner_imports("views") and "cli_plan" not in planner_imports("views")
+
+
+def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
+    """Was silent until the plan (a minute or more for many jobs): stderr now says what runs and its time limit."""
+    f = tmp_path / "tiny.yaml"
+    f.write_text(
+        "slots: 2\nslot_hours: 24\nsite: us-colo\nobjective: cost\npurchase: buy\ngpus: [L40S]\nmax_nodes: 4\n"
+        "jobs:\n  - {id: bert, model: bert-large, release_slot: 0, due_slot: 1}\n"
+    )
+    p = planner_process("fleet", str(f), "--time-limit", "7")
+    assert p.returncode == 0, p.stderr
+    assert "Planning the fleet (1 jobs over 2 slots)" in p.stderr and "stops at 7 s" in p.stderr
+    assert "Schedule per slot" in p.stdout and "on_site_kw" in p.stdout and "rented_kw" in p.stdout
+
+
+def test_batch_exports_counts_as_whole_numbers(tmp_path: Path) -> None:
+    """Was `nodes` 1.0 and `gpus` 8.0 in results.csv wherever another row had no plan (NaN made them floats)."""
+    import csv
+
+    from planner.batch import run as batch
+
+    scenarios = [
+        {"model": "bert-large", "deadline_days": 1, "gpus": ["H100"]},
+        {"model": "bert-large", "deadline_days": 1e-5, "max_nodes": 1},  # infeasible: no nodes
+    ]
+    batch(scenarios, tmp_path / "o", workers=1, progress=False)
+    rows = list(csv.DictReader((tmp_path / "o" / "results.csv").open()))
+    planned = next(r for r in rows if r["status"] == "optimal")
+    assert planned["nodes"].isdigit() and planned["gpus"].isdigit() and planned["attempts"].isdigit(), planned
+    assert next(r for r in rows if r["status"] == "infeasible")["nodes"] == ""
+
+
+def test_the_apps_command_line_reproduces_the_request_exactly() -> None:
+    """Was `--tokens 1.49996e+13` for the app's 14999552000000 tokens (:g keeps 6 digits: another request), and
+    budgets such as 1234567.89 likewise; fields the command did not carry were dropped."""
+    import argparse
+    import shlex
+
+    from planner.cli.main import build_parser
+    from planner.cli.plan import request_from_args
+    from planner.present import cli_command
+
+    req = PlanRequest.model_validate(
+        {
+            "model": "llama3-8b",
+            "tokens": 14999552000000.0,
+            "deadline_days": 29.123456789,
+            "budget_usd": 1234567.89,
+            "budget_kind": "total",
+            "power_kw": 1234.5678,
+            "sites": ["us-colo", "hydro-nordic"],
+            "objective": "cost",
+            "purchase": "either",
+            "gpus": ["H100"],
+            "servers": ["dgx-h100", "hgx-h200"],
+            "fabrics": ["ndr400"],
+            "power_caps": [0.55, 1.0],
+            "global_batch": 1000,
+            "max_nodes": 77,
+            "max_rack_units": 900,
+            "precision": "fp8",
+            "framework": "megatron",
+            "owned": [{"server": "dgx-h100", "count": 8, "fabric": "ndr400", "age_years": 2.5}],
+            "life_years": 5.5,
+            "alternatives": 5,
+            "solver": {"time_limit_s": 12.5, "mip_rel_gap": 1e-4, "threads": 2},
+        }
+    )
+    argv = shlex.split(cli_command(req))
+    assert argv[:2] == ["planner", "solve"]
+    args = build_parser().parse_args(argv[1:])
+    assert isinstance(args, argparse.Namespace)
+    back = request_from_args(args, args.objective, args.alternatives)
+    assert back.model_dump() == req.model_dump()
+
+
+def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solve over --max-nodes 100000 ran ~40 s without a word; on a terminal the seconds now tick on one line,
+    and nothing is added where stderr is a file (scripts)."""
+    import io
+    import time
+
+    from planner.cli import common as cli_common
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(cli_common, "FIRST_TICK_S", 0.1)
+    monkeypatch.setattr(cli_common, "TICK_S", 0.2)
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert cli_common.with_progress(lambda: time.sleep(0.6) or 42, "solving") == 42
+        text = stream.getvalue()
+        ticks = re.findall(r"\rplanner: solving: (\d+) s", text)
+        assert (len(ticks) >= 2 and re.search(r"\rplanner: solving: done in \d+ s\n$", text) is not None) == shown
+        assert bool(text) == shown
+
+
+@pytest.mark.parametrize("text", ["scenarios: []\n", "[]\n"])
+def test_an_empty_scenario_list_is_said_to_be_empty(tmp_path: Path, text: str) -> None:
+    """Was one scenario of nothing, reported as 'model: Field required'."""
+    from planner.batch import load_scenarios
+    from planner.errors import PlannerInputError
+
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    with pytest.raises(PlannerInputError, match="the list is empty"):
+        load_scenarios(f)
+
+
+def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
+    capsys: pytest.CaptureFixture[str], shipped: Catalog
+) -> None:
+    """Was: `--rent --power-caps 0.5 --servers hgx-b200` -> "no parallel layout fits GPU memory" (exit 1); the
+    B200 fits, but a rented cloud server runs at 1.0 of TDP only, which the caps left out."""
+    from planner.cli.plan import check_rented_caps
+
+    args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--rent", "--power-caps", "0.5"]
+    code, _, err = run(capsys, *args, "--servers", "hgx-b200")
+    assert code == 2 and "rented hgx-b200 do not let you set the GPU power limit" in err
+    assert "add 1.0 to --power-caps" in err
+    # renting only, with dedicated rentals (settable) left: a note names the servers the caps exclude
+    req = PlanRequest(model="llama3-8b", deadline_days=30, purchase="rent", power_caps=[0.5])
+    check_rented_caps(shipped, req)
+    assert "hgx-b200" in capsys.readouterr().err
+    check_rented_caps(shipped, req.model_copy(update={"power_caps": [0.5, 1.0]}))
+    check_rented_caps(shipped, req.model_copy(update={"purchase": "buy"}))
+    assert capsys.readouterr().err == ""
+
+
+def test_more_local_workers_than_cores_is_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--workers up to 1024 were started silently on a 2-core machine (one process and its memory each)."""
+    f = tmp_path / "s.yaml"
+    f.write_text("scenarios:\n  - {model: no-such-model, deadline_days: 1}\n")
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    code, _, err = run(capsys, "batch", str(f), "--out", str(tmp_path / "o"), "--workers", "2", "--no-progress")
+    assert code == 2 and "--workers 2 on 1 CPU cores" in err
+
+
+def test_every_csv_read_checks_its_rows_against_the_header(tmp_path: Path) -> None:
+    """A catalog or scenario CSV with a missing cell crashed in the reader (a None cell), and an extra cell was
+    dropped silently: every CSV the planner reads is now checked row by row, naming the line."""
+    from planner.data import read_records
+
+    good = tmp_path / "ok.csv"
+    good.write_text("id,count\na,1\nb,\n")
+    assert read_records(good) == [{"id": "a", "count": "1"}, {"id": "b", "count": None}]
+    for body, line in (("id,count\na,1\nb\n", 3), ("id,count\na,1,2\n", 2)):
+        bad = tmp_path / "bad.csv"
+        bad.write_text(body)
+        with pytest.raises(PlannerInputError, match=f"bad.csv, line {line}: "):
+            read_records(bad)
+
+
+def test_owned_servers_round_trip_every_digit_of_their_age() -> None:
+    from planner.plan import format_owned, parse_owned
+
+    owned = [OwnedServers.model_validate(o) for o in parse_owned("dgx-a100-80gb:64:hdr200:2.123456")]
+    assert format_owned(owned) == "dgx-a100-80gb:64:hdr200:2.123456"

@@ -1,0 +1,32 @@
+"""The plan summary `planner solve` prints writes its figures as people read them."""
+
+from __future__ import annotations
+
+import re
+
+from planner import load_catalog
+from planner.formatting import switches_text
+from planner.plan import PlanRequest, solve
+
+
+def test_switches_are_counted_in_words() -> None:
+    assert (switches_text(0), switches_text(1), switches_text(2), switches_text(1234)) == (
+        "0 switches",
+        "1 switch",
+        "2 switches",
+        "1,234 switches",
+    )
+
+
+def test_a_cost_objective_is_written_in_whole_dollars_as_the_cost_line_is() -> None:
+    """Was 'objective cost = 2,454,000 USD' (4 significant figures) under 'cost $2,453,791', and '(1 switches)'."""
+    res = solve(
+        PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", alternatives=0), load_catalog()
+    )
+    assert res.plan is not None
+    text = res.summary()
+    cost = re.search(r"cost \$([\d,]+) \(up-front", text)
+    objective = re.search(r"objective cost = ([\d,]+) USD", text)
+    assert cost and objective, text
+    assert objective.group(1) == cost.group(1) == f"{res.plan.cost_usd:,.0f}"
+    assert f"({switches_text(res.plan.switches)})" in text.splitlines()[0]
