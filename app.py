@@ -11,10 +11,11 @@ from typing import Any
 
 import streamlit as st
 
-from planner.cli.common import MAX_LIFE_YEARS
-from planner.data import Catalog, load_catalog
+from planner import checks
+from planner.checks import parse_owned
+from planner.data import MAX_LIFE_YEARS, Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.plan import Objective, PlanRequest, PlanResult, pareto, parse_owned, solve
+from planner.plan import Objective, PlanRequest, PlanResult, pareto, solve
 from planner.present import views
 
 PARETO_POINTS = 8
@@ -254,7 +255,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         )
     if not sites:
         problems.append("Choose at least one site.")
-    servers = views.servers_with_gpus(cat, gpus)
+    servers = checks.servers_with_gpus(cat, gpus)
     if servers == []:
         problems.append(f"No server in the catalog carries {', '.join(gpus)}: choose other GPUs (or none for all).")
     owned: list[dict[str, Any]] = []
@@ -292,15 +293,11 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     except Exception as exc:
         st.error(f"Input problem: {exc}")
         return None
-    excluded = views.no_server_problem(cat, req.model_copy(update={"servers": None, "gpus": gpus or None}), "app")
-    excluded = excluded or views.precision_problem(cat, req, app=True)  # as `planner solve` refuses it (exit 2)
-    if excluded:
-        st.error(excluded[0].upper() + excluded[1:] + ".")
-        st.info("Fix the input above to see a plan.")
-        return None
-    too_large = views.search_size_problem(cat, req, "app")
-    if too_large:
-        st.error(too_large[0].upper() + too_large[1:] + ".")
+    # the GPUs chosen, not the servers they select, say why no server is left; then every check `solve` runs
+    chosen = req.model_copy(update={"servers": None, "gpus": gpus or None})
+    problem = checks.no_server_problem(cat, chosen, "app") or next(iter(checks.request_problems(cat, req, "app")), None)
+    if problem is not None:
+        st.error(problem.sentence())
         st.info("Fix the input above to see a plan.")
         return None
     return req

@@ -3,7 +3,8 @@
 Runs app.py in-process with Streamlit's AppTest (the same script a browser session runs), warms it once,
 then changes the deadline (a new solve each time), the objective and the workload (the amount of work resets to
 the new workload's default, a new solve); medians of --repeats changes.
-Run: python bench/bench_app.py
+Run: python bench/bench_app.py [--repeats 7]
+Today's figure: the README's "Measured" table (docs/PERFORMANCE.md says how it is measured).
 """
 
 from __future__ import annotations

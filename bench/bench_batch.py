@@ -12,7 +12,8 @@
    ``run_batch`` call a user's rerun makes: expand, fingerprint the inputs, open the store, one indexed query
    for the finished ids, export results.csv/.parquet. Goal: <= 2 s.
 
-Run: python bench/bench_batch.py [--scenarios 1000] [--no-ray]
+Run: python bench/bench_batch.py [--scenarios 1000] [--repeats 2] [--no-ray]
+Today's figures: the README's "Measured" table; how they were measured and what was found: docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`solve` against brute force over every integer node count on many random requests (issue 12).
+"""`solve` against brute force over every integer node count on many random requests: the exactness argument of
+planner/plan/formulation.py's docstring, checked on a larger sample than the test suite draws.
 
 For each request (tests/brute.py::random_request: LLMs incl. llama3-405b with node limits up to 4,096, rack and
 budget limits, every objective, buy/rent/either, one or two sites, GPU and cap subsets) it checks that

@@ -15,6 +15,7 @@ Stages: evaluate (the model over every count), price_reduce (pricing and the exa
 build (Pyomo), handoff (standard form -> highspy), highs (HiGHS's own time), alternatives (re-evaluation and
 checks of the alternatives).
 Run: python bench/bench_solve.py [--repeats 5] [--no-synthetic]
+Today's figures: the README's "Measured" table; how they were measured and what was found: docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations

@@ -32,15 +32,15 @@ if TYPE_CHECKING:
     from planner.plan import OwnedServers, Plan, PlanRequest, PlanResult, pareto, solve
 
 _LAZY = {
-    "OwnedServers": "planner.plan.optimize",
-    "Plan": "planner.plan.optimize",
-    "PlanRequest": "planner.plan.optimize",
-    "PlanResult": "planner.plan.optimize",
-    "pareto": "planner.plan.optimize",
-    "solve": "planner.plan.optimize",
-    "FleetPlan": "planner.fleet.fleet",
-    "FleetRequest": "planner.fleet.fleet",
-    "load_fleet_request": "planner.fleet.fleet",
+    "OwnedServers": "planner.plan",
+    "Plan": "planner.plan",
+    "PlanRequest": "planner.plan",
+    "PlanResult": "planner.plan",
+    "pareto": "planner.plan",
+    "solve": "planner.plan",
+    "FleetPlan": "planner.fleet",
+    "FleetRequest": "planner.fleet",
+    "load_fleet_request": "planner.fleet",
 }
 
 

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.checks import check_rented_caps
 from planner.data import Catalog, Configuration
 from planner.errors import PlannerInputError
 from planner.physics import HOURS_PER_YEAR, Work, evaluate, evaluate_space, price_space, work_from
-from planner.plan import Plan, PlanRequest, PlanResult, check_rented_caps, relaxation_horizon
+from planner.plan import Plan, PlanRequest, PlanResult, relaxation_horizon
 
 TOL = 1e-9
 COLUMN = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}

@@ -225,7 +225,7 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
 def _owned_entries(o: Any) -> list[Any]:
     """One owned item of a scenario: 'SERVER:COUNT[:FABRIC[:AGE_YEARS]]' (or several, comma separated) as entries, a
     mapping as it is."""
-    from planner.plan import parse_owned
+    from planner.checks import parse_owned
 
     return parse_owned(o) if isinstance(o, str) else [o]
 
@@ -297,15 +297,12 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
             if key not in _OVERRIDE_CACHE:
                 _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
             cat = _OVERRIDE_CACHE[key]
-        from planner.present import no_server_problem, plan_notes, precision_problem, search_size_problem
+        from planner.checks import request_problems
+        from planner.present import plan_notes
 
-        excluded = no_server_problem(cat, req, style="fields")  # servers, gpus and fabrics that exclude each other
-        excluded = excluded or search_size_problem(cat, req, style="fields")  # how far to lower max_nodes
-        if excluded:
-            raise PlannerInputError(f"scenario {s.get('id')}: {excluded}")
-        no_precision = precision_problem(cat, req, flags=False)  # as `planner solve` refuses it (exit 2)
-        if no_precision:
-            raise PlannerInputError(f"scenario {s.get('id')}: {no_precision}")
+        problems = request_problems(cat, req, "fields")  # worded in a scenario's fields, as `solve` refuses them
+        if problems:
+            raise PlannerInputError(f"scenario {s.get('id')}: {problems[0]}")
         res = solve(req, cat)
         row["status"] = res.status
         row["objective"] = res.objective

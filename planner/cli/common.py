@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.data import MAX_LIFE_YEARS
+
 EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 PRECISIONS = ["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
-MAX_LIFE_YEARS = 15.0  # PlanRequest.life_years and Configuration.life_years accept (0, 15]
 
 COST_HELP = (
     "Money: 'cost' is what the run costs = the bought hardware's share over the run (capex x run time / life) "
@@ -325,23 +326,6 @@ def catalog_from(args: argparse.Namespace) -> Any:
             wl = cat.workload(model)
             cat = cat.replace(workloads={**cat.workloads, wl.id: wl.model_copy(update={"framework": fw})})
     return cat
-
-
-def check_caps_usable(cat: Any, caps: Sequence[float], gpu_ids: Sequence[str] | None = None) -> None:
-    """Every allowed GPU only takes power limits in its configurable range: caps below all of them leave nothing
-    to plan, which is bad input (say which range would do), not an empty search."""
-    from planner.errors import PlannerInputError
-
-    gpus = [cat.gpu(s.gpu) for s in cat.gpu_servers()]
-    if gpu_ids:
-        gpus = [g for g in gpus if g.id in set(gpu_ids)] or gpus
-    lows = {g.id: g.min_power_limit_w / g.tdp_w for g in gpus}
-    if lows and not any(c >= lo - 1e-9 for c in caps for lo in lows.values()):
-        lowest = min(lows.values())
-        raise PlannerInputError(
-            f"power caps {', '.join(f'{c:g}' for c in caps)} are below every GPU's lowest power limit "
-            f"(the lowest any GPU takes is {lowest:.2f} of TDP); give caps between {lowest:.2f} and 1"
-        )
 
 
 def readable_text_file(path: str, what: str) -> str:

@@ -320,10 +320,10 @@ def check_layout_framework(layout: Any, fw: Any) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from planner.checks import PRECISION_GPUS_HINT, in_service
     from planner.data import Configuration
     from planner.errors import PlannerInputError
     from planner.physics import compute, cost, evaluate, work_from
-    from planner.plan import PRECISION_GPUS_HINT, in_service
 
     cat = catalog_from(args)
     wl = cat.workload(args.model)

@@ -19,7 +19,6 @@ from planner.cli.common import (
     add_work_args,
     bounded_int,
     catalog_from,
-    check_caps_usable,
     check_work_flags,
     clean,
     csv_list,
@@ -38,6 +37,7 @@ from planner.cli.common import (
     validated,
     with_progress,
 )
+from planner.errors import PlannerInputError
 
 MAX_PARETO_POINTS = 50
 BUDGET_HELP = (
@@ -48,8 +48,8 @@ BUDGET_HELP = (
 
 def owned_list(text: str) -> list[dict[str, Any]]:
     """--owned SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...] (planner.plan.optimize.parse_owned)."""
+    from planner.checks import parse_owned
     from planner.errors import PlannerInputError
-    from planner.plan import parse_owned
 
     try:
         return parse_owned(text)
@@ -271,65 +271,26 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
 
 
 def _check_request(cat: Any, req: Any) -> None:
-    """Input checks the optimizer would otherwise turn into an empty search."""
-    from planner.plan import allowed_servers, check_owned
+    """Every check `solve` runs before a search, worded in flags (exit 2 on the first problem), after the work
+    flags; rentals the power caps leave out while others remain are a note (never silently dropped)."""
+    from planner.checks import rentals_without_caps, request_problems
 
     check_work_flags(cat.workload(req.model), req.tokens, req.epochs)
-    check_owned(cat, req)  # an unknown owned server or fabric, or one the server cannot use: exit 2
-    from planner.present import no_server_problem
-
-    excluded = no_server_problem(cat, req)  # --servers, --gpus and --fabrics that exclude each other: say how
-    if excluded:
-        from planner.errors import PlannerInputError
-
-        raise PlannerInputError(excluded)
-    allowed_servers(cat, req)  # servers without a GPU, unknown ids, patterns nothing matches: exit 2
-    from planner.present import search_size_problem
-
-    too_large = search_size_problem(cat, req)  # an exact search beyond its size limit: how far to lower, exit 2
-    if too_large:
-        from planner.errors import PlannerInputError
-
-        raise PlannerInputError(too_large)
-    from planner.present import precision_problem
-
-    no_precision = precision_problem(cat, req)  # fp8/fp4 by name on GPUs none of which has it: exit 2, as `evaluate`
-    if no_precision:
-        from planner.errors import PlannerInputError
-
-        raise PlannerInputError(no_precision)
-    check_rented_caps(cat, req)
-    if req.power_caps:
-        from planner.plan import match_gpus
-
-        check_caps_usable(cat, req.power_caps, sorted(match_gpus(cat, req.gpus)) if req.gpus else None)
+    problems = request_problems(cat, req, "cli")
+    if problems:
+        raise PlannerInputError(problems[0].message)
+    note_rentals_without_caps(cat, req, rentals_without_caps(cat, req))
 
 
-def check_rented_caps(cat: Any, req: Any) -> None:
-    """Rented cloud GPU servers do not let the renter set the power limit: they run at 1.0 of TDP only. Caps that
-    leave 1.0 out exclude them; when renting only and every allowed rental is such a server, nothing is left to
-    plan: bad input saying so (the optimizer would report that no layout fits GPU memory). Where other rentals
-    remain, a note says which servers the caps exclude (never silently)."""
-    from planner.errors import PlannerInputError
-    from planner.plan import allowed_servers
-
-    if req.purchase == "buy" or max(req.power_caps) >= 1 - 1e-9:
-        return
-    rentals = [cat.server(s) for s in allowed_servers(cat, req)]
-    rentals = [s for s in rentals if s.rent_usd_per_month is not None]
-    fixed = [s.id for s in rentals if not s.power_cap_settable]
-    if not fixed:
-        return
-    caps = ",".join(f"{c:g}" for c in req.power_caps)
-    if req.purchase == "rent" and len(fixed) == len(rentals):
-        raise PlannerInputError(
-            f"rented {', '.join(fixed)} do not let you set the GPU power limit (they run at 1.0 of TDP), which "
-            f"--power-caps {caps} leaves out: add 1.0 to --power-caps, or buy (--buy or --either) to cap the GPUs"
+def note_rentals_without_caps(cat: Any, req: Any, fixed: list[str]) -> None:
+    """Rented servers whose GPU power limit the provider sets run at 1.0 of TDP only: caps that leave 1.0 out
+    exclude them, said as a note where other rentals remain (where none does, request_problems refuses)."""
+    if fixed:
+        caps = ",".join(f"{c:g}" for c in req.power_caps)
+        notice(
+            f"rented {', '.join(fixed)} run at 1.0 of TDP only (the power limit is not settable), which --power-caps "
+            f"{caps} leaves out: they are not considered as rentals"
         )
-    notice(
-        f"rented {', '.join(fixed)} run at 1.0 of TDP only (the power limit is not settable), which --power-caps "
-        f"{caps} leaves out: they are not considered as rentals"
-    )
 
 
 def result_json(res: Any) -> dict[str, Any]:

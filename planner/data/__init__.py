@@ -14,6 +14,7 @@ from planner.data.catalog import (
     reference_dir,
 )
 from planner.data.schemas import (
+    MAX_LIFE_YEARS,
     Configuration,
     Estimate,
     Fabric,
@@ -28,6 +29,7 @@ from planner.data.schemas import (
 )
 
 __all__ = [
+    "MAX_LIFE_YEARS",
     "Catalog",
     "Configuration",
     "Estimate",

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+MAX_LIFE_YEARS = 15.0  # the longest service life a request may give bought or owned servers, years
+
 # finite: a catalog or workload figure of .inf (YAML) is a typo, never "unlimited" (an infinite FP4 peak made the
 # GEMMs take no time); pydantic says "Input should be a finite number"
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -546,7 +548,7 @@ class Configuration(Strict):
     """Buy (capex amortized over the life) or rent."""
     layout: Layout | None = None
     """Parallel layout; null = the fastest that fits."""
-    life_years: Annotated[float, Field(gt=0, le=15, allow_inf_nan=False)] = 4.0
+    life_years: Annotated[float, Field(gt=0, le=MAX_LIFE_YEARS, allow_inf_nan=False)] = 4.0
     """Amortization life for bought hardware, years."""
     failures: bool = True
     """Account for failures, restarts and checkpoints (goodput, planner/physics/reliability.py); false = a run that

@@ -648,7 +648,7 @@ def cap_settable(server: Server) -> bool:
 
 
 def pools_of(cat: Catalog, req: FleetRequest) -> Pools:
-    from planner.plan import match_gpus
+    from planner.checks import match_gpus
 
     site = cat.site(req.site)
     allowed = [s for s in cat.gpu_servers() if (req.servers is None or s.id in req.servers)]
@@ -704,7 +704,7 @@ def check_job_precisions(cat: Catalog, req: FleetRequest, types: Collection[str]
     """A job asking for fp8 or fp4 by name where none of the fleet's allowed servers has a GPU with it: bad input,
     never a plan silently computed in another precision (as `planner solve` refuses it). Where some have it, a mode
     on a GPU without computes in its fallback and the schedule's precision column says so."""
-    from planner.plan import fp8_in, precision_problem_text
+    from planner.checks import fp8_in, precision_problem_text
 
     gpus = sorted({cat.server(p).gpu or "" for p in types} - {""})
     for j in req.jobs:

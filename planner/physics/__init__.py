@@ -1,32 +1,37 @@
-"""The exact model of distributed training: one named function per physical term, the step-time equation, the layout
-search over a space of configurations, its pricing, and the on-disk physics store."""
+"""The exact model of distributed training: one named function per physical term (compute, communication, memory,
+power, reliability, cost), the step-time equation (step), the parallel layouts and their exact search (layouts),
+the vectorized space of configurations (space) and its pricing (pricing), the scalar estimate (estimate), the
+arguments' checks (work) and the on-disk physics store (store)."""
 
 from __future__ import annotations
 
 from planner.physics.compute import mfu_max, samples_factor
 from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_count
-from planner.physics.model import (
+from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate
+from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
+from planner.physics.pricing import price_space
+from planner.physics.space import (
     DEFAULT_CAPS,
+    DEFAULT_NODE_COUNTS,
     WORK_PROPORTIONAL_COLUMNS,
     Space,
-    Work,
-    candidate_layouts,
-    check_catalog,
-    estimate_from_row,
-    evaluate,
+    build_space,
     evaluate_space,
-    price_space,
     scale_work,
-    validated,
-    work_from,
 )
+from planner.physics.work import PRECISIONS, Work, check_catalog, validated, work_from
 
 __all__ = [
+    "BREAKDOWN",
     "DEFAULT_CAPS",
+    "DEFAULT_NODE_COUNTS",
     "HOURS_PER_YEAR",
+    "PRECISIONS",
     "WORK_PROPORTIONAL_COLUMNS",
+    "LayoutSearch",
     "Space",
     "Work",
+    "build_space",
     "cable_count",
     "candidate_layouts",
     "capex_usd",
@@ -35,6 +40,7 @@ __all__ = [
     "evaluate",
     "evaluate_space",
     "mfu_max",
+    "pipeline_depths",
     "price_space",
     "samples_factor",
     "scale_work",

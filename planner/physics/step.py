@@ -26,7 +26,7 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
 Every term is one named function in its physics module, with its source there. This module only gathers
 the hardware of the rows (``Rows``), evaluates the layout-dependent quantities per (server, nodes) row
 (``layout_rows``, ``layout_terms``) and composes the step on (server, nodes, fabric) rows
-(``step_terms``). The layout search (planner/physics/model.py) calls these functions and nothing else computes a
+(``step_terms``). The layout search (planner/physics/layouts.py) calls these functions and nothing else computes a
 step time, so the search, the reported breakdown and every check see the same numbers.
 """
 

@@ -21,13 +21,18 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from planner.data import Catalog, Configuration, Estimate, Precision, Server, load_catalog
+from planner.checks.before_solve import check_request
+from planner.checks.catalog import catalog_for
+from planner.checks.hardware import allowed_servers
+from planner.checks.owned import in_service, owned_fabric
+from planner.checks.request import Objective, PlanRequest
+from planner.checks.search import BINDING_STEP, MAX_CONFIGS, node_step, options_per_count
+from planner.data import Catalog, Configuration, Estimate, load_catalog
 from planner.errors import PlannerInputError
 from planner.formatting import sig4, switches_text
 from planner.physics import (
-    DEFAULT_CAPS,
     Work,
     check_catalog,
     compute,
@@ -44,12 +49,9 @@ from planner.physics import store as physics_store
 from planner.plan.formulation import OBJECTIVE_COLUMNS, REL_TOL, Limits, build_model
 from planner.solver import SolverOptions, SolverReport, SolverStatus, solve_model
 
-Objective = Literal["energy", "cost", "carbon", "time"]
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
-BINDING_STEP = 0.01  # "binding": relaxing the limit by 1% (at least one node / rack unit) improves the objective
 CHUNK_CONFIGS = 250_000  # configurations per evaluate_space call (bounds peak memory)
 PHYSICS_CACHE_ROWS = 4_000_000  # cached physics rows, all requests together
-MAX_CONFIGS = 40_000_000  # beyond this an exact scan over every node count is refused with a clear message
 LIMIT_NAMES = ("deadline", "budget", "power", "nodes", "rack")
 LADDER_DENSE_UP_TO = 32
 LADDER_STEP = 1.05
@@ -70,127 +72,6 @@ def node_ladder(max_nodes: int) -> list[int]:
 def relaxation_horizon(max_nodes: int) -> int:
     """Largest node count considered when explaining an infeasible request (nodes relaxations)."""
     return min(100_000, max(4 * max_nodes, 64))
-
-
-def node_step(limit: int) -> int:
-    """The binding step for an integer limit: 1% of it, at least one unit."""
-    return max(1, math.ceil(BINDING_STEP * limit))
-
-
-class OwnedServers(BaseModel):
-    """Servers a team already owns, as in a fleet request (planner/fleet/fleet.py ``Owned``): no capex; they serve a run
-    on the fabric they are cabled to while they are in service (until ``retire_at_age_years``, default the
-    request's ``life_years``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    server: str = Field(description="server id (catalog servers)")
-    count: int = Field(ge=1, le=100_000, description="nodes owned")
-    fabric: str | None = Field(None, description="fabric they are cabled to (default: the server's first listed)")
-    age_years: float = Field(0.0, ge=0, allow_inf_nan=False, description="age at the start of the run, years")
-    retire_at_age_years: float | None = Field(
-        None, gt=0, allow_inf_nan=False, description="end of service, years of age (default: the request's life_years)"
-    )
-
-
-class PlanRequest(BaseModel):
-    """What to train, by when, within what. Frozen; JSON round-trips.
-
-    Units are in the field names (``deadline_days``, ``budget_usd``, ``power_kw``, ``life_years``); a limit left
-    out (None) is no limit. Give at most one of samples, tokens or epochs (none: the workload's default) and a
-    deadline unless the objective is time. Constructing one with a wrong field raises pydantic's
-    ``ValidationError`` (a ``ValueError``) naming each field; ``solve`` and ``pareto`` also take a plain dict of
-    these fields and raise ``PlannerInputError`` (also a ``ValueError``) for it instead."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    model: str = Field(description="workload id (models/)")
-    samples: float | None = Field(None, gt=0, description="samples to train (reference batch)")
-    tokens: float | None = Field(None, gt=0, description="tokens to train (sequence models)")
-    epochs: float | None = Field(None, gt=0, description="epochs over the dataset")
-    global_batch: int | None = Field(None, ge=1, description="fixed global batch (default: workload policy)")
-    precision: Precision | None = None
-    deadline_days: float | None = Field(None, gt=0, description="training must finish within, days")
-    budget_usd: float | None = Field(None, ge=0, description="money limit, USD")
-    budget_kind: Literal["upfront", "total"] = Field(
-        "upfront", description="upfront: capex when buying / the whole rent when renting; total: run cost"
-    )
-    power_kw: float | None = Field(None, gt=0, description="facility power envelope, kW (default: the site's)")
-    sites: list[str] = Field(
-        default_factory=lambda: ["us-colo"], min_length=1, description="site ids the plan may run at (catalog sites)"
-    )
-    objective: Objective = Field(
-        "energy", description="minimised: energy (facility kWh), cost (USD), carbon (kgCO2e) or time (hours)"
-    )
-    purchase: Literal["buy", "rent", "either"] = Field("buy", description="buy servers, rent them, or either")
-    gpus: list[str] | None = Field(
-        None, description="allowed GPUs: ids, families or the start of ids such as 'A100', 'H100'"
-    )
-    servers: list[str] | None = Field(None, description="allowed server ids (default: every GPU server)")
-    fabrics: list[str] | None = Field(None, description="allowed fabric ids (default: each server's fabrics)")
-    power_caps: list[float] = Field(
-        default_factory=lambda: list(DEFAULT_CAPS),
-        description="GPU power caps to consider, fractions of TDP in (0, 1] (default 0.4, 0.5, ..., 1.0)",
-    )
-    max_nodes: int = Field(1024, ge=1, le=100_000, description="most nodes a plan may use")
-    max_rack_units: int | None = Field(None, ge=1, description="rack space limit, rack units (U)")
-    life_years: float = Field(4.0, gt=0, le=15, description="service life of bought servers, years")
-    alternatives: int = Field(3, ge=0, le=20, description="next-best distinct plans to report")
-    owned: list[OwnedServers] = Field(
-        default_factory=list,
-        description="servers already owned (type, count, fabric, age): a bought plan of that type on that fabric "
-        "runs on them at no capex and pays only for the nodes and network it adds (owned_credit_usd); "
-        "also accepted as {server: count} (on the server's first listed fabric, new)",
-    )
-    framework: str | None = Field(
-        None, description="framework profile the workload runs under (catalog frameworks; default: the workload's)"
-    )
-    solver: SolverOptions = Field(default_factory=SolverOptions)
-
-    @field_validator(
-        "samples", "tokens", "epochs", "deadline_days", "budget_usd", "power_kw", "life_years", mode="before"
-    )
-    @classmethod
-    def _finite(cls, v: Any, info: ValidationInfo) -> Any:
-        """NaN and infinity are refused with what to give instead, as the CLI and batch refuse them (pydantic would
-        take infinity and call NaN 'not greater than 0')."""
-        if isinstance(v, float) and not math.isfinite(v):
-            hint = (
-                "; leave it out (None) for no limit"
-                if info.field_name in ("deadline_days", "budget_usd", "power_kw")
-                else "; leave it out (None) for the workload's default"
-                if info.field_name in ("samples", "tokens", "epochs")
-                else ""
-            )
-            raise ValueError(f"{info.field_name} must be a finite number (got {v}){hint}")
-        return v
-
-    @field_validator("sites", "gpus", "servers", "fabrics", mode="before")
-    @classmethod
-    def _one_id(cls, v: Any) -> Any:
-        """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
-        return [v] if isinstance(v, str) else v
-
-    @field_validator("owned", mode="before")
-    @classmethod
-    def _owned_mapping(cls, v: Any) -> Any:
-        """{server: count} (the short form) -> [{server, count}] on the server's first listed fabric."""
-        if isinstance(v, dict):
-            return [{"server": k, "count": n} for k, n in v.items()]
-        return v
-
-    @field_validator("power_caps")
-    @classmethod
-    def _caps(cls, v: list[float]) -> list[float]:
-        if not v or any(not (0 < c <= 1) for c in v):
-            raise ValueError("power caps are fractions of TDP in (0, 1]")
-        return sorted(set(v))
-
-    @model_validator(mode="after")
-    def _one_work(self) -> PlanRequest:
-        if sum(x is not None for x in (self.samples, self.tokens, self.epochs)) > 1:
-            raise ValueError("give only one of samples, tokens or epochs")
-        if self.deadline_days is None and self.objective != "time":
-            raise ValueError("a deadline is required unless the objective is time")
-        return self
 
 
 class Plan(BaseModel):
@@ -363,97 +244,6 @@ def ceil_sig(x: float, digits: int = 4) -> float:
 
 
 # ----------------------------------------------------------------------------------------------- candidates
-def match_gpus(catalog: Catalog, patterns: Sequence[str]) -> set[str]:
-    """The GPU ids an allowed-GPU pattern names, case-insensitively: the GPU with that id, else the GPUs of that
-    family ('hopper'), else the ids that start with it ('A100' -> every A100, 'H100' -> h100-sxm and h100-pcie).
-    A prefix, not a substring: 'B200' does not allow 'gb200'."""
-    out: set[str] = set()
-    for pat in patterns:
-        p = pat.strip().lower()
-        hits = {g for g in catalog.gpus if g.lower() == p}
-        hits = hits or {g for g in catalog.gpus if catalog.gpus[g].family.lower() == p}
-        hits = hits or {g for g in catalog.gpus if g.lower().startswith(p)}
-        if not p or not hits:
-            raise PlannerInputError(
-                f"no GPU matches '{pat}' (a GPU id, a family or the start of an id). GPUs: "
-                f"{', '.join(sorted(catalog.gpus))}"
-            )
-        out |= hits
-    return out
-
-
-def allowed_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
-    servers = catalog.gpu_servers()
-    if req.servers is not None:
-        for s in req.servers:
-            if catalog.server(s).gpu is None:
-                raise PlannerInputError(
-                    f"server '{s}' has no GPU, and a training plan needs GPU servers: allow GPU servers only "
-                    f"({', '.join(g.id for g in catalog.gpu_servers())})"
-                )
-        servers = [s for s in servers if s.id in set(req.servers)]
-    if req.gpus is not None:
-        gpus = match_gpus(catalog, req.gpus)
-        servers = [s for s in servers if s.gpu in gpus]
-    if req.fabrics is not None:
-        for f in req.fabrics:
-            catalog.fabric(f)
-        servers = [s for s in servers if set(s.fabrics) & set(req.fabrics)]
-    if not servers:
-        raise PlannerInputError("no server in the catalog matches the allowed GPUs/servers/fabrics")
-    return [s.id for s in servers]
-
-
-# where a low precision is asked for by name and no allowed GPU has it: the GPUs that do, for the message
-PRECISION_GPUS_HINT = {
-    "fp8": ("Hopper or newer", ("h100-sxm", "b200")),
-    "fp4": ("Blackwell or MI350", ("b200", "mi355x")),
-}
-
-
-def gpus_without_precision(catalog: Catalog, req: PlanRequest) -> list[str] | None:
-    """The allowed GPUs, where fp8 or fp4 is asked for by name and none of them has it; None otherwise (where some
-    allowed GPUs have it, a plan on one without computes in the fallback precision -- fp4 in fp8, fp8 in bf16 -- and
-    says so in its notes)."""
-    if req.precision not in compute.LOW_PRECISION_FIELDS:
-        return None
-    gpus = sorted({catalog.server(s).gpu or "" for s in allowed_servers(catalog, req)})
-    return None if any(compute.has_precision(catalog.gpu(g), req.precision) for g in gpus) else gpus
-
-
-def fp8_in(catalog: Catalog, gpus: list[str]) -> bool:
-    """Some of these GPUs compute in fp8 (what an fp4 request falls back to)."""
-    return any(g and catalog.gpu(g).fp8_tflops is not None for g in gpus)
-
-
-def precision_problem_text(
-    precision: str, gpus: list[str], fix: str, style: str = "api", fp8_allowed: bool = False
-) -> str:
-    """'<precision>: none of the allowed GPUs (...) has <precision>: <fix>, or allow GPUs with <precision> (...)': the
-    one wording every entry point uses, the examples written as the Python API and app (``api``), the command line
-    (``flags``) or a batch file (``fields``) take them. For fp4 the fix suggests fp8 where an allowed GPU has it
-    (``fp8_allowed``)."""
-    p = precision
-    family, examples = PRECISION_GPUS_HINT[p]
-    fix = fix.replace("bf16", compute.LOW_PRECISION_FALLBACK[p]) if p == "fp4" and fp8_allowed else fix
-    if style == "flags":
-        allow = "--gpus " + ",".join(e.split("-")[0].upper() for e in examples)
-    elif style == "fields":
-        allow = "gpus: [" + ", ".join(e.split("-")[0].upper() for e in examples) + "]"
-    else:
-        allow = ", ".join(examples)
-    none = f"none of the allowed GPUs ({', '.join(gpus)}) has {p}"
-    return f"{p}: {none}: {fix}, or allow GPUs with {p} ({family}, e.g. {allow})"
-
-
-def check_precision(catalog: Catalog, req: PlanRequest) -> None:
-    """fp8 or fp4 asked for where no allowed GPU has it is bad input for every entry point (the Python API
-    included), never a plan silently computed in another precision. The command line, the app and batch word it in
-    their own terms first (views.precision_problem)."""
-    gpus = gpus_without_precision(catalog, req)
-    if gpus is not None:
-        fix, fp8 = "ask for bf16 (or the workload's default)", fp8_in(catalog, gpus)
-        raise PlannerInputError("precision " + precision_problem_text(str(req.precision), gpus, fix, fp8_allowed=fp8))
 
 
 def purchases_of(req: PlanRequest) -> tuple[str, ...]:
@@ -528,14 +318,6 @@ def _physics_key(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> 
         tuple(req.fabrics or ()),
         tuple(req.power_caps),
     )
-
-
-def options_per_count(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> int:
-    """(server, fabric, cap) combinations evaluated per node count (an upper bound: caps outside a GPU's range
-    are skipped by the model)."""
-    allowed = set(req.fabrics) if req.fabrics is not None else None
-    fabrics = sum(len([f for f in catalog.server(s).fabrics if allowed is None or f in allowed]) for s in servers)
-    return max(1, fabrics * len(req.power_caps))
 
 
 def physics_chunks(
@@ -652,89 +434,6 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
         )
     cand["upfront_usd"] = np.where(is_buy, cand["capex_usd"], cand["cost_usd"])
     return cand
-
-
-OWNED_FORMAT = "SERVER:COUNT[:FABRIC[:AGE_YEARS]]"
-
-
-def parse_owned(text: str) -> list[dict[str, Any]]:
-    """'SERVER:COUNT[:FABRIC[:AGE_YEARS]][,...]' (the CLI's --owned, the app's owned field) -> owned entries.
-    FABRIC left out or empty: the server's first listed; AGE_YEARS: 0. A malformed entry is bad input."""
-    out: list[dict[str, Any]] = []
-    example = "e.g. dgx-a100-80gb:64 or dgx-a100-80gb:64:hdr200 or dgx-a100-80gb:64:hdr200:2.5"
-    for part in text.split(","):
-        fields = [x.strip() for x in part.strip().split(":")]
-        if not 2 <= len(fields) <= 4 or not fields[0] or not fields[1].isdigit() or int(fields[1]) < 1:
-            raise PlannerInputError(f"'{part.strip()}' is not {OWNED_FORMAT} with a positive whole count ({example})")
-        entry: dict[str, Any] = {"server": fields[0], "count": int(fields[1])}
-        if len(fields) >= 3 and fields[2]:
-            entry["fabric"] = fields[2]
-        if len(fields) == 4:
-            try:
-                age = float(fields[3])
-            except ValueError:
-                age = -1.0
-            if not (0 <= age < math.inf):
-                raise PlannerInputError(
-                    f"'{part.strip()}': the age must be a number of years >= 0, got {fields[3]!r} ({example})"
-                )
-            entry["age_years"] = age
-        out.append(entry)
-    return out
-
-
-def format_owned(owned: Sequence[OwnedServers]) -> str:
-    """The inverse of parse_owned (retire_at_age_years has no short form: it is left out)."""
-    specs = []
-    for o in owned:
-        fields = [o.server, str(o.count)] + ([o.fabric or ""] if o.fabric or o.age_years else [])
-        specs.append(":".join(fields + ([repr(float(o.age_years))] if o.age_years else [])))  # every digit
-    return ",".join(specs)
-
-
-def catalog_for(catalog: Catalog, req: PlanRequest) -> Catalog:
-    """The catalog a request is planned over: its workload under the request's framework profile (if given), and
-    its owned servers checked (check_owned). Unknown ids are bad input with the valid ones listed."""
-    catalog.workload(req.model)
-    check_owned(catalog, req)
-    if req.framework is None:
-        return catalog
-    fw = catalog.framework(req.framework).id
-    wl = catalog.workload(req.model)
-    if wl.framework == fw:
-        return catalog
-    return catalog.replace(workloads={**catalog.workloads, wl.id: wl.model_copy(update={"framework": fw})})
-
-
-def owned_fabric(catalog: Catalog, owned: OwnedServers) -> str:
-    """The fabric owned servers are cabled to: the one named, else the server's first listed fabric."""
-    return owned.fabric or catalog.server(owned.server).fabrics[0]
-
-
-def check_owned(catalog: Catalog, req: PlanRequest) -> None:
-    """Owned servers must be GPU servers of the catalog on a fabric they can be built with (else bad input)."""
-    for o in req.owned:
-        s = catalog.server(o.server)  # an unknown server: a clear error listing the valid ones
-        if s.gpu is None:
-            raise PlannerInputError(f"owned server '{o.server}' has no GPU: list GPU servers only")
-        if o.fabric is not None:
-            catalog.fabric(o.fabric)  # an unknown fabric: a clear error listing the valid ones
-            if o.fabric not in s.fabrics:
-                raise PlannerInputError(
-                    f"owned {o.server}: fabric '{o.fabric}' is not one it can be built with "
-                    f"({', '.join(s.fabrics)}); give one of those, e.g. {o.server}:{o.count}:{s.fabrics[0]}"
-                )
-
-
-def in_service(age_years: Any, hours: Any, end_years: float) -> np.ndarray:
-    """Servers of ``age_years`` serve a run of ``hours`` h when they are still in service at its end:
-    age + T / 8766 h <= ``end_years`` (their retirement age). A run never changes size, so a server that leaves
-    service mid-run cannot serve it. The one rule for owned servers (owned_in_service, and planner/fleet/fleet.py per
-    slot) and bought ones: a bought plan's servers are new and serve ``life_years``, so a bought plan must finish
-    within the life (else they retire before it ends, and its hardware share, capex x T / life, would be more
-    than the capex); rentals have no life of the renter's."""
-    age = np.asarray(age_years, dtype=float)
-    return np.asarray(age + np.asarray(hours, dtype=float) / cost.HOURS_PER_YEAR <= end_years + 1e-12)
 
 
 def owned_in_service(catalog: Catalog, req: PlanRequest, server: str, fabric: str, hours: Any) -> np.ndarray:
@@ -1165,85 +864,13 @@ def check_plan(plan: Plan, req: PlanRequest, catalog: Catalog, lim: Limits | Non
 MAX_CUTS = 50
 
 
-def check_caps(catalog: Catalog, req: PlanRequest) -> None:
-    """Bad input when no allowed server's GPU can be set to any of the request's power caps (each GPU has a
-    configurable range, min_power_limit_w / tdp_w .. 1): said with the ranges, not as a plan that fits nothing."""
-    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
-    ranges: dict[str, tuple[float, float]] = {}
-    for s in servers:
-        g = catalog.gpu(s.gpu or "")
-        ranges[g.id] = (g.min_power_limit_w / g.tdp_w, g.max_power_limit_w / g.tdp_w)
-    if any(catalog.gpu(s.gpu or "").allows_cap(c) for s in servers for c in req.power_caps):
-        return
-    caps = ", ".join(f"{c:g}" for c in req.power_caps)
-    lowest = min(lo for lo, _ in ranges.values())
-    raise PlannerInputError(
-        f"no allowed GPU can run at power cap {caps} (fractions of TDP); their configurable ranges: "
-        + ", ".join(f"{g} {lo:.2f}-{hi:.2f}" for g, (lo, hi) in sorted(ranges.items()))
-        + f". Give power_caps (--power-caps) of at least {math.ceil(lowest * 100) / 100:.2f}, or leave them out"
-    )
-
-
 def _prepare(request: Any, catalog: Any) -> tuple[PlanRequest, Catalog]:
     """The request and catalog of a public entry point, checked: a dict is validated field by field, a wrong type
     or value is a PlannerInputError saying which (solve and pareto)."""
     req = validated(PlanRequest, request, "request")
     cat = catalog_for(load_catalog() if catalog is None else check_catalog(catalog), req)
-    check_precision(cat, req)
-    check_caps(cat, req)
-    check_purchase(cat, req)
-    check_rented_caps(cat, req)
+    check_request(cat, req)  # every check before a solve, as the CLI, the app and batch run them
     return req, cat
-
-
-def check_rented_caps(catalog: Catalog, req: PlanRequest) -> None:
-    """Bad input when every way the request may acquire its allowed servers is ruled out by its power caps because
-    the rented ones run at full power (``power_cap_settable: false``: the provider sets the GPU's limit) -- said so,
-    not as a plan that fits no GPU memory. Runs after check_caps and check_purchase."""
-
-    def settable(s: Server, c: float) -> bool:
-        return catalog.gpu(s.gpu or "").allows_cap(c)
-
-    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
-    can_buy = req.purchase in ("buy", "either") and any(
-        s.price_usd is not None and settable(s, c) for s in servers for c in req.power_caps
-    )
-    rentable = [s for s in servers if s.rent_usd_per_month is not None] if req.purchase in ("rent", "either") else []
-    can_rent = any(
-        (settable(s, c) if s.power_cap_settable else abs(c - 1.0) <= 1e-9) for s in rentable for c in req.power_caps
-    )
-    fixed = [s.id for s in rentable if not s.power_cap_settable]
-    if can_buy or can_rent or not fixed:
-        return
-    raise PlannerInputError(
-        f"rented {', '.join(fixed)} run at full power (the provider sets the GPU power limit), and the power caps "
-        f"{', '.join(f'{c:g}' for c in req.power_caps)} leave out 1.0: add 1.0 to power_caps (--power-caps), or buy "
-        "(--buy / --either)"
-    )
-
-
-def check_purchase(catalog: Catalog, req: PlanRequest) -> None:
-    """Some allowed server can be acquired as the request asks (bought: it has a price -- owned servers of a type
-    are credited at its price too; rented: it has a rent), else bad input saying which way it can be had -- not an
-    infeasible request blamed on GPU memory."""
-    servers = [catalog.server(s) for s in allowed_servers(catalog, req)]
-    buyable = [s.id for s in servers if s.price_usd is not None]
-    rentable = [s.id for s in servers if s.rent_usd_per_month is not None]
-    names = ", ".join(s.id for s in servers)
-    if req.purchase == "buy" and not buyable:
-        how = " Rent them (--rent, or --either to compare)," if rentable else ""
-        raise PlannerInputError(
-            f"none of the allowed servers ({names}) can be bought: the catalog gives them no price.{how} "
-            "allow servers with a price, or add a price_usd to the catalog entry"
-        )
-    if req.purchase == "rent" and not rentable:
-        how = " Buy them (--buy, or --either to compare)," if buyable else ""
-        raise PlannerInputError(
-            f"none of the allowed servers ({names}) can be rented: the catalog gives them no rent.{how} "
-            "allow servers with a rent, or add a rent_usd_per_month to the catalog entry"
-        )
-    if not buyable and not rentable:
-        raise PlannerInputError(f"none of the allowed servers ({names}) has a price or a rent in the catalog")
 
 
 def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None) -> PlanResult:

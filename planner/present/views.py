@@ -17,25 +17,12 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from planner.checks import allowed_servers, catalog_for, format_owned, in_service, owned_fabric
 from planner.data import Catalog, Gpu, Precision, Server, Workload, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.formatting import OBJECTIVE_UNITS_TEXT, color_scheme, precision_caveat
 from planner.physics import Work, compute, evaluate_space, work_from
-from planner.plan import (
-    PLAN_METRIC,
-    PlanRequest,
-    PlanResult,
-    allowed_servers,
-    catalog_for,
-    format_owned,
-    fp8_in,
-    gpus_without_precision,
-    in_service,
-    node_ladder,
-    owned_fabric,
-    precision_problem_text,
-    purchase_text,
-)
+from planner.plan import PLAN_METRIC, PlanRequest, PlanResult, node_ladder, purchase_text
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -379,129 +366,6 @@ def owned_retiring_notes(catalog: Catalog, req: PlanRequest, run_h: float, style
             f"cannot run on them (a run never changes size); a run that ends by then could ({LIFE_FIELD[style]})"
         )
     return out
-
-
-def servers_with_gpus(catalog: Catalog, gpus: list[str] | None) -> list[str] | None:
-    """The GPU servers that carry exactly these GPU ids (None: no restriction): the app's GPU choice is exact."""
-    if not gpus:
-        return None
-    chosen = set(gpus)
-    return [s.id for s in catalog.gpu_servers() if s.gpu in chosen]
-
-
-NO_SERVER = "no server in the catalog matches the allowed GPUs/servers/fabrics"
-FILTER_NAMES = {
-    "cli": ("--servers", "--gpus", "--fabrics"),
-    "app": ("Allowed servers", "Allowed GPUs", "Allowed fabrics"),
-    "fields": ("servers", "gpus", "fabrics"),
-}
-
-
-def no_server_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") -> str | None:
-    """Why no server is left when the allowed servers, GPUs and fabrics exclude each other, and what would do
-    (optimize.allowed_servers says only 'no server in the catalog matches the allowed GPUs/servers/fabrics'):
-    the servers given carry none of the GPUs allowed, or none of the allowed servers can be built with the
-    fabrics allowed (say which fabrics they take, and which servers take the fabrics asked for). None when
-    servers are left (or allowed_servers has another complaint, e.g. an unknown id: it says that itself).
-    ``style``: the command line's flags ('cli'), the app's inputs ('app') or a batch scenario's fields ('fields')."""
-    from planner.plan import match_gpus
-
-    try:
-        allowed_servers(catalog, req)
-        return None
-    except PlannerInputError as exc:
-        if NO_SERVER not in str(exc):
-            return None
-    servers_name, gpus_name, fabrics_name = FILTER_NAMES[style]
-    base = catalog.gpu_servers()
-    by_servers = [s for s in base if req.servers is None or s.id in set(req.servers)]
-    gpus = match_gpus(catalog, req.gpus) if req.gpus is not None else None
-    by_gpus = [s for s in by_servers if gpus is None or s.gpu in gpus]
-    if not by_gpus and req.servers is None:  # only GPUs were given: none of them is in a server of the catalog
-        carried = sorted({s.gpu or "" for s in base})
-        return (
-            f"{gpus_name} {', '.join(req.gpus or [])}: no server in the catalog carries "
-            f"{'it' if len(req.gpus or []) == 1 else 'them'}; the GPUs in servers are {', '.join(carried)}: allow one "
-            "of those (or add a server with that GPU to the catalog)"
-        )
-    if not by_gpus:
-        carried = sorted({s.gpu or "" for s in by_servers})
-        return (
-            f"{servers_name} {', '.join(req.servers or [])} carr{'y' if len(by_servers) > 1 else 'ies'} "
-            f"{', '.join(carried)}, which {gpus_name} "
-            f"{', '.join(req.gpus or [])} does not allow: allow their GPUs, or leave one of the two out"
-        )
-    asked = list(req.fabrics or [])
-    takes = list(dict.fromkeys(f for s in by_gpus for f in s.fabrics))
-    elsewhere = [s.id for s in base if set(s.fabrics) & set(asked)]
-    what = "the servers of the allowed GPUs" if style == "app" else "the allowed servers"
-    line = (
-        f"{fabrics_name} {', '.join(asked)}: none of {what} ({', '.join(s.id for s in by_gpus)}) can be built with "
-        f"{'it' if len(asked) == 1 else 'them'}; they take {', '.join(takes)}: allow one of those"
-    )
-    return line + (f", or servers that take {', '.join(asked)} ({', '.join(elsewhere)})" if elsewhere else "")
-
-
-def precision_problem(catalog: Catalog, req: PlanRequest, flags: bool = True, app: bool = False) -> str | None:
-    """``precision: fp8`` (or fp4) asked for by name where none of the allowed GPUs has it: bad input (exit 2 from
-    solve and pareto, a bad_input row in a batch, a message and no plan in the app), never a plan silently computed
-    in another precision; None otherwise (where some allowed GPUs have it, a plan on one without says so:
-    plan_notes). Worded in the command line's flags, the app's inputs (``app``) or, for a batch scenario (``flags``
-    False), its fields."""
-    gpus = gpus_without_precision(catalog, req)
-    if gpus is None:
-        return None
-    fp8 = fp8_in(catalog, gpus)
-    if app:
-        return "Precision " + precision_problem_text(
-            str(req.precision), gpus, "choose bf16 (or the workload's default)", fp8_allowed=fp8
-        )
-    if flags:
-        return "--precision " + precision_problem_text(str(req.precision), gpus, "give --precision bf16", "flags", fp8)
-    return "precision " + precision_problem_text(str(req.precision), gpus, "give precision: bf16", "fields", fp8)
-
-
-def largest_max_nodes(catalog: Catalog, req: PlanRequest) -> int:
-    """The largest node limit whose exact search stays within optimize.MAX_CONFIGS for the request's allowed servers,
-    fabrics and caps: a solve scans every node count 1..m + node_step(m) (the binding step of the node limit too)
-    for each (server, fabric, cap) option, so m is the largest with options x (m + node_step(m)) <= MAX_CONFIGS
-    (0 when even one node count is too many)."""
-    from planner.plan import MAX_CONFIGS, node_step, options_per_count
-
-    per = options_per_count(catalog, req, allowed_servers(catalog, req))
-    m = int(MAX_CONFIGS // per)  # an upper bound (m + node_step(m) >= m + 1 > MAX_CONFIGS / per); step down to fit
-    while m > 0 and per * (m + node_step(m)) > MAX_CONFIGS:
-        m -= max(1, (per * (m + node_step(m)) - MAX_CONFIGS) // (2 * per))
-    return max(m, 0)
-
-
-def search_size_problem(catalog: Catalog, req: PlanRequest, style: str = "cli") -> str | None:
-    """None when the exact search over every node count up to the request's max_nodes is within its size limit,
-    else what to change, in the command line's flags, the app's inputs or a batch scenario's fields (``style``
-    'cli', 'app', 'fields'): the largest node limit that fits with
-    the allowed hardware as it is, or fewer GPU types, servers, fabrics or caps. (optimize.physics_chunks refuses
-    such a search too, but its message names neither the node limit that would do nor the app's inputs.)"""
-    from planner.plan import MAX_CONFIGS, node_step, options_per_count
-
-    cat = catalog_for(catalog, req)
-    per = options_per_count(cat, req, allowed_servers(cat, req))
-    n = req.max_nodes
-    if per * (n + node_step(n)) <= MAX_CONFIGS:
-        return None
-    most = largest_max_nodes(cat, req)
-    fits = max(1, MAX_CONFIGS // (n + node_step(n)))
-    limit, give, narrow = {
-        "cli": ("--max-nodes", "give --max-nodes", "restrict --gpus, --servers, --fabrics or --power-caps"),
-        "app": ("Max nodes", "set Max nodes to", "allow fewer GPUs or fabrics"),
-        "fields": ("max_nodes", "give max_nodes", "restrict gpus, servers, fabrics or power_caps"),
-    }[style]
-    head = (
-        f"{limit} {n:,} makes too large a search: {per:,} server x fabric x power-cap options at every node count "
-        f"1..{n + node_step(n):,} (the limit plus its 1% binding step) = {per * (n + node_step(n)):,} "
-        f"configurations, over the exact search's limit of {MAX_CONFIGS:,}: "
-    )
-    fix = f"{narrow} (to at most {fits:,} options at {limit} {n:,})"
-    return head + (f"{give} {most:,} or less, or {fix}" if most >= 1 else fix)
 
 
 def owned_notes(catalog: Catalog, req: PlanRequest, style: str = "cli") -> list[str]:

@@ -13,9 +13,11 @@ from planner.solver.highs import (
     process_threads,
     solve_model,
 )
+from planner.solver.status import PlanStatus
 
 __all__ = [
     "ISOLATE_GRACE_S",
+    "PlanStatus",
     "Solved",
     "SolverOptions",
     "SolverReport",

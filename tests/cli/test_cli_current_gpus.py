@@ -37,17 +37,18 @@ def test_the_node_limit_the_message_names_is_the_largest_that_solves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On a toy catalog with the search limit lowered: the limit named solves (a real HiGHS solve, no refusal),
-    one more node is refused by the optimizer's own guard."""
+    one more node is refused before the search (and by the optimizer's own guard behind it)."""
+    from planner.checks import search, search_size_problem
     from planner.plan import optimize
-    from planner.present import search_size_problem
 
+    monkeypatch.setattr(search, "MAX_CONFIGS", 1_000)
     monkeypatch.setattr(optimize, "MAX_CONFIGS", 1_000)
     cat = toy_catalog()  # 2 servers x 1 fabric x 2 caps = 4 options per node count
     req = PlanRequest(model="toy-model", sites=["clean"], power_caps=[0.5, 1.0], deadline_days=30, max_nodes=400)
     said = search_size_problem(cat, req)
     assert said is not None
-    m = re.search(r"give --max-nodes ([\d,]+) or less", said)
-    assert m is not None, said
+    m = re.search(r"give --max-nodes ([\d,]+) or less", said.message)
+    assert m is not None, said.message
     most = int(m.group(1).replace(",", ""))
     assert most == 247  # 4 x (247 + ceil(2.47)) = 1,000; 4 x (248 + 3) = 1,004
     ok = req.model_copy(update={"max_nodes": most})

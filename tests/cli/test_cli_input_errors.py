@@ -130,8 +130,7 @@ def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: P
 def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> None:
     """--gpus B200 allowed 'gb200' too (it matched substrings): the README's own example planned GB200 NVL72 racks.
     A pattern is now a GPU id, a family or the start of an id."""
-    from planner.plan import match_gpus
-    from planner.present import servers_with_gpus
+    from planner.checks import match_gpus, servers_with_gpus
 
     assert match_gpus(shipped, ["B200"]) == {"b200"}
     assert match_gpus(shipped, ["gb200"]) == {"gb200"}
@@ -215,7 +214,7 @@ def test_no_module_of_the_package_imports_the_package_itself() -> None:
 
 
 def test_cli_modules_import_each_other_one_way() -> None:
-    """cli.py and cli_plan.py both use cli_common.py; cli_common imports neither; cli_plan never imports cli."""
+    """cli/main.py and cli/plan.py both use cli/common.py; common imports neither; plan never imports main."""
 
     def planner_imports(name: str) -> set[str]:
         tree = ast.parse((ROOT / "planner" / f"{name}.py").read_text())
@@ -225,9 +224,9 @@ def test_cli_modules_import_each_other_one_way() -> None:
                 found.add(node.module.removeprefix("planner."))
         return found
 
-    assert not planner_imports("cli_common") & {"cli", "cli_plan"}
-    assert "cli" not in planner_imports("cli_plan")
-    assert "cli" not in planner_imports("views") and "cli_plan" not in planner_imports("views")
+    assert not planner_imports("cli/common") & {"cli.main", "cli.plan", "cli"}
+    assert not planner_imports("cli/plan") & {"cli.main", "cli"}
+    assert not {m for m in planner_imports("present/views") if m.startswith("cli")}
 
 
 def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
@@ -344,7 +343,11 @@ def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
 ) -> None:
     """Was: `--rent --power-caps 0.5 --servers hgx-b200` -> "no parallel layout fits GPU memory" (exit 1); the
     B200 fits, but a rented cloud server runs at 1.0 of TDP only, which the caps left out."""
-    from planner.cli.plan import check_rented_caps
+    from planner.checks import rentals_without_caps
+    from planner.cli.plan import note_rentals_without_caps
+
+    def check_rented_caps(cat: Catalog, req: PlanRequest) -> None:
+        note_rentals_without_caps(cat, req, rentals_without_caps(cat, req))
 
     args = ["solve", "--model", "llama3-8b", "--deadline-days", "30", "--rent", "--power-caps", "0.5"]
     code, _, err = run(capsys, *args, "--servers", "hgx-b200")
@@ -386,7 +389,7 @@ def test_every_csv_read_checks_its_rows_against_the_header(tmp_path: Path) -> No
 
 
 def test_owned_servers_round_trip_every_digit_of_their_age() -> None:
-    from planner.plan import format_owned, parse_owned
+    from planner.checks import format_owned, parse_owned
 
     owned = [OwnedServers.model_validate(o) for o in parse_owned("dgx-a100-80gb:64:hdr200:2.123456")]
     assert format_owned(owned) == "dgx-a100-80gb:64:hdr200:2.123456"

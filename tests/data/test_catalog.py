@@ -167,7 +167,8 @@ def test_xdr800_fabric_and_the_servers_built_with_it(shipped: Catalog) -> None:
 
 def test_gpu_patterns_separate_b300_from_gb300(shipped: Catalog) -> None:
     """--gpus takes an id, a family or the start of an id: 'b300' is not 'gb300' (a prefix, not a substring)."""
-    from planner.plan import PlanRequest, allowed_servers, match_gpus
+    from planner.checks import allowed_servers, match_gpus
+    from planner.plan import PlanRequest
 
     assert match_gpus(shipped, ["b300"]) == {"b300"}
     assert match_gpus(shipped, ["GB300"]) == {"gb300"}

@@ -254,7 +254,7 @@ def test_deepspeed_pipelines_run_with_zero1_only() -> None:
 def test_scaling_the_work_equals_evaluating_it_again_column_for_column(
     model: str, server: str, factor: float, purchase: str, failures: bool, precision: str | None
 ) -> None:
-    """The property fleet planning relies on (planner.physics.model.scale_work): with the configuration, batch,
+    """The property fleet planning relies on (planner.physics.space.scale_work): with the configuration, batch,
     precision
     and failures fixed, only WORK_PROPORTIONAL_COLUMNS scale with the samples and the priced columns follow from
     them (rent in whole billing periods included). A per-run cost in the physics fails this test."""

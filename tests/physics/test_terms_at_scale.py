@@ -16,6 +16,7 @@ from planner.data import Configuration, Layout, load_catalog
 from planner.errors import PlannerInputError
 from planner.physics import communication as comm
 from planner.physics import compute, evaluate, evaluate_space, memory, power, reliability, step
+from planner.physics.layouts import virtual_options
 
 CAT = load_catalog()
 
@@ -547,15 +548,13 @@ def test_the_busiest_pipeline_stage_sets_the_pace() -> None:
     # pipeline: 8 x 16 / 126 = 1.0159 of the even share. GPT-3's 96 layers on 16 stages are 6 per stage: chunks of
     # whole layers allow v = 1 or 2 of the searched 1/2/4/8 (4 would need 1.5 layers per chunk); a fixed v = 4
     # pays for 4 chunks of ceil(96 / 64) = 2 layers
-    from planner.physics.model import _virtual_options
-
     l405, gpt3 = CAT.workload("llama3-405b"), CAT.workload("gpt3-175b")
     assert step.stage_layers(l405, Layout(pipeline_parallel=16)) == 8.0
     assert step.stage_layers(gpt3, Layout(pipeline_parallel=16)) == 6.0
     assert step.stage_layers(gpt3, Layout(pipeline_parallel=16, virtual_stages=4)) == 8.0
     assert step.stage_layers(gpt3, Layout(pipeline_parallel=1)) == 96.0
-    assert _virtual_options(Layout(pipeline_parallel=16), 96, gpt3) == [1, 2]
-    assert _virtual_options(Layout(pipeline_parallel=16), 126, l405) == [1, 2, 4]
+    assert virtual_options(Layout(pipeline_parallel=16), 96, gpt3) == [1, 2]
+    assert virtual_options(Layout(pipeline_parallel=16), 126, l405) == [1, 2, 4]
     # the compute of the uneven 405B pipeline: 8 x 16 / 126 of the even share, at a fixed plain schedule
     base = dict(model="llama3-405b", server="dgx-h100", nodes=64, global_batch=1024, precision="bf16")
     lay = dict(tensor_parallel=8, zero_stage=1, sequence_parallel=True, recompute="full", virtual_stages=1)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from planner.checks import PlanRequest
 from planner.cli.main import main
 from planner.data import load_catalog
 from planner.errors import PlannerInputError
-from planner.plan.optimize import PlanRequest, _phrase, solve
+from planner.plan.optimize import _phrase, solve
 
 
 def test_the_summary_of_a_plan_on_owned_servers_alone_says_it_buys_nothing() -> None:

@@ -1,0 +1,132 @@
+"""The single-job request: what to train, by when, within what (validated with pydantic; units in the field names)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from planner.data import MAX_LIFE_YEARS, Precision
+from planner.physics import (
+    DEFAULT_CAPS,
+)
+from planner.solver import SolverOptions
+
+Objective = Literal["energy", "cost", "carbon", "time"]
+
+
+class OwnedServers(BaseModel):
+    """Servers a team already owns, as in a fleet request (planner/fleet/fleet.py ``Owned``): no capex; they serve a run
+    on the fabric they are cabled to while they are in service (until ``retire_at_age_years``, default the
+    request's ``life_years``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    server: str = Field(description="server id (catalog servers)")
+    count: int = Field(ge=1, le=100_000, description="nodes owned")
+    fabric: str | None = Field(None, description="fabric they are cabled to (default: the server's first listed)")
+    age_years: float = Field(0.0, ge=0, allow_inf_nan=False, description="age at the start of the run, years")
+    retire_at_age_years: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="end of service, years of age (default: the request's life_years)"
+    )
+
+
+class PlanRequest(BaseModel):
+    """What to train, by when, within what. Frozen; JSON round-trips.
+
+    Units are in the field names (``deadline_days``, ``budget_usd``, ``power_kw``, ``life_years``); a limit left
+    out (None) is no limit. Give at most one of samples, tokens or epochs (none: the workload's default) and a
+    deadline unless the objective is time. Constructing one with a wrong field raises pydantic's
+    ``ValidationError`` (a ``ValueError``) naming each field; ``solve`` and ``pareto`` also take a plain dict of
+    these fields and raise ``PlannerInputError`` (also a ``ValueError``) for it instead."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str = Field(description="workload id (models/)")
+    samples: float | None = Field(None, gt=0, description="samples to train (reference batch)")
+    tokens: float | None = Field(None, gt=0, description="tokens to train (sequence models)")
+    epochs: float | None = Field(None, gt=0, description="epochs over the dataset")
+    global_batch: int | None = Field(None, ge=1, description="fixed global batch (default: workload policy)")
+    precision: Precision | None = None
+    deadline_days: float | None = Field(None, gt=0, description="training must finish within, days")
+    budget_usd: float | None = Field(None, ge=0, description="money limit, USD")
+    budget_kind: Literal["upfront", "total"] = Field(
+        "upfront", description="upfront: capex when buying / the whole rent when renting; total: run cost"
+    )
+    power_kw: float | None = Field(None, gt=0, description="facility power envelope, kW (default: the site's)")
+    sites: list[str] = Field(
+        default_factory=lambda: ["us-colo"], min_length=1, description="site ids the plan may run at (catalog sites)"
+    )
+    objective: Objective = Field(
+        "energy", description="minimised: energy (facility kWh), cost (USD), carbon (kgCO2e) or time (hours)"
+    )
+    purchase: Literal["buy", "rent", "either"] = Field("buy", description="buy servers, rent them, or either")
+    gpus: list[str] | None = Field(
+        None, description="allowed GPUs: ids, families or the start of ids such as 'A100', 'H100'"
+    )
+    servers: list[str] | None = Field(None, description="allowed server ids (default: every GPU server)")
+    fabrics: list[str] | None = Field(None, description="allowed fabric ids (default: each server's fabrics)")
+    power_caps: list[float] = Field(
+        default_factory=lambda: list(DEFAULT_CAPS),
+        description="GPU power caps to consider, fractions of TDP in (0, 1] (default 0.4, 0.5, ..., 1.0)",
+    )
+    max_nodes: int = Field(1024, ge=1, le=100_000, description="most nodes a plan may use")
+    max_rack_units: int | None = Field(None, ge=1, description="rack space limit, rack units (U)")
+    life_years: float = Field(4.0, gt=0, le=MAX_LIFE_YEARS, description="service life of bought servers, years")
+    alternatives: int = Field(3, ge=0, le=20, description="next-best distinct plans to report")
+    owned: list[OwnedServers] = Field(
+        default_factory=list,
+        description="servers already owned (type, count, fabric, age): a bought plan of that type on that fabric "
+        "runs on them at no capex and pays only for the nodes and network it adds (owned_credit_usd); "
+        "also accepted as {server: count} (on the server's first listed fabric, new)",
+    )
+    framework: str | None = Field(
+        None, description="framework profile the workload runs under (catalog frameworks; default: the workload's)"
+    )
+    solver: SolverOptions = Field(default_factory=SolverOptions)
+
+    @field_validator(
+        "samples", "tokens", "epochs", "deadline_days", "budget_usd", "power_kw", "life_years", mode="before"
+    )
+    @classmethod
+    def _finite(cls, v: Any, info: ValidationInfo) -> Any:
+        """NaN and infinity are refused with what to give instead, as the CLI and batch refuse them (pydantic would
+        take infinity and call NaN 'not greater than 0')."""
+        if isinstance(v, float) and not math.isfinite(v):
+            hint = (
+                "; leave it out (None) for no limit"
+                if info.field_name in ("deadline_days", "budget_usd", "power_kw")
+                else "; leave it out (None) for the workload's default"
+                if info.field_name in ("samples", "tokens", "epochs")
+                else ""
+            )
+            raise ValueError(f"{info.field_name} must be a finite number (got {v}){hint}")
+        return v
+
+    @field_validator("sites", "gpus", "servers", "fabrics", mode="before")
+    @classmethod
+    def _one_id(cls, v: Any) -> Any:
+        """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("owned", mode="before")
+    @classmethod
+    def _owned_mapping(cls, v: Any) -> Any:
+        """{server: count} (the short form) -> [{server, count}] on the server's first listed fabric."""
+        if isinstance(v, dict):
+            return [{"server": k, "count": n} for k, n in v.items()]
+        return v
+
+    @field_validator("power_caps")
+    @classmethod
+    def _caps(cls, v: list[float]) -> list[float]:
+        if not v or any(not (0 < c <= 1) for c in v):
+            raise ValueError("power caps are fractions of TDP in (0, 1]")
+        return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _one_work(self) -> PlanRequest:
+        if sum(x is not None for x in (self.samples, self.tokens, self.epochs)) > 1:
+            raise ValueError("give only one of samples, tokens or epochs")
+        if self.deadline_days is None and self.objective != "time":
+            raise ValueError("a deadline is required unless the objective is time")
+        return self

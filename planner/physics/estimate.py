@@ -1,0 +1,145 @@
+"""One configuration's estimate: the scalar entry point of the model and the ``Estimate`` of a table row.
+
+``evaluate`` checks one ``Configuration`` as a user gives it (server with a GPU, a fabric it can use, a cap within
+the GPU's range, a precision the GPU has where one is asked for by name) and evaluates it with
+``evaluate_space``: a single configuration gets exactly the numbers it has in any space.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from planner.data import Catalog, Configuration, Estimate
+from planner.errors import PlannerInputError
+from planner.physics import compute
+from planner.physics.layouts import invalid_layout_message
+from planner.physics.space import evaluate_space
+from planner.physics.work import Work, check_catalog, validated
+
+# the step-time terms of an Estimate's breakdown, each the table's column "t_<term>", seconds per step
+BREAKDOWN = (
+    "compute",
+    "tensor_parallel",
+    "context_parallel",
+    "pipeline_bubble",
+    "pipeline_p2p",
+    "data_parallel_exposed",
+    "optimizer_step",
+    "embedding_all_to_all",
+    "framework_overhead",
+    "data_pipeline_stall",
+)
+
+
+def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estimate:
+    """Evaluate one configuration with the exact model.
+
+    ``catalog``: ``planner.load_catalog()``; ``config``: a ``Configuration`` or a dict of its fields -- model,
+    server and nodes required; fabric [the server's first listed], power_cap as a fraction of TDP [1.0], site
+    ['us-colo'], purchase 'buy' or 'rent' ['buy'], samples [the workload's], global_batch [the workload's
+    policy], precision [the workload's], layout [the fastest that fits], life_years [4], failures [True].
+
+    The ``Estimate`` states its units in its field names (``time_to_train_h``, ``facility_energy_kwh``,
+    ``cost_usd``, ``power_kw``, ``memory_per_gpu_gb``...). A configuration whose layout does not fit GPU memory is
+    still estimated, with ``fits_memory`` False and ``memory_per_gpu_gb`` above ``gpu_memory_gb``: check it before
+    using the figures (``planner evaluate`` exits 1 there), or fix a layout that shards more (``Layout``). A bought
+    run longer than ``life_years`` is likewise estimated; compare ``time_to_train_h`` with the life.
+
+    Raises PlannerInputError for an unknown id, a field out of range, a fabric the server cannot use, a cap outside
+    the GPU's configurable range or a layout that cannot run. A precision given by name that the server's GPU
+    lacks (fp8, fp4) is bad input, never an estimate silently in another precision; the workload's own falls back
+    (fp4 to fp8, fp8 to bf16) and the estimate's ``precision`` says which it computed in."""
+    catalog = check_catalog(catalog)
+    config = validated(Configuration, config, "configuration")
+    server = catalog.server(config.server)
+    if server.gpu is None:
+        raise PlannerInputError(
+            f"server '{server.id}' has no GPU; choose one of: " + ", ".join(s.id for s in catalog.gpu_servers())
+        )
+    fabric = config.fabric or server.fabrics[0]
+    catalog.fabric(fabric)
+    if fabric not in server.fabrics:
+        raise PlannerInputError(
+            f"server '{server.id}' cannot use fabric '{fabric}'; its fabrics: {', '.join(server.fabrics)}"
+        )
+    gpu = catalog.gpu(server.gpu)
+    lo, hi = gpu.min_power_limit_w / gpu.tdp_w, gpu.max_power_limit_w / gpu.tdp_w
+    if not lo - 1e-9 <= config.power_cap <= hi + 1e-9:
+        raise PlannerInputError(
+            f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
+            f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)"
+        )
+    if config.precision is not None and not compute.has_precision(gpu, config.precision):
+        used = compute.precision_used(gpu, config.precision)  # asked for by name: refused, as `planner evaluate` does
+        raise PlannerInputError(
+            f"{gpu.id} has no {config.precision}: give precision='{used}', or leave precision out (the workload's "
+            f"own falls back to the next precision the GPU has), or choose a server whose GPU has {config.precision}"
+        )
+    wl = catalog.workload(config.model)
+    space = pd.DataFrame(
+        {"server": [server.id], "fabric": [fabric], "power_cap": [config.power_cap], "nodes": [config.nodes]}
+    )
+    df = evaluate_space(
+        catalog,
+        wl,
+        site=config.site,
+        purchase=config.purchase,
+        work=Work(config.samples, config.global_batch, config.precision, config.failures),
+        layout=config.layout,
+        life_years=config.life_years,
+        space=space,
+    )
+    if not bool(df["valid_layout"].iloc[0]):
+        raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
+    return estimate_from_row(df.iloc[0])
+
+
+def estimate_from_row(r: pd.Series) -> Estimate:
+    """The ``Estimate`` of one row of an ``evaluate_space`` table (or of a priced table derived from it): the
+    row's figures under the Estimate's field names, the step-time terms as ``step_time_breakdown_s`` and the
+    hardware and energy shares of the cost as ``cost_breakdown_usd``."""
+
+    def f(k: str) -> float:
+        return float(r[k])
+
+    return Estimate(
+        model=str(r["model"]),
+        server=str(r["server"]),
+        fabric=str(r["fabric"]),
+        site=str(r["site"]),
+        purchase=r["purchase"],
+        nodes=int(r["nodes"]),
+        gpus=int(r["gpus"]),
+        gpu=str(r["gpu"]),
+        power_cap=f("power_cap"),
+        power_cap_w=f("power_cap_w"),
+        precision=str(r["precision"]),
+        layout=str(r["layout"]),
+        global_batch=int(r["global_batch"]),
+        samples_to_train=f("samples_to_train"),
+        throughput_samples_per_s=f("throughput_samples_per_s"),
+        step_time_s=f("step_time_s"),
+        step_time_breakdown_s={k: f(f"t_{k}") for k in BREAKDOWN},
+        time_to_train_h=f("time_to_train_h"),
+        goodput=f("goodput"),
+        memory_per_gpu_gb=f("memory_per_gpu_gb"),
+        gpu_memory_gb=f("gpu_memory_gb"),
+        fits_memory=bool(r["fits_memory"]),
+        gpu_power_w=f("gpu_power_w"),
+        node_power_w=f("node_power_w"),
+        power_kw=f("power_kw"),
+        facility_power_kw=f("facility_power_kw"),
+        energy_kwh=f("energy_kwh"),
+        facility_energy_kwh=f("facility_energy_kwh"),
+        switches=int(r["switches"]),
+        capex_usd=f("capex_usd"),
+        cost_usd=f("cost_usd"),
+        cost_breakdown_usd={"hardware": f("hardware_usd"), "energy": f("energy_usd")},
+        carbon_kg=f("carbon_kg"),
+        achieved_tflops_per_gpu=f("achieved_tflops_per_gpu"),
+        mfu=f("mfu"),
+        scaling_efficiency=f("scaling_efficiency"),
+        bottleneck=str(r["bottleneck"]),
+    )

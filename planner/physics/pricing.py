@@ -1,0 +1,105 @@
+"""Pricing of evaluated configurations: the site- and money-dependent columns from the physical ones.
+
+Facility power and energy = IT power and energy x the site's PUE; capex = nodes x (server + NICs) + switches +
+cables (planner/physics/cost.py); a bought run pays capex x run time / service life plus facility energy at the
+site's electricity price; a rented one pays whole billing periods (rent includes power and network); carbon =
+facility energy x the site's grid intensity. Re-pricing a table for another site, purchase mode or price list needs
+no re-evaluation of the physics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Catalog
+from planner.physics import cost
+from planner.physics.tables import categorical
+from planner.physics.work import check_purchase
+
+
+def price_space(catalog: Catalog, df: pd.DataFrame, site: str, purchase: str, life_years: float) -> pd.DataFrame:
+    """The site- and money-dependent columns of evaluated configurations (facility power and energy via PUE,
+    capex or rent, energy cost, carbon, availability, feasibility) from the physical ones, set on a shallow copy
+    of ``df``. Re-pricing a table for another site, purchase mode or price list needs no re-evaluation of the
+    physics."""
+    out = df.copy(deep=False)  # copy-on-write: the caller's table is not modified
+    for k, v in price_columns(catalog, out, site, purchase, life_years).items():
+        out[k] = v
+    return out
+
+
+def price_columns(
+    catalog: Catalog,
+    df: Any,
+    site: str,
+    purchase: str,
+    life_years: float,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """The priced columns from a table or dict of physical columns (see price_space). ``rows`` = (row of each
+    configuration, a configuration of each row) for rows of equal (server, fabric, nodes): capex is computed
+    once per row."""
+    site_ = catalog.site(site)
+    check_purchase(purchase)
+    out: dict[str, Any] = {}
+    srv_cat = pd.Categorical(df["server"])
+    fab_cat = pd.Categorical(df["fabric"])
+    srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
+
+    def srv_attr(fn: Any, sel: Any = slice(None)) -> np.ndarray:
+        """fn(server) of each configuration (of the selection), computed once per server."""
+        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes[sel]]
+
+    def fab_attr(attr: str, sel: Any = slice(None)) -> np.ndarray:
+        """A fabric attribute of each configuration (of the selection), read once per fabric."""
+        return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[
+            fab_codes[sel]
+        ]
+
+    N = np.asarray(df["nodes"])
+    hours = np.asarray(df["time_to_train_h"], dtype=float)
+    it_kw = np.asarray(df["power_kw"], dtype=float)
+    fac_kwh = it_kw * site_.pue * hours
+    out["facility_power_kw"] = it_kw * site_.pue
+    out["facility_energy_kwh"] = fac_kwh
+    price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)
+    rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
+
+    def capex_of(sel: Any) -> np.ndarray:
+        """Capex of the selected configurations: servers, NICs, switches and cables (cost.capex_usd)."""
+        nic_ports = srv_attr(lambda s: s.nic_ports, sel)
+        radix = fab_attr("switch_radix", sel).astype(np.int64)
+        return cost.capex_usd(
+            N[sel],
+            price[sel],
+            nic_ports,
+            fab_attr("nic_price_usd", sel),
+            np.asarray(df["switches"])[sel],
+            fab_attr("switch_price_usd", sel),
+            cost.cable_count(N[sel], nic_ports.astype(np.int64), radix),
+            fab_attr("cable_price_usd", sel),
+        )
+
+    capex = capex_of(slice(None)) if rows is None else capex_of(rows[1])[rows[0]]
+    energy_usd = fac_kwh * site_.electricity_usd_per_kwh
+    if purchase == "buy":
+        hw = cost.amortized_usd(capex, hours, life_years)
+        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = capex, hw, energy_usd
+        out["cost_usd"], out["rent_usd_per_month"] = hw + energy_usd, np.nan
+        available = np.isfinite(price)
+    else:
+        period_h = srv_attr(lambda s: cost.BILLING_PERIOD_H[s.rent_billing_period])
+        r = cost.rent_usd(N, rent, hours, period_h)  # rent includes power and network: no separate energy bill
+        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = 0.0, r, 0.0
+        out["cost_usd"], out["rent_usd_per_month"] = r, N * rent
+        cap_ok = (srv_attr(lambda s: float(s.power_cap_settable)) > 0) | (np.asarray(df["power_cap"]) >= 1 - 1e-9)
+        available = np.isfinite(rent) & cap_ok  # a rented GPU whose limit cannot be set runs at TDP
+    out["available"] = available
+    out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
+    out["site"] = categorical(np.zeros(len(N), dtype=np.int8), categories=[site_.id])
+    out["purchase"] = categorical(np.zeros(len(N), dtype=np.int8), categories=[purchase])
+    out["feasible"] = np.asarray(df["fits_memory"], dtype=bool) & available & np.asarray(df["valid_layout"], dtype=bool)
+    return out

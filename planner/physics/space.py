@@ -1,0 +1,688 @@
+"""The exact performance / power / cost model, vectorized over a space of configurations.
+
+One configuration = (server type, node count, fabric, GPU power cap); the parallel layout is searched for each
+(planner/physics/layouts.py). For every configuration ``evaluate_space`` predicts:
+
+  step time            planner/physics/step.py states and composes it: compute + tensor- and context-parallel
+                       communication + pipeline bubble and p2p + the exposed gradient all-reduce (NCCL's fastest
+                       algorithm, in buckets, hidden under the backward pass as the framework does it) + optimizer
+                       update + embedding all-to-all + framework overhead, bounded below by the data pipeline;
+  throughput           global batch / step time;
+  time-to-train        samples to converge at that batch / throughput / goodput (planner/physics/reliability.py);
+  memory per GPU, power (GPU at its cap and what the step does, host, NICs, PSU, switches; planner/physics/power.py),
+  IT energy, achieved TFLOP/s, MFU and the bottleneck; then the priced columns (planner/physics/pricing.py: PUE,
+  cost as amortized capex or rent in whole billing periods plus energy, carbon).
+
+The evaluation runs in named steps: the space (``grid_space`` or ``space_from_frame``), its hardware columns
+(``hardware_columns``), the layout search on the distinct (server, nodes) and (server, nodes, fabric) rows
+(``search_layouts``), then the time, power and label columns and the prices. ``evaluate_space`` is the single
+implementation; the scalar ``planner.physics.estimate.evaluate`` calls it with one configuration, so the optimizer,
+the CLI and the brute-force checks all see the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Catalog, Fabric, Gpu, Layout, Server, Workload
+from planner.errors import PlannerInputError
+from planner.physics import communication as comm
+from planner.physics import compute, cost, power, reliability, step
+from planner.physics.layouts import LayoutSearch, candidate_layouts
+from planner.physics.pricing import price_columns, price_space
+from planner.physics.tables import categorical, group_keys
+from planner.physics.work import (
+    Work,
+    check_caps,
+    check_catalog,
+    check_life,
+    check_nodes,
+    check_purchase,
+    check_work,
+    check_workload,
+)
+
+DEFAULT_CAPS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+DEFAULT_NODE_COUNTS = tuple(range(1, 1025))
+BOTTLENECKS = ["compute", "fabric", "intra-node link", "pipeline bubble", "data pipeline", "power cap", "memory"]
+SPACE_COLUMNS = ("server", "fabric", "power_cap", "nodes")
+# Columns of an evaluate_space table proportional to the samples to train, all else fixed (see scale_work).
+WORK_PROPORTIONAL_COLUMNS = ("samples_to_train", "time_to_train_h", "time_lost_to_failures_h", "energy_kwh")
+# the fields of a Layout that become columns of the table, one per configuration, from its chosen layout
+LAYOUT_COLUMNS = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "zero_stage",
+    "recompute",
+    "accumulation",
+    "sequence_parallel",
+    "context_parallel",
+)
+
+
+@dataclass(frozen=True)
+class Space:
+    """Flat configuration table as integer codes: server/fabric index into the listed ids."""
+
+    server_ids: list[str]
+    fabric_ids: list[str]
+    server_idx: np.ndarray
+    fabric_idx: np.ndarray
+    power_cap: np.ndarray
+    nodes: np.ndarray
+
+
+def build_space(
+    catalog: Catalog,
+    servers: Sequence[Server],
+    fabrics: Iterable[str] | None,
+    caps: Sequence[float],
+    nodes: Sequence[int],
+) -> Space:
+    """All (server, fabric, cap, nodes) with caps restricted to each GPU's configurable range."""
+    allowed = set(fabrics) if fabrics is not None else None
+    servers = [s for s in servers if s.gpu is not None]
+    fabric_ids = sorted({f for s in servers for f in s.fabrics if allowed is None or f in allowed})
+    fpos = {f: i for i, f in enumerate(fabric_ids)}
+    node_arr = np.asarray(nodes, dtype=np.int64)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for i, s in enumerate(servers):
+        gpu = catalog.gpu(s.gpu or "")
+        ok_caps = np.asarray([c for c in caps if gpu.allows_cap(c)], dtype=float)
+        for f in s.fabrics:
+            if f not in fpos:
+                continue
+            c_arr, n_arr = np.meshgrid(ok_caps, node_arr, indexing="ij")
+            k = c_arr.size
+            parts.append((np.full(k, i), np.full(k, fpos[f]), c_arr.ravel(), n_arr.ravel()))
+    if not parts:
+        empty = np.zeros(0)
+        return Space(
+            [s.id for s in servers],
+            fabric_ids,
+            empty.astype(np.int64),
+            empty.astype(np.int64),
+            empty,
+            empty.astype(np.int64),
+        )
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    return Space(
+        [s.id for s in servers],
+        fabric_ids,
+        cols[0].astype(np.int64),
+        cols[1].astype(np.int64),
+        cols[2],
+        cols[3].astype(np.int64),
+    )
+
+
+def grid_space(
+    catalog: Catalog,
+    servers: Sequence[str] | str | None,
+    fabrics: Iterable[str] | str | None,
+    caps: Sequence[float] | float,
+    nodes: Iterable[int] | int,
+) -> tuple[Space, Space | None]:
+    """The grid of ``evaluate_space``'s arguments, checked: (the space, None); where no listed cap is within any
+    listed GPU's range, (the empty space, a one-configuration stand-in at the first server and fabric's full cap
+    whose evaluation gives the table's columns). Servers on none of the listed fabrics are bad input."""
+    servers = [servers] if isinstance(servers, str) else servers
+    fabrics = [fabrics] if isinstance(fabrics, str) else fabrics
+    caps = check_caps(caps)
+    nodes = check_nodes(nodes)
+    listed = [catalog.server(s) for s in servers] if servers is not None else catalog.gpu_servers()
+    for f in fabrics or ():
+        catalog.fabric(f)
+    no_gpu(catalog, [s for s in listed if s.gpu is None])
+    space = build_space(catalog, listed, fabrics, caps, nodes)
+    if len(space.nodes):
+        return space, None
+    allowed = set(fabrics) if fabrics is not None else None
+    pairs = [(s, f) for s in listed for f in s.fabrics if allowed is None or f in allowed]
+    if not pairs:  # no listed server on a listed fabric: bad input, said with the fabrics each has
+        raise PlannerInputError(empty_space_message(listed, allowed or set()))
+    s, f = pairs[0]
+    gpu = catalog.gpu(s.gpu or "")
+    full = np.asarray([gpu.max_power_limit_w / gpu.tdp_w])
+    return space, Space([s.id], [f], np.zeros(1, np.int64), np.zeros(1, np.int64), full, np.ones(1, np.int64))
+
+
+def evaluate_space(
+    catalog: Catalog,
+    workload: Workload | str,
+    *,
+    servers: Sequence[str] | str | None = None,
+    fabrics: Iterable[str] | str | None = None,
+    caps: Sequence[float] | float = DEFAULT_CAPS,
+    nodes: Iterable[int] | int = DEFAULT_NODE_COUNTS,
+    site: str = "us-colo",
+    purchase: str = "buy",
+    work: Work | None = None,
+    layout: Layout | None = None,
+    life_years: float = 4.0,
+    space: pd.DataFrame | Space | None = None,
+) -> pd.DataFrame:
+    """Evaluate every configuration (servers x their fabrics x caps x node counts) in one call.
+
+    Arguments (defaults in brackets):
+
+    * ``workload``: a workload id (``planner models``) or a ``Workload``;
+    * ``servers``: server ids, or one id [every GPU server of the catalog];
+    * ``fabrics``: fabric ids, or one id, to keep [each server's fabrics];
+    * ``caps``: GPU power caps as fractions of TDP in (0, 1] [0.4, 0.5, ..., 1.0]; each server keeps the caps
+      within its GPU's configurable range (``min_power_limit_w`` / ``tdp_w`` .. 1);
+    * ``nodes``: node counts, whole numbers >= 1, or one count [1..1024];
+    * ``site``: site id (electricity price, PUE, carbon) ['us-colo']; ``purchase``: 'buy' or 'rent' ['buy'];
+    * ``work``: samples, fixed global batch, precision, failures (``Work``) [the workload's];
+    * ``layout``: a fixed parallel layout [None: the fastest that fits memory];
+    * ``life_years``: service life of bought hardware, years > 0 (amortization) [4];
+    * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid.
+
+    Returns one row per configuration with the chosen (fastest fitting) layout and all predictions; units are in
+    the column names (``time_to_train_h``, ``power_kw``, ``facility_energy_kwh``, ``cost_usd``, ``carbon_kg``,
+    ``memory_per_gpu_gb``, ``step_time_s``; ``power_cap`` is the fraction of TDP, ``power_cap_w`` in watts; the
+    ``t_*`` columns are the step-time terms in seconds per step, ``mfu`` and ``goodput`` fractions).
+    Rows whose layout does not fit GPU memory are kept with ``fits_memory`` False, and ``feasible`` says whether
+    the configuration can run at all (fits memory, a valid layout, available to buy or rent at that cap); a bought
+    run longer than ``life_years`` is not excluded here (``solve`` excludes it): compare ``time_to_train_h``.
+    Caps outside every listed GPU's range give no rows (with the columns). Bad arguments (an unknown id, a cap
+    outside (0, 1], a node count below 1 or fractional, servers on none of the listed fabrics, an explicit space
+    with a missing column or a row out of range) raise PlannerInputError."""
+    catalog = check_catalog(catalog)
+    wl = check_workload(catalog, workload)
+    work = check_work(work)
+    site_id = catalog.site(site).id
+    check_purchase(purchase)
+    check_life(life_years)
+    if space is None:
+        space, stand_in = grid_space(catalog, servers, fabrics, caps, nodes)
+        if stand_in is not None:  # no cap within any listed GPU's range: no rows, with the columns
+            return evaluate_space(
+                catalog, wl, site=site, purchase=purchase, work=work, life_years=life_years, space=stand_in
+            ).iloc[0:0]
+    elif isinstance(space, pd.DataFrame):
+        space = space_from_frame(catalog, space)
+    server_objs = [catalog.server(s) for s in space.server_ids]
+    no_gpu(catalog, [s for s in server_objs if s.gpu is None])
+    if len(space.nodes) == 0:
+        return pd.DataFrame()
+    hw = hardware_columns(catalog, space, server_objs, wl, work.precision or wl.precision)
+    res: dict[str, Any] = {
+        "server": categorical(space.server_idx, categories=space.server_ids),
+        "fabric": categorical(space.fabric_idx, categories=space.fabric_ids),
+        "power_cap": space.power_cap,
+        "nodes": space.nodes,
+    }
+    found = search_layouts(catalog, wl, work, layout, hw)
+    cols = found.cols
+    samples_factor = cols.pop("samples_factor")
+    res.update(cols)
+    li_arr = np.maximum(cols["layout_index"], 0)
+    res.update(layout_columns(found.layouts, li_arr))
+    res["fits_memory"] = cols["fits_memory"].astype(bool)
+    res.update(configuration_columns(hw))
+    thr, hours = time_columns(res, wl, work, hw, samples_factor)
+    res.update(power_columns(wl, hw, found, thr, hours, cols["t_compute"].astype(float) / res["step_time_s"]))
+    res["bottleneck"] = bottleneck_column(res, hw.N)
+    valid_any = cols["layout_index"] >= 0
+    res["layout"] = layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], found.layouts)
+    if not valid_any.all():  # rows no layout is valid for (e.g. beyond the workload's largest batch)
+        res["layout"] = pd.Categorical(np.where(valid_any, np.asarray(res["layout"], dtype=object), "no valid layout"))
+    res["model"] = categorical(np.zeros(len(hw.N), dtype=np.int8), categories=[wl.id])
+    res["valid_layout"] = valid_any
+    res.update(price_columns(catalog, res, site_id, purchase, life_years, (found.r_of, found.first_r)))
+    return pd.DataFrame(res, copy=False)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The hardware of every configuration of a space, as the step-time terms read it: one array entry per
+    configuration (bandwidths in bytes/s, memory in GB, power-cap factors as fractions)."""
+
+    servers: list[Server]
+    gpus: list[Gpu]  # the GPU of each server
+    fabrics: list[Fabric]
+    si: np.ndarray  # server index of each configuration
+    fi: np.ndarray  # fabric index of each configuration
+    N: np.ndarray  # nodes
+    g: np.ndarray  # GPUs per node
+    G: np.ndarray  # GPUs
+    cap: np.ndarray  # power cap, fraction of TDP
+    cap_tf: np.ndarray  # throughput factor at the cap (power.load_curve_at)
+    cap_pf: np.ndarray  # GPU power at the cap under training load, fraction of TDP
+    peak_used: list[tuple[float, str]]  # per server: (dense peak TFLOP/s, precision the GPU computes in)
+    peak: np.ndarray  # dense peak TFLOP/s in the precision used
+    mfu_cap: np.ndarray  # achievable MFU at a large micro-batch (calibration)
+    intra_bw: np.ndarray  # achieved NVLink/PCIe bandwidth per GPU
+    node_bw: np.ndarray  # achieved aggregate NIC bandwidth of a node
+    inter_lat: np.ndarray  # per-hop latency between nodes, wire + NCCL software
+    gpu_mem: np.ndarray  # GPU memory, GB
+    mem_bw: np.ndarray  # GPU memory bandwidth, TB/s
+    cpu_cores: np.ndarray
+    storage_bw: np.ndarray  # local storage read bandwidth of a node
+
+    def per_server(self, fn: Callable[[Server, Gpu], Any]) -> np.ndarray:
+        """fn(server, its GPU) of each configuration, computed once per server."""
+        return by_server(self.servers, self.gpus, self.si, fn)
+
+    def per_fabric(self, attr: str) -> np.ndarray:
+        """A fabric attribute of each configuration, read once per fabric."""
+        return by_fabric(self.fabrics, self.fi, attr)
+
+
+def by_server(servers: list[Server], gpus: list[Gpu], si: np.ndarray, fn: Callable[[Server, Gpu], Any]) -> np.ndarray:
+    """fn(server, its GPU) of each configuration (``si``: its server's index), computed once per server."""
+    return np.asarray([fn(s, g) for s, g in zip(servers, gpus, strict=True)])[si]
+
+
+def by_fabric(fabrics: list[Fabric], fi: np.ndarray, attr: str) -> np.ndarray:
+    """A fabric attribute of each configuration (``fi``: its fabric's index), read once per fabric."""
+    return np.asarray([getattr(f, attr) for f in fabrics], dtype=float)[fi]
+
+
+def hardware_columns(
+    catalog: Catalog, space: Space, servers: list[Server], wl: Workload, precision: str
+) -> Hardware:
+    """The hardware of each configuration of ``space`` (``servers``: its servers, all with a GPU) for ``wl`` in
+    ``precision``: peak and achievable MFU in the precision each GPU computes it in (compute.peak_tflops,
+    compute.mfu_max), the power-cap factors of the GPU's load curve (power.load_curve_at), bandwidths as achieved
+    (communication.NVLINK_ACHIEVED, node_bandwidth_bytes_s) and the host's cores and storage."""
+    si, fi = space.server_idx, space.fabric_idx
+    gpus = [catalog.gpu(s.gpu or "") for s in servers]
+    fabrics = [catalog.fabric(f) for f in space.fabric_ids]
+
+    def per_server(fn: Callable[[Server, Gpu], Any]) -> np.ndarray:
+        return by_server(servers, gpus, si, fn)
+
+    def per_fabric(attr: str) -> np.ndarray:
+        return by_fabric(fabrics, fi, attr)
+
+    peak_used = [compute.peak_tflops(gp, precision) for gp in gpus]
+    mfu = [compute.mfu_max(catalog.calibration, gp, wl, u) for gp, (_, u) in zip(gpus, peak_used, strict=True)]
+    cap = space.power_cap
+    cap_tf = np.empty(len(cap))
+    cap_pf = np.empty(len(cap))
+    for i, gp in enumerate(gpus):
+        m = si == i
+        cap_tf[m], cap_pf[m] = power.load_curve_at(
+            catalog.power_curves[gp.power_curve], cap[m], gp.training_power_fraction
+        )
+    g = per_server(lambda s, _g: s.gpus_per_node).astype(np.int64)
+    return Hardware(
+        servers=servers,
+        gpus=gpus,
+        fabrics=fabrics,
+        si=si,
+        fi=fi,
+        N=space.nodes,
+        g=g,
+        G=space.nodes * g,
+        cap=cap,
+        cap_tf=cap_tf,
+        cap_pf=cap_pf,
+        peak_used=peak_used,
+        peak=np.asarray([p for p, _ in peak_used])[si],
+        mfu_cap=np.asarray(mfu)[si],
+        intra_bw=per_server(lambda s, gp: gp.intra_node_bandwidth_gb_s).astype(float) * 1e9 * comm.NVLINK_ACHIEVED,
+        node_bw=comm.node_bandwidth_bytes_s(
+            per_server(lambda s, _g: s.nic_ports),
+            per_fabric("port_bandwidth_gbps"),
+            per_server(lambda s, _g: s.max_nic_port_gbps),
+            per_fabric("achieved_efficiency"),
+        ),
+        inter_lat=per_fabric("latency_us") * 1e-6 + comm.SOFTWARE_LATENCY_S,
+        gpu_mem=per_server(lambda s, gp: gp.memory_gb).astype(float),
+        mem_bw=per_server(lambda s, gp: gp.memory_bandwidth_tbps).astype(float),
+        cpu_cores=per_server(lambda s, _g: s.cpu_cores).astype(float),
+        storage_bw=per_server(lambda s, _g: s.storage_read_gb_s).astype(float) * 1e9,
+    )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The layout search's outcome: the candidates, the winner's columns per configuration (``LayoutSearch.run``),
+    and the (server, nodes, fabric) rows R -- the row of each configuration and one configuration of each row."""
+
+    layouts: list[Layout]
+    cols: dict[str, np.ndarray]
+    r_of: np.ndarray
+    first_r: np.ndarray
+
+
+def search_layouts(catalog: Catalog, wl: Workload, work: Work, layout: Layout | None, hw: Hardware) -> SearchResult:
+    """The fastest fitting layout of every configuration (``layout``: the only candidate, checked against the
+    workload). The search runs on the distinct (server, nodes) rows U and (server, nodes, fabric) rows R: only the
+    cap differs between the configurations of an R row (planner/physics/layouts.py)."""
+    layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(hw.g.max()))
+    layers = float(wl.layers or 1)
+    if layout is not None:
+        check_fixed_layout(wl, layout, layers)
+    N, si, fi = hw.N, hw.si, hw.fi
+    ukey = si.astype(np.int64) * (int(N.max()) + 1) + N
+    _, u_of, first = group_keys(ukey)  # first: a representative configuration of each U row
+    rows = server_rows(catalog, wl, work, layout is not None, hw, first)
+    _, r_of, first_r = group_keys(ukey * (len(hw.fabrics) + 1) + fi)
+    ig_bw = np.where(N > 1, hw.node_bw / hw.g, hw.intra_bw)  # per-GPU bandwidth to other nodes (or peers)
+    fab = step.FabricRows(
+        u=u_of[first_r],
+        node_bytes_s=hw.node_bw[first_r],
+        latency_s=hw.inter_lat[first_r],
+        peer_bytes_s=ig_bw[first_r],
+        in_network=hw.per_fabric("in_network_reduction").astype(bool)[first_r],
+    )
+    search = LayoutSearch(
+        rows, fab, layouts, layers, len(N), u_of, r_of, first_r, hw.cap, hw.cap_tf, si, hw.gpus, catalog
+    )
+    return SearchResult(layouts, search.run(), r_of, first_r)
+
+
+def check_fixed_layout(wl: Workload, layout: Layout, layers: float) -> None:
+    """A layout given by the caller must be one the workload can run: block recomputation needs transformer
+    layers, and the virtual pipeline stages at least one layer each."""
+    if layout.recompute == "block" and not (wl.layers and wl.hidden_size):
+        raise PlannerInputError(
+            f"block recomputation recomputes half of each pipeline stage's transformer layers, and '{wl.id}' states "
+            "no transformer layers: use --recompute full (or none)"
+        )
+    if layout.virtual_stages and layout.virtual_stages * layout.pipeline_parallel > layers:
+        raise PlannerInputError(
+            f"layout has {layout.pipeline_parallel} x {layout.virtual_stages} = "
+            f"{layout.pipeline_parallel * layout.virtual_stages} virtual pipeline stages but '{wl.id}' has only "
+            f"{int(layers)} layers: lower virtual_stages (or leave it unset to choose the fastest)"
+        )
+
+
+def server_rows(
+    catalog: Catalog, wl: Workload, work: Work, fixed_layout: bool, hw: Hardware, first: np.ndarray
+) -> step.Rows:
+    """The inputs of the step-time terms on the (server, nodes) rows U (``first``: one configuration of each):
+    the hardware, the workload's framework and its calibrated efficiencies (compute.half_batch_scale,
+    compute.overlap_fractions), and the bytes per element of the precision (gradients reduced in fp32 where the
+    framework does so for 16-bit and 8-bit training; TF32 computes on fp32 tensors)."""
+    precision = work.precision or wl.precision
+    fw = catalog.framework(wl.framework)
+    overlap, tp_overlap = compute.overlap_fractions(catalog.calibration, fw)
+    wide = precision in ("fp32", "tf32")
+    return step.Rows(
+        wl=wl,
+        fw=fw,
+        global_batch=work.global_batch,
+        fixed_layout=fixed_layout,
+        g=hw.g[first],
+        G=hw.G[first],
+        N=hw.N[first],
+        intra_bytes_s=hw.intra_bw[first],
+        mfu=hw.mfu_cap[first],
+        peak_tflops=hw.peak[first],
+        cpu_cores=hw.cpu_cores[first],
+        storage_bytes_s=hw.storage_bw[first],
+        gpu_memory_gb=hw.gpu_mem[first],
+        memory_bandwidth_tbps=hw.mem_bw[first],
+        half_batch=wl.efficiency_half_batch * compute.half_batch_scale(catalog.calibration, wl),
+        overlap=overlap,
+        grad_bytes_per_param=4.0 if wide else 2.0,
+        grad_reduce_bytes_per_param=(
+            4.0 if wide or (fw.gradient_reduce_fp32 and precision in ("bf16", "fp8", "fp4")) else 2.0
+        ),
+        nvls=hw.per_server(lambda s, gp: gp.nvlink_sharp).astype(bool)[first],
+        fp8=np.asarray([u in ("fp8", "fp4") for _, u in hw.peak_used])[hw.si][first],
+        tp_overlap=tp_overlap,
+        tensor_bytes=4.0 if wide else 2.0,
+        gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
+        gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),
+    )
+
+
+def layout_columns(layouts: Sequence[Layout], layout_index: np.ndarray) -> dict[str, Any]:
+    """The chosen layout's fields (``LAYOUT_COLUMNS``) per configuration, from its index into ``layouts``;
+    string fields as categoricals, not per-row Python strings (pandas would copy them)."""
+    out: dict[str, Any] = {}
+    for attr in LAYOUT_COLUMNS:
+        values = [getattr(lay, attr) for lay in layouts]
+        if isinstance(values[0], str):
+            cats = sorted(set(values))
+            out[attr] = categorical(np.asarray([cats.index(v) for v in values], dtype=np.int8)[layout_index], cats)
+        else:
+            out[attr] = np.asarray(values)[layout_index]
+    return out
+
+
+def configuration_columns(hw: Hardware) -> dict[str, Any]:
+    """The GPU, GPU count, precision computed in, cap in watts and its throughput factor, and GPU memory."""
+    gpu_ids = sorted({gp.id for gp in hw.gpus})
+    gpu_code = np.asarray([gpu_ids.index(gp.id) for gp in hw.gpus], dtype=np.int16)
+    prec_cats = sorted({u for _, u in hw.peak_used})
+    prec_code = np.asarray([prec_cats.index(u) for _, u in hw.peak_used], dtype=np.int8)
+    return {
+        "gpu": categorical(gpu_code[hw.si], categories=gpu_ids),
+        "gpus": hw.G,
+        "precision": categorical(prec_code[hw.si], categories=prec_cats),
+        "power_cap_w": hw.cap * hw.per_server(lambda s, gp: gp.tdp_w),
+        "cap_throughput_factor": hw.cap_tf,
+        "gpu_memory_gb": hw.gpu_mem,
+    }
+
+
+def time_columns(
+    res: dict[str, Any], wl: Workload, work: Work, hw: Hardware, samples_factor: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Add throughput (global batch / step time), samples to train (at the reference batch x the convergence
+    factor of the chosen batch), time to train (ideal time / goodput, planner/physics/reliability.py; goodput 1
+    without failures), achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step time) to ``res``.
+    Returns (throughput in samples/s, hours to train)."""
+    step_s = res["step_time_s"].astype(float)
+    thr = res["global_batch"].astype(float) / step_s
+    samples_base = work.samples if work.samples is not None else wl.default_samples
+    samples = samples_base * samples_factor
+    ideal_hours = samples / thr / 3600.0
+    if work.failures:
+        checkpoint = reliability.checkpoint_bytes(wl.params, wl.trainable)
+        good = reliability.goodput(hw.G, reliability.checkpoint_write_s(checkpoint, hw.N, hw.storage_bw))
+    else:
+        good = np.ones(len(hw.N))
+    hours = ideal_hours / good
+    res["goodput"] = good
+    res["time_lost_to_failures_h"] = hours - ideal_hours
+    res["throughput_samples_per_s"] = thr
+    res["samples_to_train"] = samples
+    res["time_to_train_h"] = hours
+    achieved = thr * wl.train_flops_per_sample / hw.G / 1e12
+    res["achieved_tflops_per_gpu"] = achieved
+    res["mfu"] = achieved / hw.peak
+    res["scaling_efficiency"] = res["t_compute"].astype(float) / step_s
+    return thr, hours
+
+
+def power_columns(
+    wl: Workload, hw: Hardware, found: SearchResult, thr: np.ndarray, hours: np.ndarray, busy: np.ndarray
+) -> dict[str, Any]:
+    """GPU power at the cap for the share of the step it computes (``busy``), host power for the cores the data
+    pipeline keeps busy, node power through the PSU with NICs where the job spans nodes (planner/physics/power.py),
+    the switches of the fabric (cost.switch_count, once per (server, nodes, fabric) row) and IT power and energy."""
+    gpu_w = power.gpu_power_w(
+        hw.per_server(lambda s, gp: gp.tdp_w), hw.per_server(lambda s, gp: gp.idle_power_w), hw.cap_pf, busy
+    )
+    busy_cores = hw.g + thr / hw.N * wl.cpu_core_ms_per_sample / 1000.0
+    host_w = power.cpu_power_w(hw.per_server(lambda s, _g: s.cpu_power_w), hw.cpu_cores, busy_cores) + hw.per_server(
+        lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w
+    )
+    nic_ports = hw.per_server(lambda s, _g: s.nic_ports)
+    node_w = power.node_power_w(
+        hw.g,
+        gpu_w,
+        host_w,
+        nic_ports,
+        hw.per_fabric("nic_power_w"),
+        hw.per_server(lambda s, _g: s.psu_efficiency),
+        hw.N > 1,
+    )
+    radix = hw.per_fabric("switch_radix").astype(np.int64)
+    r_of, first_r = found.r_of, found.first_r
+    switches = cost.switch_count(hw.N[first_r], nic_ports[first_r], radix[first_r])[r_of]
+    it_kw = (hw.N * node_w + switches * hw.per_fabric("switch_power_w")) / 1000.0
+    return {
+        "gpu_power_w": gpu_w,
+        "node_power_w": node_w,
+        "switches": switches,
+        "power_kw": it_kw,
+        "energy_kwh": it_kw * hours,
+    }
+
+
+def scale_work(
+    catalog: Catalog,
+    df: pd.DataFrame,
+    samples_from: float,
+    samples_to: float,
+    site: str,
+    purchase: str,
+    life_years: float,
+) -> pd.DataFrame:
+    """The table ``evaluate_space`` returns for ``samples_to`` samples, from its table for ``samples_from`` with the
+    same workload, configurations, global batch, precision and failures setting -- without evaluating again.
+
+    The property it rests on, stated here because callers rely on it (fleet planning evaluates each workload
+    once per precision and batch, not once per job): every term of a configuration's step time, its layout
+    choice (the fastest per sample), throughput, power and goodput (planner/physics/reliability.py: a fraction of
+    time, set by the GPU count and checkpoint write time) are independent of how many samples are trained, so
+    ``WORK_PROPORTIONAL_COLUMNS`` (samples, hours, hours lost to failures, IT energy) scale by samples_to /
+    samples_from, and every priced column follows from them (``price_space``: facility energy, amortized capex,
+    energy cost, rent in whole billing periods, carbon). A per-run cost added to the model (start-up,
+    evaluation, a fixed checkpoint) would break the proportionality: tests/physics/test_space_properties.py
+    compares this with a fresh evaluation, column for column, and fails then."""
+    for v, name in ((samples_from, "samples_from"), (samples_to, "samples_to")):
+        if not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
+            raise PlannerInputError(f"scale_work: {name} must be a finite number of samples > 0 (got {v!r})")
+    out = df.copy(deep=False)  # copy-on-write: the caller's table is not modified
+    factor = float(samples_to) / float(samples_from)
+    for col in WORK_PROPORTIONAL_COLUMNS:
+        out[col] = np.asarray(df[col], dtype=float) * factor
+    return price_space(catalog, out, site, purchase, life_years)
+
+
+def space_from_frame(catalog: Catalog, df: pd.DataFrame) -> Space:
+    """An explicit table of configurations, checked row by row (vectorized): every column there, known servers on
+    fabrics they can use, whole node counts >= 1, caps within the GPU's configurable range -- a row the model
+    would otherwise estimate anyway (a cap of 0.1 on an H100, an H100 on EDR) or turn into NaN (0 nodes)."""
+    missing = [c for c in SPACE_COLUMNS if c not in df.columns]
+    if missing:
+        raise PlannerInputError(
+            f"space needs the columns {', '.join(SPACE_COLUMNS)} (one row per configuration); missing: "
+            + ", ".join(missing)
+        )
+    if df[["server", "fabric"]].isna().to_numpy().any():
+        raise PlannerInputError("space: every row needs a server and a fabric id (a missing one found)")
+    nodes = pd.to_numeric(df["nodes"], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(nodes) & (nodes >= 1) & (nodes == np.floor(nodes)))
+    if bad.any():
+        raise PlannerInputError(
+            f"space: nodes are whole numbers >= 1 (row {shown(df.index[int(np.argmax(bad))])}: "
+            f"{shown(df['nodes'].iloc[int(np.argmax(bad))])})"
+        )
+    caps = pd.to_numeric(df["power_cap"], errors="coerce").to_numpy(dtype=float)
+    s_cat, f_cat = pd.Categorical(df["server"]), pd.Categorical(df["fabric"])
+    sp = Space(
+        [str(x) for x in s_cat.categories],
+        [str(x) for x in f_cat.categories],
+        np.asarray(s_cat.codes, dtype=np.int64),
+        np.asarray(f_cat.codes, dtype=np.int64),
+        caps,
+        nodes.astype(np.int64),
+    )
+    servers = [catalog.server(s) for s in sp.server_ids]
+    for f in sp.fabric_ids:
+        catalog.fabric(f)
+    no_gpu(catalog, [s for s in servers if s.gpu is None])
+    usable = np.asarray([[f in s.fabrics for f in sp.fabric_ids] for s in servers], dtype=bool)
+    wrong = ~usable[sp.server_idx, sp.fabric_idx]
+    if wrong.any():
+        s = servers[int(sp.server_idx[np.argmax(wrong)])]
+        f = sp.fabric_ids[int(sp.fabric_idx[np.argmax(wrong)])]
+        raise PlannerInputError(f"space: server '{s.id}' cannot use fabric '{f}'; its fabrics: {', '.join(s.fabrics)}")
+    gpus = [catalog.gpu(s.gpu or "") for s in servers]
+    lo = np.asarray([g.min_power_limit_w / g.tdp_w for g in gpus])[sp.server_idx] - 1e-9
+    hi = np.asarray([g.max_power_limit_w / g.tdp_w for g in gpus])[sp.server_idx] + 1e-9
+    out = ~((caps > 0) & (caps <= 1) & (caps >= lo) & (caps <= hi))  # NaN is out
+    if out.any():
+        k = int(np.argmax(out))
+        g, server_id = gpus[int(sp.server_idx[k])], servers[int(sp.server_idx[k])].id
+        raise PlannerInputError(
+            f"space: power cap {shown(df['power_cap'].iloc[k])} of server '{server_id}' is outside "
+            f"{g.id}'s configurable range {g.min_power_limit_w / g.tdp_w:.2f}-{g.max_power_limit_w / g.tdp_w:.2f} "
+            "of TDP (power_cap is a fraction of TDP)"
+        )
+    return sp
+
+
+def shown(v: Any) -> str:
+    """A value as the user typed it: 0.1, not np.float64(0.1)."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def empty_space_message(servers: Sequence[Server], fabrics: set[str]) -> str:
+    """Why no listed server is on a listed fabric, with the fabrics each has."""
+    return f"none of the listed servers can use fabric(s) {', '.join(sorted(fabrics))}; their fabrics: " + "; ".join(
+        f"{s.id}: {', '.join(s.fabrics)}" for s in servers
+    )
+
+
+def no_gpu(catalog: Catalog, servers: Sequence[Server]) -> None:
+    """Servers without a GPU are bad input to the model (it places work on accelerators only)."""
+    if servers:
+        raise PlannerInputError(
+            f"server '{servers[0].id}' has no GPU: the training model places work on accelerators only "
+            f"(choose one of: {', '.join(x.id for x in catalog.gpu_servers())})"
+        )
+
+
+def bottleneck_column(df: dict[str, Any], nodes: np.ndarray) -> pd.Categorical:
+    """The largest part of each configuration's step (``BOTTLENECKS``): compute, the fabric (the data-parallel
+    all-reduce's share over the NICs, all-to-all and pipeline p2p across nodes), the intra-node link, the pipeline
+    bubble or the data pipeline, the first maximum winning; a compute-bound step slowed by its cap more than 5% is
+    'power cap'; a layout that does not fit is 'memory'."""
+    dp_exp = df["t_data_parallel_exposed"]
+    inter_share = df["t_dp_inter_share"]
+    multi = nodes > 1
+    a2a, p2p = df["t_embedding_all_to_all"], df["t_pipeline_p2p"]
+    fabric = dp_exp * inter_share + (a2a + p2p) * multi
+    intra = df["t_tensor_parallel"] + df["t_context_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
+    code = np.zeros(len(nodes), dtype=np.int8)
+    top = np.asarray(df["t_compute"], dtype=float)
+    for k, part in enumerate((fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]), start=1):
+        larger = part > top  # first maximum wins, as argmax
+        code[larger] = k
+        top = np.maximum(top, part)
+    code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
+    code = np.where(df["fits_memory"], code, 6)
+    return categorical(code, categories=BOTTLENECKS)
+
+
+def layout_labels(
+    layout_index: np.ndarray, data_parallel: np.ndarray, virtual: np.ndarray, layouts: Sequence[Layout]
+) -> Any:
+    """Labels like 'DP16 TP8 PP4 VP2 ZeRO-1', built once per distinct (layout, data-parallel degree, virtual
+    stages)."""
+    dp = data_parallel.astype(np.int64)
+    v = virtual.astype(np.int64)
+    n_dp, dp_code, _ = group_keys(dp)  # compact codes keep the presence table small
+    keys = (layout_index.astype(np.int64) * n_dp + dp_code) * (int(v.max()) + 1) + v
+    _, inverse, first = group_keys(keys)
+    li_f, v_f = layout_index[first].astype(np.int64), v[first]
+    _, pair, pair_first = group_keys(li_f * (int(v.max()) + 1) + v_f)  # few distinct (layout, virtual stages)
+    suffix = np.asarray(
+        [
+            layouts[int(li_f[i])].model_copy(update={"virtual_stages": int(v_f[i])}).label(1)[len("DP1") :]
+            for i in pair_first
+        ],
+        dtype=object,
+    )
+    # distinct (layout, data-parallel degree, virtual stages) give distinct labels: vectorized concatenation
+    labels = "DP" + pd.Series(dp[first]).astype(str) + pd.Series(suffix[pair], dtype=str)
+    return categorical(inverse, categories=pd.Index(labels))

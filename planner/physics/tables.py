@@ -1,0 +1,50 @@
+"""Columnar building blocks of the evaluated table: grouping integer keys without sorting, positions by value, and
+categorical columns built from codes.
+
+The model evaluates millions of configurations per call; these are the operations its inner steps repeat, written
+so that none sorts when a presence table will do and none lets pandas re-check codes that are in range by
+construction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def categorical(codes: np.ndarray, categories: Any) -> pd.Categorical:
+    """A categorical column from codes that are in range by construction (pandas' range check skipped)."""
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
+
+
+def group_keys(keys: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """(number of distinct keys, group of each element in key order, first element of each group), like
+    np.unique(return_inverse) but by a presence table, without sorting, when the keys are small integers."""
+    n = len(keys)
+    top = int(keys.max()) + 1 if n else 1
+    if top > 8 * n + 1_000_000:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        count, inverse = len(uniq), inverse.ravel()
+    else:
+        present = np.zeros(top, dtype=bool)
+        present[keys] = True
+        ids = np.cumsum(present) - 1
+        count, inverse = int(ids[-1]) + 1, ids[keys]
+    first = np.zeros(count, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n)[::-1]
+    return count, inverse, first
+
+
+def indices_by_value(values: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(value, positions holding it) for every value >= 0, positions ascending; one sort for all values."""
+    pos = np.flatnonzero(values >= 0)
+    if len(pos) == 0:
+        return []
+    vals = values[pos]
+    order = np.argsort(vals, kind="stable")
+    sorted_vals = vals[order]
+    starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    return [(int(sorted_vals[a]), pos[order[a:b]]) for a, b in zip(starts, ends, strict=True)]

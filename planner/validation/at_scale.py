@@ -1,0 +1,263 @@
+"""MLPerf Training results at scale and on newer GPUs as validation cases (reference/mlperf_training_at_scale.csv,
+mlperf_power_at_scale.csv).
+
+A100/H100/H200/B200/GB200 to 16,384 GPUs, the L40S, AMD MI300X-MI355X, B300 and GB300, each predicted at the samples
+the run actually trained (its own convergence point), so their errors are the step-time model's. Fit split
+(``AT_SCALE_FIRST_ROUND``): the first round each GPU type was available in (A100 v1.1, H100 v3.0, H200 and B200 v5.0,
+L40S v3.1, MI300X and MI325X v5.0, MI350X, MI355X and B300 v5.1); every later round and all previews are test data.
+Rack-scale NVL72 systems (GB200, GB300) are test data only: the model's node is then the run's NVLink domain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Catalog, Configuration, Workload
+from planner.physics import samples_factor
+from planner.validation.cases import Case, evaluate_case, parse_network, with_case_server
+
+AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the catalog models)
+    "A100": "a100-sxm-80gb",
+    "H100": "h100-sxm",
+    "H200": "h200",
+    "B200": "b200",
+    "GB200": "gb200",
+    # GPUs added with the catalog's current generation (fitted on their first round like the others: B300 within the
+    # Blackwell family, the L40S as Ada, MI300X/MI325X as CDNA3, MI350X/MI355X as CDNA4)
+    "L40S": "l40s",
+    "MI300X": "mi300x",
+    "MI325X": "mi325x",
+    "MI350X": "mi350x",
+    "MI355X": "mi355x",
+    "B300": "b300",
+    "GB300": "gb300",
+}
+# The fit split at scale: the MLPerf round each GPU type was first available in, one rule for every type (A100 v1.1,
+# H100 v3.0, H200 and B200 v5.0 as before; the L40S v3.1; MI300X and MI325X v5.0; MI350X, MI355X and B300 v5.1, their
+# only round). Rack-scale NVLink systems (GB200 / GB300 NVL72) are test data only: systems of a fitted family whose
+# NVLink domain of up to 72 GPUs the fit meets nowhere. How the model carries to a GPU family no fit has seen is
+# reported apart (``unseen_family_cases``: each family predicted with its own fit removed).
+AT_SCALE_FIRST_ROUND = {
+    "A100": "v1.1",
+    "H100": "v3.0",
+    "H200": "v5.0",
+    "B200": "v5.0",
+    "L40S": "v3.1",
+    "MI300X": "v5.0",
+    "MI325X": "v5.0",
+    "MI350X": "v5.1",
+    "MI355X": "v5.1",
+    "B300": "v5.1",
+}
+AT_SCALE_HOST = {
+    "a100-sxm-80gb": "dgx-a100-80gb",
+    "h100-sxm": "dgx-h100",
+    "h200": "hgx-h200",
+    "b200": "hgx-b200",
+    "gb200": "gb200-nvl72",
+    "l40s": "l40s-4",
+    "mi300x": "mi300x-8",
+    "mi325x": "mi325x-8",
+    "mi350x": "mi350x-8",
+    "mi355x": "mi355x-8",
+    "b300": "hgx-b300",
+    "gb300": "gb300-nvl72",
+}
+AT_SCALE_FRAMEWORKS_NOT_MODELLED = ("tinygrad",)  # research frameworks no catalog profile describes
+# GPUs one NVLink domain joins where it spans several nodes (compute trays)
+NVLINK_DOMAIN_MAX = {"gb200": 72, "gb300": 72}
+AT_SCALE_WORKLOADS = {  # MLPerf benchmark -> (workload, precision of the reference implementation)
+    "resnet": ("resnet50", None),
+    "bert": ("bert-large", None),
+    "gpt3": ("gpt3-175b", "fp8"),
+    "llama2_70b_lora": ("llama2-70b-lora", "fp8"),
+    "llama31_405b": ("llama3-405b", "fp8"),
+}
+# (round, submitter, benchmark) of published runs that trained their GEMMs in FP4: NVIDIA's own v5.1 Llama 3.1
+# 405B submissions (GB200, GB300) used NVFP4, as NVIDIA announced for that round (recalled, not stated in
+# reference/); partners' v5.1 405B runs (University of Florida, B200) are taken as FP8
+AT_SCALE_FP4_RUNS = {("v5.1", "NVIDIA", "llama31_405b")}
+IMAGENET_TRAIN_IMAGES = 1_281_167
+
+
+def at_scale_table(ref: Path) -> pd.DataFrame:
+    """MLPerf Training results at scale and on newer GPUs (reference/mlperf_training_at_scale.csv) for the GPU
+    types and benchmarks the catalog models: closed division, NVIDIA SXM GPUs, the L40S and AMD MI300X-MI355X, runs of
+    frameworks no catalog profile describes (tinygrad) left out, duplicates (logs re-published in later rounds)
+    removed. Split (``AT_SCALE_FIRST_ROUND``): the first round each GPU type was available in is fit data, every
+    later round and all previews are test data. GB200 and GB300 (NVL72 racks) are test data only: systems of the
+    fitted Blackwell family with an NVLink domain of up to 72 GPUs, which the model meets nowhere in its fit."""
+    df = pd.read_csv(ref / "mlperf_training_at_scale.csv")
+    df = df[df["accelerator_family"].isin(list(AT_SCALE_GPUS)) & df["benchmark"].isin(list(AT_SCALE_WORKLOADS))]
+    df = df[~df["accelerator"].str.contains("PCIe|NVL", case=False, regex=True) & (df["division"] == "closed")]
+    df = df[~df["notes"].fillna("").str.contains("identical per-run times")]
+    df = df[~df["framework"].fillna("").str.lower().str.contains("|".join(AT_SCALE_FRAMEWORKS_NOT_MODELLED))]
+    df = df.sort_values("round", kind="stable").drop_duplicates(
+        ["system", "benchmark", "gpus", "global_batch", "time_to_train_min_unscaled"]
+    )
+    preview = df["system_status"].fillna("").str.contains("preview", case=False).to_numpy()
+    is_first = df["round"].to_numpy() == df["accelerator_family"].map(AT_SCALE_FIRST_ROUND).to_numpy()
+    df = df.assign(split=np.where(is_first & ~preview, "fit", "test"))
+    return df.reset_index(drop=True)
+
+
+def at_scale_samples(row: pd.Series) -> float:
+    """Samples the run trained (mean over its successful runs) in the workload's sample unit."""
+    runs = [float(x) for x in str(row["converged_at_per_run"]).split(";") if x]
+    mean = float(np.mean(runs))
+    unit, bench = row["converged_at_unit"], row["benchmark"]
+    if bench == "resnet":
+        return mean * IMAGENET_TRAIN_IMAGES  # epochs
+    if bench == "gpt3":
+        return mean / 2048.0  # tokens -> 2,048-token sequences
+    return mean if unit != "tokens" else mean / 8192.0
+
+
+def at_scale_configuration(cat: Catalog, row: pd.Series) -> tuple[Catalog, Configuration]:
+    """The catalog (with the run's node as server 'case') and configuration of an at-scale MLPerf result: the
+    samples the run actually trained (its own convergence point), its global batch and node count."""
+    family = str(row["accelerator_family"])
+    gpu = "a100-sxm-40gb" if "40GB" in str(row["accelerator"]).upper() else AT_SCALE_GPUS[family]
+    host = cat.server(AT_SCALE_HOST[AT_SCALE_GPUS[family]])
+    net = row["host_networking"]
+    if isinstance(net, str) and re.search(r"HDR|NDR|EDR|XDR", net):
+        fabric, ports, port_gbps = parse_network(net)
+    elif isinstance(net, str) and re.search(r"RoCE|BF3|BlueField", net, re.IGNORECASE):  # Ethernet RDMA: no SHARP
+        m = re.search(r"Compute:\s*(\d+)\s*x", net)
+        rate = re.search(r"(\d+)\s*Gb", net.split("Compute:")[-1])
+        ew = re.search(r"(\d+)\s*x\s*\S*\s*(\d+)\s*Gb\w*\s+for\s+EW", net)  # the east-west (compute) NICs
+        if ew:
+            m, rate = ew, re.search(r"(\d+)\s*Gb", ew.group(0).split("x", 1)[1])
+        fabric, ports = "roce400", int(m.group(1)) if m else host.nic_ports
+        port_gbps = min(float(rate.group(1)), 400.0) if rate else 400.0
+    else:  # not stated: the host template's fabric
+        fabric, ports, port_gbps = host.fabrics[0], host.nic_ports, host.max_nic_port_gbps
+    gpus_per_node, nodes = int(row["gpus_per_node"]), int(row["nodes"])
+    extra: dict[str, Any] = {}
+    if gpu in NVLINK_DOMAIN_MAX:  # the model's node is the NVLink domain: the run's trays in one rack
+        gpus_per_node = nvlink_domain(int(row["gpus"]), NVLINK_DOMAIN_MAX[gpu])
+        nodes, ports = int(row["gpus"]) // gpus_per_node, gpus_per_node  # one NIC per GPU
+        share = gpus_per_node / host.gpus_per_node
+        extra = {
+            "cpu_cores": max(1, round(host.cpu_cores * share)),
+            **{k: getattr(host, k) * share for k in ("cpu_power_w", "ram_power_w", "storage_power_w", "other_power_w")},
+        }
+    c2 = with_case_server(cat, host, gpu, gpus_per_node, fabric, ports, port_gbps, **extra)
+    wl_id, precision = AT_SCALE_WORKLOADS[str(row["benchmark"])]
+    wl = c2.workload(wl_id)
+    if "deepspeed" in f"{row['system']} {row['framework']}".lower():  # the software the run used, as a user would
+        wl = wl.model_copy(update={"framework": "deepspeed"})  # DeepSpeed on NGC PyTorch: bf16, no FP8 engine
+        c2 = c2.replace(workloads={**c2.workloads, wl.id: wl})
+        precision = None
+    if (str(row["round"]), str(row["submitter"]), str(row["benchmark"])) in AT_SCALE_FP4_RUNS:
+        precision = "fp4"
+    batch = int(row["global_batch"])
+    config = Configuration(
+        model=wl.id,
+        server="case",
+        nodes=nodes,
+        fabric=fabric,
+        global_batch=batch,
+        samples=at_scale_samples(row) * reference_factor(wl, batch),
+        precision=precision,
+    )
+    return c2, config
+
+
+def nvlink_domain(gpus: int, domain_max: int) -> int:
+    """GPUs per NVLink domain of a run on rack-scale NVLink systems (GB200 NVL72): the whole run while it fits
+    one rack, else the largest whole share of a rack that divides the run (72, or 64 = 16 of a rack's 18 trays,
+    as 512- to 5,120-GPU runs are laid out), else one compute tray (4)."""
+    if gpus <= domain_max:
+        return gpus
+    for g in (domain_max, 64, 32, 16, 8, 4):
+        if gpus % g == 0:
+            return g
+    return 4
+
+
+def at_scale_cases(
+    cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
+) -> list[Case]:
+    """Time to train the samples each run actually trained (its own convergence point, so convergence noise
+    is out: this checks the step-time model), against the measured olympic mean (unscaled). ``gpu_families``:
+    only the runs on GPUs of these families."""
+    cases = []
+    for _, row in at_scale_table(ref).iterrows():
+        if fit_only and row["split"] != "fit":
+            continue
+        if (
+            gpu_families is not None
+            and cat.gpu(AT_SCALE_GPUS[str(row["accelerator_family"])]).family not in gpu_families
+        ):
+            continue
+        c2, config = at_scale_configuration(cat, row)
+        est = evaluate_case(c2, config)
+        server = c2.server("case")
+        cases.append(
+            Case(
+                "time_to_train",
+                f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
+                f"({row['gpus']} GPUs, batch {row['global_batch']})",
+                str(row["split"]),
+                float(row["time_to_train_min_unscaled"]),
+                est.time_to_train_h * 60.0,
+                "min",
+                c2.gpu(server.gpu or "").family,
+                c2.workload(config.model).family,
+                f"{row['benchmark']} {server.gpu} {config.nodes}x{server.gpus_per_node} "
+                f"{config.fabric}x{server.nic_ports} batch {row['global_batch']}",
+                gpus=int(row["gpus"]),
+                steps=est.samples_to_train / est.global_batch,
+            )
+        )
+    return cases
+
+
+def reference_factor(wl: Workload, batch: int) -> float:
+    """Samples at the reference batch that the model scales to ``samples`` at this batch: the model multiplies
+    the work by the convergence factor of the batch, so the run's own sample count is divided by it first."""
+    from planner.physics import samples_factor
+
+    return 1.0 / float(samples_factor(wl, np.asarray([batch]))[0])
+
+
+def power_at_scale_cases(cat: Catalog, ref: Path) -> list[Case]:
+    """MLPerf Power energy-to-train of newer systems (reference/mlperf_power_at_scale.csv; the v4.0 8xH100 rows
+    repeat mlperf_power.md and are skipped), each predicted at the configuration and samples of the same run
+    in the Training results: node-level energy against the IT energy of the nodes (no switches, no PUE)."""
+    power = pd.read_csv(ref / "mlperf_power_at_scale.csv")
+    training = pd.read_csv(ref / "mlperf_training_at_scale.csv")
+    cases = []
+    for _, p in power.iterrows():
+        if p["round"] == "v4.0":
+            continue
+        match = training[
+            (training["round"] == p["round"])
+            & (training["system"] == p["system"])
+            & (training["benchmark"] == p["benchmark"])
+        ]
+        if match.empty or str(match.iloc[0]["accelerator_family"]) not in AT_SCALE_GPUS:
+            continue
+        c2, config = at_scale_configuration(cat, match.iloc[0])
+        est = evaluate_case(c2, config)
+        cases.append(
+            Case(
+                "energy",
+                f"MLPerf Power {p['round']} {p['submitter']} {p['system']} {p['benchmark']} energy-to-train",
+                "test",
+                float(p["energy_kj"]),
+                est.energy_kwh * 3600.0,
+                "kJ",
+                c2.gpu(c2.server("case").gpu or "").family,
+                c2.workload(config.model).family,
+                gpus=int(p["gpus"]),
+            )
+        )
+    return cases
