@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from planner import checks
+from planner import checks, present
+from planner.batch import run as run_batch_scenarios
 from planner.checks import parse_owned
 from planner.data import MAX_LIFE_YEARS, Catalog, load_catalog
 from planner.errors import PlannerInputError
-from planner.plan import Objective, PlanRequest, PlanResult, pareto, solve
-from planner.present import views
+from planner.plan import Objective, PlanRequest, PlanResult, pareto, plan_notes, solve
 
 PARETO_POINTS = 8
 PAGES = ["Plan", "Catalog", "Models", "Validation", "Fleet", "Batch"]
@@ -49,7 +53,7 @@ def cached_pareto(request_json: str, version: str, x: Objective, y: Objective, _
 def show_table(df: Any) -> None:
     """A table for people: numbers of 1,000 and more with thousands separators (6,069,200 USD, 1,500,000,000,000
     tokens; were 6069200 and 1500000000000), as the command line's tables write them."""
-    config = {c: st.column_config.NumberColumn(format="localized") for c in views.separated_columns(df)}
+    config = {c: st.column_config.NumberColumn(format="localized") for c in present.separated_columns(df)}
     st.dataframe(df, hide_index=True, column_config=config)
 
 
@@ -200,7 +204,7 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
     )
     precision = sb.selectbox(
         "Precision",
-        ["default", *views.PRECISIONS],
+        ["default", *present.PRECISIONS],
         format_func=lambda p: f"the workload's ({wl.precision})" if p == "default" else p,
         key="precision",
         help=f"Number format of the training math (default: the workload's own, {wl.precision} for {model}). "
@@ -308,7 +312,7 @@ def _downloads(chart: Any, name: str, key: str) -> None:
     c1, c2 = st.columns(2)
     c1.download_button(
         f"{name} (HTML, offline)",
-        lambda: views.chart_html(chart),
+        lambda: present.chart_html(chart),
         f"{key}.html",
         "text/html",
         key=f"dl_{key}_html",
@@ -316,7 +320,7 @@ def _downloads(chart: Any, name: str, key: str) -> None:
     )
     c2.download_button(
         f"{name} (PNG)",
-        lambda: views.chart_png(chart),
+        lambda: present.chart_png(chart),
         f"{key}.png",
         "image/png",
         key=f"dl_{key}_png",
@@ -337,44 +341,44 @@ def page_plan() -> None:
         if res.explanation:
             for r in res.explanation.relaxations:
                 st.markdown(f"- **relax {r.requirement}**: {r.message}")
-        st.code(views.cli_command(req), language="bash")
+        st.code(present.cli_command(req), language="bash")
         return
     status = "proven optimal" if res.status == "optimal" else "best found within the time limit (not proven optimal)"
     st.subheader(f"Recommended plan ({status}, minimising {res.objective})")
-    st.markdown(views.plan_card_html(views.plan_card(res)), unsafe_allow_html=True)
-    for note in views.plan_notes(cat, req, res.plan, style="app"):
+    st.markdown(present.plan_card_html(present.plan_card(res)), unsafe_allow_html=True)
+    for note in plan_notes(cat, req, res.plan, style="app"):
         st.warning(f"Note: {note}.")
-    st.caption(views.COST_EXPLAINED)
+    st.caption(present.COST_EXPLAINED)
     st.caption(
         f"Solver: HiGHS {res.solver.highs_status if res.solver else ''}, gap "
         f"{(res.solver.gap or 0) if res.solver else 0:.1e}; plan re-checked with the exact model."
     )
     with st.expander("Why this plan", expanded=True):
-        st.markdown("\n".join(views.why_this_plan(res)))
+        st.markdown("\n".join(present.why_this_plan(res)))
     st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
-    show_table(views.alternatives_table(res))
+    show_table(present.alternatives_table(res))
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Plan as JSON", views.result_json(res), "plan.json", "application/json")
-    c2.download_button("Plan as CSV", views.plan_csv(res), "plan.csv", "text/csv")
+    c1.download_button("Plan as JSON", present.result_json(res), "plan.json", "application/json")
+    c2.download_button("Plan as CSV", present.plan_csv(res), "plan.csv", "text/csv")
     with c3:
         st.markdown("Same request on the command line:")
-    st.code(views.cli_command(req), language="bash")
+    st.code(present.cli_command(req), language="bash")
 
     tab_scaling, tab_cap, tab_break, tab_pareto = st.tabs(["Scaling", "Power cap", "Cost & energy", "Pareto front"])
     with tab_scaling:
-        frame = views.scaling_frame(cat, req)
+        frame = present.scaling_frame(cat, req)
         if not frame.empty:
-            chart = views.scaling_chart(frame, res, req.max_nodes, req.deadline_days)
+            chart = present.scaling_chart(frame, res, req.max_nodes, req.deadline_days)
             st.altair_chart(chart)
             _downloads(chart, "Scaling chart", "scaling")
     with tab_cap:
         if res.plan.purchase == "rent" and not cat.server(res.plan.server).power_cap_settable:
             st.info(f"The rented {res.plan.server} does not let you set the GPU power limit: it runs at full power.")
-        chart = views.power_cap_chart(views.power_cap_frame(cat, req, res), req.deadline_days)
+        chart = present.power_cap_chart(present.power_cap_frame(cat, req, res), req.deadline_days)
         st.altair_chart(chart)
         _downloads(chart, "Power-cap chart", "power_cap")
     with tab_break:
-        chart = views.breakdown_chart(views.breakdown_frame(res))
+        chart = present.breakdown_chart(present.breakdown_frame(res))
         st.altair_chart(chart)
         _downloads(chart, "Breakdown chart", "breakdown")
     with tab_pareto:
@@ -388,13 +392,13 @@ def page_plan() -> None:
             st.warning("Choose two different objectives.")
         elif st.checkbox("Compute the Pareto front", key="pareto_on", help="Solves 8 MIPs (epsilon-constraint)."):
             front = cached_pareto(req.model_dump_json(), catalog_version(), x, y, cat)
-            front, notes = views.front_with_precision(cat, req, front)  # fp4 on a GPU without it: fp8, said
-            chart = views.pareto_chart(front, x, y)
-            st.caption(views.pareto_note(front, PARETO_POINTS))
+            front, notes = present.front_with_precision(cat, req, front)  # fp4 on a GPU without it: fp8, said
+            chart = present.pareto_chart(front, x, y)
+            st.caption(present.pareto_note(front, PARETO_POINTS))
             for note in notes:
                 st.warning(f"Note: {note}.")
             st.altair_chart(chart)
-            show_table(views.pareto_table(front, x, y))
+            show_table(present.pareto_table(front, x, y))
             _downloads(chart, "Pareto chart", "pareto")
 
 
@@ -402,31 +406,31 @@ def page_plan() -> None:
 def page_catalog() -> None:
     st.title("Hardware catalog")
     cat = catalog()
-    table = st.radio("Table", list(views.TABLES), horizontal=True, key="cat_table")
+    table = st.radio("Table", list(present.TABLES), horizontal=True, key="cat_table")
     upload = st.file_uploader(f"Upload {table} (YAML list or CSV)", type=["yaml", "yml", "csv"], key="cat_upload")
-    df = views.catalog_table(cat, table)
+    df = present.catalog_table(cat, table)
     if upload is not None:
         try:
-            df = views.read_upload(upload.name, upload.getvalue())
+            df = present.read_upload(upload.name, upload.getvalue())
         except PlannerInputError as exc:
             st.error(f"Nothing was changed: {exc}")
             return
     edited = st.data_editor(df, num_rows="dynamic", key=f"editor_{table}", hide_index=True)
     if st.button("Validate and use this table", key="apply"):
-        new, problems = views.apply_table(cat, table, edited)
+        new, problems = present.apply_table(cat, table, edited)
         if problems:
             st.error("The table has problems; nothing was changed:")
             for p in problems:
                 st.markdown(f"- `{p}`")
         elif new is not None:
             st.session_state["catalog"] = new
-            st.session_state["catalog_version"] = hashlib.sha1(views.table_yaml(new, table).encode()).hexdigest()[:10]
+            st.session_state["catalog_version"] = hashlib.sha1(present.table_yaml(new, table).encode()).hexdigest()[:10]
             st.success(f"Using the edited {table} table on the Plan page.")
-    st.download_button(f"Download {table}.yaml", views.table_yaml(catalog(), table), f"{table}.yaml")
+    st.download_button(f"Download {table}.yaml", present.table_yaml(catalog(), table), f"{table}.yaml")
     with st.expander("Fabrics and sites"):
-        show_table(views.readable([f.model_dump() for f in cat.fabrics.values()]))
-        show_table(views.readable([s.model_dump() for s in cat.sites.values()]))
-        show_table(views.readable([f.model_dump() for f in cat.frameworks.values()]))
+        show_table(present.readable([f.model_dump() for f in cat.fabrics.values()]))
+        show_table(present.readable([s.model_dump() for s in cat.sites.values()]))
+        show_table(present.readable([f.model_dump() for f in cat.frameworks.values()]))
 
 
 def page_models() -> None:
@@ -445,13 +449,13 @@ def page_models() -> None:
         }
         for w in cat.workloads.values()
     ]
-    show_table(views.readable(rows))
+    show_table(present.readable(rows))
     upload = st.file_uploader(
         "Add a custom model (YAML, see models/_template.yaml)", type=["yaml", "yml"], key="model_upload"
     )
     if upload is not None:
         try:
-            new = views.add_workload(cat, upload.name, upload.getvalue())
+            new = present.add_workload(cat, upload.name, upload.getvalue())
             st.session_state["catalog"] = new
             st.session_state["catalog_version"] = hashlib.sha1(upload.getvalue()).hexdigest()[:10]
             st.success("Model added; choose it on the Plan page.")
@@ -461,11 +465,10 @@ def page_models() -> None:
 
 @st.cache_data(show_spinner="Re-running the published measurements...")
 def cached_validation(version: str, _cat: Catalog) -> Any:
-    return views.validation_frame(_cat)
+    return present.validation_frame(_cat)
 
 
 def page_validation() -> None:
-    from pathlib import Path
 
     st.title("How far to trust the model")
     st.markdown(
@@ -474,10 +477,10 @@ def page_validation() -> None:
     )
     frame = cached_validation(catalog_version(), catalog())
     st.subheader("Summary")
-    st.dataframe(views.validation_summary(frame), hide_index=True)
+    st.dataframe(present.validation_summary(frame), hide_index=True)
     st.subheader("Predicted vs published")
     st.caption("Dashed: a perfect prediction. Log scales; hover a point for the case and its error.")
-    chart = views.validation_scatter(frame)
+    chart = present.validation_scatter(frame)
     st.altair_chart(chart)
     _downloads(chart, "Validation chart", "validation")
     doc = Path(__file__).resolve().parent / "docs" / "VALIDATION.md"
@@ -496,7 +499,6 @@ FLEET_EXAMPLES = {
 
 def _fleet_source() -> tuple[str, bytes] | None:
     """The fleet request to plan: a shipped example (the owned + bought + rented portfolio first) or an upload."""
-    from pathlib import Path
 
     shipped = Path(__file__).resolve().parent / "examples"
     examples = {f"{k}: {v}": shipped / k for k, v in FLEET_EXAMPLES.items() if (shipped / k).exists()}
@@ -525,8 +527,6 @@ def _fleet_source() -> tuple[str, bytes] | None:
 
 def _fleet_with_progress(req: Any) -> Any:
     """fleet(req) in a worker thread while the page shows the time used (the call is one blocking solve)."""
-    import time
-    from concurrent.futures import ThreadPoolExecutor
 
     from planner.fleet import fleet
 
@@ -538,7 +538,7 @@ def _fleet_with_progress(req: Any) -> Any:
         while not future.done():
             time.sleep(0.5)
             used = time.perf_counter() - t0
-            bar.progress(min(used / (limit + 30.0), 0.99), text=views.fleet_progress_text(req, used))
+            bar.progress(min(used / (limit + 30.0), 0.99), text=present.fleet_progress_text(req, used))
         plan = future.result()
     bar.empty()
     return plan, time.perf_counter() - t0
@@ -549,13 +549,13 @@ def page_fleet() -> None:
     st.markdown(
         "Plan the servers for several jobs over a horizon of slots (weeks): which **owned** servers to keep or "
         "retire, what to **buy** (server type and fabric), what to **rent**, and when each job runs - one MIP "
-        "over every job's possible modes (planner/fleet/fleet.py, the same as `planner fleet FILE`)."
+        "over every job's possible modes (planner/fleet/, the same as `planner fleet FILE`)."
     )
     src = _fleet_source()
     if src is None:
         return
     name, data = src
-    req = views.read_fleet_upload(name, data)
+    req = present.read_fleet_upload(name, data)
     from planner.fleet import check_fleet_ids
 
     check_fleet_ids(catalog(), req)  # an unknown model or owned server: said with its job (entry)
@@ -565,10 +565,10 @@ def page_fleet() -> None:
         + (f"; power {req.power_kw:g} kW" if req.power_kw else "")
         + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd is not None else "")
     )
-    show_table(views.readable([j.model_dump() for j in req.jobs]))
+    show_table(present.readable([j.model_dump() for j in req.jobs]))
     if req.owned:
         st.markdown("**Owned servers**")
-        show_table(views.readable([o.model_dump() for o in req.owned]))
+        show_table(present.readable([o.model_dump() for o in req.owned]))
     key = f"fleet_plan::{catalog_version()}::{req.model_dump_json()}"
     if st.button("Plan the fleet", key="fleet_run", type="primary") and key not in st.session_state:
         st.session_state[key] = _fleet_with_progress(req)
@@ -583,32 +583,29 @@ def page_fleet() -> None:
     gap = plan.solver.gap if plan.solver and plan.solver.gap is not None else 0.0
     st.caption(f"Solved in {seconds:.0f} s (HiGHS gap {gap:.1e}); plan re-priced exactly by planner/physics/cost.py.")
     st.markdown("\n".join(plan.decisions(markdown=True)))
-    for text in views.fleet_owned_service_notes(catalog(), req):  # owned servers past their service: why retired
+    for text in present.fleet_owned_service_notes(catalog(), req):  # owned servers past their service: why retired
         st.warning(text)
-    owned = views.fleet_owned_table(plan)
+    owned = present.fleet_owned_table(plan)
     if not owned.empty:
         st.markdown("**Owned servers: kept and retired**")
-        show_table(views.readable(owned))
-    bought = views.fleet_bought_table(plan)
+        show_table(present.readable(owned))
+    bought = present.fleet_bought_table(plan)
     st.markdown("**Bought**" if not bought.empty else "**Bought**: nothing")
     if not bought.empty:
-        show_table(views.readable(bought))
-    rented = views.fleet_rented_table(plan, catalog())
+        show_table(present.readable(bought))
+    rented = present.fleet_rented_table(plan, catalog())
     st.markdown("**Rented**" if not rented.empty else "**Rented**: nothing")
     if not rented.empty:
-        show_table(views.readable(rented))
+        show_table(present.readable(rented))
     st.markdown("**Jobs**")
-    show_table(views.readable(plan.assignment_frame()))  # slots as '3-9,12' beside first/last slot and slots run
-    chart = views.fleet_gantt(plan, req.slot_hours)
+    show_table(present.readable(plan.assignment_frame()))  # slots as '3-9,12' beside first/last slot and slots run
+    chart = present.fleet_gantt(plan, req.slot_hours)
     st.altair_chart(chart)
     st.download_button("Fleet plan (JSON)", plan.model_dump_json(indent=2), "fleet.json", "application/json")
     _downloads(chart, "Schedule chart", "fleet")
 
 
 def page_batch() -> None:
-    import tempfile
-
-    from planner.batch import run as run_batch_scenarios
 
     st.title("Batch: many procurement scenarios")
     upload = st.file_uploader(
@@ -622,7 +619,7 @@ def page_batch() -> None:
             "`planner batch scenarios.yaml --out results/ --workers N [--engine ray]`."
         )
         return
-    scenarios = views.read_batch_upload(upload.name, upload.getvalue())
+    scenarios = present.read_batch_upload(upload.name, upload.getvalue())
     st.write(f"{len(scenarios)} scenarios")
     if len(scenarios) > 200:
         st.warning("More than 200 scenarios: use the command line for this sweep.")
@@ -637,7 +634,7 @@ def page_batch() -> None:
     if key not in st.session_state:
         return
     df = st.session_state[key]
-    head, table = views.batch_results_table(df)
+    head, table = present.batch_results_table(df)
     st.markdown(f"**{head}**")
     show_table(table)
     st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv", on_click="ignore")

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import planner
 from planner.batch import Identity, Store, expand, input_files, run_batch, scenarios_sha
 from planner.data import catalog_dir, models_dir
 
@@ -64,8 +65,6 @@ def resume_10k(rows: list[dict[str, Any]]) -> tuple[float, float]:
     assert len(items) == 10_000
     out = Path(tempfile.mkdtemp(prefix="bench-resume-"))
     try:
-        import planner
-
         ident = Identity(
             scenarios_sha=scenarios_sha(s["id"] for s in items),
             scenario_source="<python>",

@@ -6,14 +6,14 @@ Server types are the shipped buyable GPU servers and perturbed copies (price, ho
 fabric it can be built with (the plan picks one per type). Jobs: pre-training runs, fine-tunes and short
 evaluation-sized runs with staggered release/due weeks. The root LP bound is the LP relaxation's optimum
 (integrality dropped, before HiGHS's own presolve and cuts) of: (a) the work row in hours and no valid cuts,
-(b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet/fleet.py one
-at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
+(b) the work row in whole slots ceil(T/H), then adding the valid-inequality families of planner/fleet/formulation.py
+one at a time: (c) (12) cover and node-slots, (d) (14) network-capex envelope, (e) (15) fabric cover, (f) (13)
 energetic intervals -- (f) is the formulation `fleet` solves. The run line gives the start heuristic's figures
 (greedy plan, LP relaxation, MIP restricted to the LP's modes, local search, squeeze of the most expensive
 type, every job packed onto one cluster) and HiGHS's own on the full MIP: incumbent, bound, gap, seconds, B&B
-nodes; the bound is HiGHS's or, when higher, the LP relaxation's optimum of the same MIP (planner/fleet/fleet.py,
-"Solving"). `--time-limit` is the whole `fleet()` call's (modes, build, LP, restricted MIP, local search,
-squeeze, packing, full MIP).
+nodes; the bound is HiGHS's or, when higher, the LP relaxation's optimum of the same MIP (planner/fleet/run.py).
+`--time-limit` is the whole `fleet()` call's (modes, build, LP, restricted MIP, local search, squeeze, packing,
+full MIP).
 
 `--purchase-bound S` then runs planner/fleet/bound.py on the same MIP for S seconds from the run's plan: best-first
 branching on the nodes bought per server type over the LP relaxation (with `--leaf-mip S2`, each leaf -- all
@@ -25,6 +25,8 @@ for S seconds (presolve on, its log to --log): where the optimum lies, incumbent
 
 `--profile-modes` times the mode stage again under cProfile (evaluate_space, the dominance pruning, the rest) and
 stops.
+
+What these runs have measured, with the command of each figure: docs/fleet-bound.md.
 
 Run: python bench/bench_fleet.py [--jobs 50 --types 30 --slots 52 --max-nodes 2048 --time-limit 60 --repeats 1]
          [--purchase-bound 60 --leaf-mip 10] [--no-root --long 1200 --log bench_fleet_long.log] [--profile-modes]
@@ -50,6 +52,7 @@ from planner.fleet import (
     CUT_FAMILIES,
     FleetRequest,
     Pools,
+    StartState,
     build_fleet_model,
     fleet,
     improve_start,
@@ -57,7 +60,7 @@ from planner.fleet import (
     pools_of,
     set_greedy_start,
 )
-from planner.fleet.bound import _lp, purchase_bound
+from planner.fleet.bound import as_highs_lp, purchase_bound
 from planner.solver import SolverOptions, solve_model
 
 # (workload, amount of work, shortest and longest window in weeks)
@@ -76,6 +79,8 @@ JOBS: list[tuple[str, dict[str, float], int, int]] = [
 
 
 def catalog_with(n_types: int, seed: int = 0) -> Catalog:
+    """The shipped catalog with ``n_types`` buyable server types: the shipped ones and perturbed copies (price and
+    host power within +-30%), named type-00, type-01, ..."""
     cat = load_catalog()
     rng = np.random.default_rng(seed)
     base = [s for s in cat.gpu_servers() if s.price_usd is not None]
@@ -93,6 +98,8 @@ def catalog_with(n_types: int, seed: int = 0) -> Catalog:
 
 
 def request(n_jobs: int, slots: int, max_nodes: int, seed: int = 0) -> FleetRequest:
+    """The bench's fleet request: ``n_jobs`` jobs drawn in turn from JOBS with random windows, cost objective,
+    a 30 MW site, caps 0.7 and 1.0, one HiGHS thread, a 1% gap."""
     rng = np.random.default_rng(seed)
     jobs = []
     for i in range(n_jobs):
@@ -115,7 +122,7 @@ def request(n_jobs: int, slots: int, max_nodes: int, seed: int = 0) -> FleetRequ
 
 def root_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools, **kw: Any) -> tuple[float, float]:
     """LP relaxation optimum of a formulation variant, and the seconds it took."""
-    m = build_fleet_model(cat, req, modes, pools, **kw)
+    m = build_fleet_model(cat, req, modes, pools, **kw).model
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
     t = time.perf_counter()
     rep = solve_model(m, SolverOptions(time_limit_s=600, presolve=False, threads=1)).report
@@ -127,12 +134,13 @@ def long_run(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, pools: Pools,
     shares of the request's time limit, which here excludes the modes and the build), then HiGHS alone on the
     full MIP from the best start for ``seconds``, with presolve and its log written to ``log``; prints its
     incumbent, bound and gap at the end (the log has them over time)."""
-    m = build_fleet_model(cat, req, modes, pools)
-    set_greedy_start(m, cat, req)
+    mip = build_fleet_model(cat, req, modes, pools)
+    state = StartState()
+    set_greedy_start(mip, cat, req, state)
     t0 = time.perf_counter()
-    heur = improve_start(m, cat, req, lambda: max(1.0, req.solver.time_limit_s - (time.perf_counter() - t0)))
+    heur = improve_start(mip, cat, req, state, lambda: max(1.0, req.solver.time_limit_s - (time.perf_counter() - t0)))
     print(f"  start: {', '.join(f'{k} {v:,.1f}' for k, v in heur.items())}")
-    lp, cols = _lp(m)
+    lp, cols = as_highs_lp(mip.model)
     h = highspy.Highs()
     h.setOptionValue("log_to_console", False)
     h.setOptionValue("log_file", log)
@@ -163,7 +171,7 @@ def profile_modes(cat: Catalog, req: FleetRequest, pools: Pools) -> None:
     cum = {f[2]: v[3] for f, v in pstats.Stats(prof).stats.items()}  # type: ignore[attr-defined]
     ev, pm = cum.get("evaluate_space", 0.0), cum.get("pareto_mask", 0.0)
     print(
-        f"  mode stage under cProfile: {total:.1f} s; planner.physics.model.evaluate_space {ev:.1f} s, "
+        f"  mode stage under cProfile: {total:.1f} s; planner.physics.evaluate_space {ev:.1f} s, "
         f"pareto_mask {pm:.1f} s, "
         f"the rest of job_modes {total - ev - pm:.1f} s"
     )
@@ -178,6 +186,7 @@ def instance_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def main() -> None:
+    """The command line (module docstring)."""
     ap = argparse.ArgumentParser()
     instance_arguments(ap)
     ap.add_argument("--repeats", type=int, default=1)
@@ -202,8 +211,7 @@ def main() -> None:
     ap.add_argument(
         "--profile-modes",
         action="store_true",
-        help="then evaluate the modes again under cProfile: the seconds in planner.physics.model.evaluate_space, "
-        "in the "
+        help="then evaluate the modes again under cProfile: the seconds in planner.physics.evaluate_space, in the "
         "dominance pruning (pareto_mask) and in the rest of job_modes, and stop",
     )
     args = ap.parse_args()
@@ -293,7 +301,7 @@ def main() -> None:
                 sizes = sorted(((a["nodes"], len(a["slots"])) for a in on), reverse=True)
                 print(f"    {p['server']}: {len(on)} jobs, nodes x slots " + " ".join(f"{n}x{d}" for n, d in sizes))
         if args.purchase_bound > 0 and plan.objective_value is not None:
-            m = build_fleet_model(cat, req, modes, pools)
+            m = build_fleet_model(cat, req, modes, pools).model
             pb = purchase_bound(m, plan.objective_value, args.purchase_bound, leaf_mip_s=args.leaf_mip)
             inc = pb.incumbent
             trail = ", ".join(f"{b:,.0f} at {s:.0f} s" for s, b in pb.history[:: max(1, len(pb.history) // 6)])

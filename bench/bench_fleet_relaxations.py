@@ -1,6 +1,6 @@
-"""Two relaxations of the fleet MIP tried as lower bounds on bench_fleet.py's instance (session 10), kept so that
-the figures in the issue 15 note and planner/fleet/fleet.py's docstring can be rerun. Neither beats the full MIP's LP
-relaxation there, so neither is used by ``planner.fleet.fleet.fleet``.
+"""Two relaxations of the fleet MIP as lower bounds on bench_fleet.py's instance. Neither beats the full MIP's LP
+relaxation there, so ``planner.fleet.fleet()`` uses neither; their figures are in docs/fleet-bound.md ("Other
+relaxations"), and this script reruns them.
 
 ``--peak S``: the peak-of-the-sum relaxation. A plan buys N_p nodes of each type (p) and pays at least
 k_p N_p + net_p(N_p), k_p = the horizon's share of the server price + its idle energy over the horizon (in the
@@ -19,13 +19,6 @@ the others at no higher cost, and each dropped job pays at least its least energ
 OPT(the K jobs of most fewest-node-slots) + sum of the dropped jobs' least energy; ``fleet`` on the K jobs for S
 seconds gives a bound on OPT(K jobs).
 
-Measured (session 10, 50 jobs, one run, 2 shared cores, load ~2-3; the full MIP's root LP is $2,092,481 and the
-best plan $2,357,646): peak of the sum, 1,402 columns x 1,077 rows (796 modes after pruning), HiGHS 60 s: bound
-$2,049,797 (its own best plan $2,386,529) -- below the LP: it merges the types but keeps the fluid schedule's
-weakness, which is what the LP lacks. Subsets: the 5 jobs of most node-slots (the 70B pre-training runs) in 45 s
-plan $1,989,064, bound $1,970,102 -> $1,979,922 on all jobs; the 10 jobs, 59 s: plan $2,285,999, bound $2,060,872
--> $2,062,706. Both below the LP.
-
 Run: python bench/bench_fleet_relaxations.py [--jobs 50 --types 30 --slots 52] --peak 60 --subset 5 10
 """
 
@@ -40,16 +33,16 @@ import pandas as pd
 from bench_fleet import catalog_with, instance_arguments, request
 
 from planner.data import Catalog
-from planner.fleet.fleet import (
+from planner.fleet import (
     FleetRequest,
     Pools,
-    _objective_weights,
     billed_per_job,
     billing_period_h,
     fleet,
     job_modes,
     job_rent_usd,
     job_window,
+    objective_weights,
     pareto_mask,
     period_price_usd,
     pools_of,
@@ -71,7 +64,7 @@ def network_usd_per_node(cat: Catalog, server: str, fabric: str, most: int) -> f
 
 def peak_weights(cat: Catalog, req: FleetRequest, pools: Pools, modes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(w, c) of every mode: its weight on the shared resource and its own cost (module docstring)."""
-    share, cost_obj, e_w = _objective_weights(cat, req)
+    share, cost_obj, e_w = objective_weights(cat, req)
     H = req.slot_hours
     k_p = {
         p: (share * (cat.server(p).price_usd or 0.0) if cost_obj else 0.0) + e_w * pools.idle_kw[p] * H * req.slots
@@ -110,6 +103,7 @@ def peak_weights(cat: Catalog, req: FleetRequest, pools: Pools, modes: pd.DataFr
 
 
 def peak_bound(cat: Catalog, req: FleetRequest, pools: Pools, modes: pd.DataFrame, seconds: float) -> None:
+    """The peak-of-the-sum relaxation (module docstring) solved by HiGHS for ``seconds``; prints its bound."""
     w, c = peak_weights(cat, req, pools, modes)
     d = modes["slots_needed"].to_numpy(np.int64)
     job_col = modes["job"].to_numpy()
@@ -188,7 +182,9 @@ def peak_bound(cat: Catalog, req: FleetRequest, pools: Pools, modes: pd.DataFram
 
 
 def subset_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, sizes: list[int], s: float) -> None:
-    _share, _cost, e_w = _objective_weights(cat, req)
+    """The job-subset relaxation (module docstring) for each size in ``sizes``, ``fleet`` given ``s`` seconds;
+    prints each bound on all jobs."""
+    _share, _cost, e_w = objective_weights(cat, req)
     area = (
         (modes["nodes"] * modes["slots_needed"]).groupby(modes["job"]).min().sort_values(ascending=False, kind="stable")
     )
@@ -216,6 +212,7 @@ def subset_bound(cat: Catalog, req: FleetRequest, modes: pd.DataFrame, sizes: li
 
 
 def main() -> None:
+    """The command line (module docstring)."""
     ap = argparse.ArgumentParser()
     instance_arguments(ap)
     ap.add_argument("--peak", type=float, default=0.0, help="seconds of HiGHS on the peak-of-the-sum relaxation")

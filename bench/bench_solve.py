@@ -34,7 +34,7 @@ import numpy as np
 
 from planner import load_catalog
 from planner.data import Catalog, Server
-from planner.plan import PlanRequest, optimize, solve
+from planner.plan import PlanRequest, candidates, solve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def timed(cat: Catalog, req: PlanRequest, repeats: int, cold_physics: bool) -> d
     rows: list[dict[str, float]] = []
     for i in range(repeats + 1):
         if cold_physics:
-            optimize._PHYSICS.clear()
+            candidates.PHYSICS.clear()
         t = time.perf_counter()
         res = solve(req, cat)
         total = time.perf_counter() - t
@@ -90,7 +90,7 @@ def cold_cli(repeats: int, imports_only: bool = False, store: str = "off") -> fl
     cmd = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e12"]
     cmd += ["--deadline-days", "30"]
     if imports_only:  # the floor: what the process pays before planning anything
-        imports = "import planner.cli.main, planner.cli.plan, planner.plan.optimize; planner.load_catalog()"
+        imports = "import planner.cli.main, planner.cli.plan, planner.plan.solve; planner.load_catalog()"
         cmd = [sys.executable, "-c", imports]
     times = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +135,7 @@ def main() -> None:
             f"{name} | {m['total']:.3f} | {m['evaluate']:.3f} | {m['price_reduce']:.3f} | {m['build']:.3f} | "
             f"{m['handoff']:.3f} | {m['highs']:.3f} | {m['alternatives']:.3f} | {m['configurations']:,.0f}"
         )
-        optimize._PHYSICS.clear()
+        candidates.PHYSICS.clear()
     print(
         f"cold CLI `planner solve`, empty physics store (goal <= 1.5 s) | {cold_cli(args.repeats, store='empty'):.3f}"
     )

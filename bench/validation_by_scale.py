@@ -1,11 +1,10 @@
 """Median / worst |error| binned by scale for any revision: the before/after table of a model change.
 
 Checks REV out into a temporary git worktree and, with that revision's own package and catalog, runs its
-``planner.validation.validation.run_cases`` plus ``at_scale_cases`` where the revision has it (the MLPerf-at-scale
-harness
-first landed with the physics/search split, 516976b, whose numbers equal bb87abb's), then bins the time and
-throughput cases by the GPUs of the run as docs/VALIDATION.md does. Without --rev it measures this tree.
-Run: python bench/validation_by_scale.py --rev 516976b ; python bench/validation_by_scale.py
+``planner.validation.run_cases`` plus ``at_scale_cases`` where the revision has them apart (revisions whose
+``run_cases`` has no case above 128 GPUs), then bins the time and throughput cases by the GPUs of the run as
+docs/VALIDATION.md does. Without --rev it measures this tree.
+Run: python bench/validation_by_scale.py --rev <commit> ; python bench/validation_by_scale.py
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 INNER = r"""
 import re, sys
 import numpy as np, pandas as pd
+import planner.validation as V
 from planner.data import load_catalog, reference_dir
-from planner.validation import validation as V
 cat = load_catalog(); ref = reference_dir(None)
 cases = V.run_cases(cat, ref)
 if hasattr(V, "at_scale_cases") and not any(getattr(c, "gpus", 0) > 128 for c in cases):

@@ -9,6 +9,8 @@ import operator
 import re
 from typing import SupportsIndex
 
+import numpy as np
+
 
 def sig4(v: float) -> str:
     """A model figure for people: 4 significant figures, written out with thousands separators from 0.001 to 10^15
@@ -143,3 +145,18 @@ def color_scheme(n: int) -> str:
     """The Vega scheme that gives each of ``n`` categories a colour of its own (Vega's default, tableau10, repeats
     its colours past 10; past 20, colours spaced along a continuous rainbow)."""
     return next((k for k, size in COLOR_SCHEMES.items() if n <= size), "rainbow")
+
+
+def ceil_sig(x: float, digits: int = 4) -> float:
+    """x rounded up to `digits` significant figures (a stated minimum must suffice when typed back in)."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    q = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.ceil(x / q * (1 - 1e-12)) * q
+
+
+def round_sig(x: float, digits: int = 3) -> float:
+    """x rounded to ``digits`` significant figures (for display)."""
+    if not np.isfinite(x) or x == 0:
+        return float(x)
+    return float(round(x, -int(np.floor(np.log10(abs(x)))) + digits - 1))

@@ -1,6 +1,6 @@
 """Brute force over every integer node count: the reference the optimizer is checked against.
 
-Written independently of planner/plan/optimize.py's scan, reductions and MIP: every configuration (allowed server x
+Written independently of planner/plan/'s scan, reductions and MIP: every configuration (allowed server x
 fabric x cap x site x buy|rent x every node count 1..N) is evaluated by the model (`evaluate_space`,
 `price_space`) and the request's limits are applied with plain comparisons. Used by
 tests/plan/test_exact_over_node_counts.py
@@ -155,7 +155,7 @@ class Verdict:
 
 
 def plan_violations(plan: Plan, r: PlanRequest, cat: Catalog) -> list[str]:
-    """Re-evaluate with planner.evaluate and check every requirement (independently of planner.plan.optimize)."""
+    """Re-evaluate with planner.evaluate and check every requirement (independently of planner.plan)."""
     wl = cat.workload(r.model)
     est = evaluate(
         cat,

@@ -1,12 +1,14 @@
 """An independent brute force over the whole decision space of a small single-job request, one configuration at a
-time through `planner.evaluate` (the exact model's scalar path), checked against `planner.plan.optimize.solve`.
+time through `planner.evaluate` (the exact model's scalar path), checked against `planner.plan.solve`.
 
-Written from the README, DESIGN.md and the docstrings of planner/plan/optimize.py and planner/plan/formulation.py only
--- not from
-the optimizer's scan, reductions, pricing tables or MIP, and not from tests/brute.py (which enumerates through the
+Written only from what the project states as its contract -- the README ("Using it": the request's fields, the
+allowed-hardware patterns, precisions, owned servers and their service life, the limits and objectives),
+docs/ARCHITECTURE.md ("How a plan flows": the space a plan is chosen from, the exact re-check of limits) and the
+docstrings of planner/plan/ and planner/plan/formulation.py (the formulation and its limits) -- not from the
+optimizer's scan, reductions, pricing tables or MIP, and not from tests/brute.py (which enumerates through the
 vectorized `evaluate_space` / `price_space` and has no owned servers, framework profiles or named precisions).
 
-The space (README "Using it", optimize.PlanRequest): every allowed GPU server (``gpus`` as ids, families or the
+The space (README "Using it", checks.PlanRequest): every allowed GPU server (``gpus`` as ids, families or the
 start of ids, case-insensitive, a prefix not a substring; ``servers``; ``fabrics``), each of its fabrics that the
 request allows, each requested power cap inside the GPU's configurable range, each allowed site, buy and/or rent,
 and every node count 1..max_nodes. A configuration is a candidate when it can be had (buy: the server has a price;
@@ -20,7 +22,7 @@ owned nodes still in service at the end of the run, age + T / 8766 <= retirement
 capex(n) - capex(k) up front and its amortized share (x T / (life x 8766 h)) in the run cost; capex(k) is
 `evaluate`'s own capex of k nodes.
 
-The limits (optimize.within): deadline, budget (up-front: capex when buying, the whole rent when renting; total:
+The limits (plan.limits.within): deadline, budget (up-front: capex when buying, the whole rent when renting; total:
 the run cost), the facility power envelope (the request's, else the plan's site's) within a relative 1e-9; node
 count and rack units exact. The objective: facility energy, run cost, carbon or time.
 """
@@ -37,7 +39,7 @@ from planner.data import Catalog, Gpu, Server
 from planner.plan import Plan, PlanRequest, PlanResult
 
 HOURS_PER_YEAR = 8766.0  # README: age + run time / 8766 h <= retirement age
-REL = 1e-9  # optimize.within: a relative 1e-9 for rounding on the continuous limits
+REL = 1e-9  # plan.limits.within: a relative 1e-9 for rounding on the continuous limits
 OBJECTIVE = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}
 
 
@@ -474,7 +476,7 @@ def check(b: Brute, r: PlanRequest, res: PlanResult) -> Verdict:
     if res.objective_value is not None and not close(own, res.objective_value):
         v.problems.append(f"plan's own {r.objective} {own} != objective_value {res.objective_value}")
     # alternatives: each a checked plan of a distinct hardware option; the first ones the next-best options in
-    # objective order (optimize._alternatives), the rest the best plan of each GPU type not listed yet
+    # objective order (plan.solve.alternatives), the rest the best plan of each GPU type not listed yet
     ranked = ranked_options(ok, r.objective)
     plans = [res.plan, *res.alternatives]
     keys = [(p.server, p.fabric, p.power_cap, p.site, p.purchase) for p in plans]

@@ -32,7 +32,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 )
 
 # Imported inside functions only: optional extras (Ray, Altair, vl-convert, Playwright, Streamlit, pyarrow), the
-# solver stack (Pyomo, HiGHS, SciPy) and the planner packages that import it at their top (the optimizer).
+# solver stack (Pyomo, HiGHS, SciPy: planner.solver.highs and planner.plan.formulation import them in the functions
+# that build and solve a model) and the fleet package, whose modules import Pyomo at their top.
 LAZY_IMPORTS = frozenset(
     {
         "pyomo",
@@ -44,8 +45,6 @@ LAZY_IMPORTS = frozenset(
         "playwright",
         "streamlit",
         "pyarrow",
-        "planner.solver",
-        "planner.plan",
         "planner.fleet",
     }
 )

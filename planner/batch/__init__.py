@@ -6,6 +6,7 @@ from planner.batch.report import cost_chart
 from planner.batch.runner import (
     EXIT_INCOMPLETE,
     BatchInterrupted,
+    BatchOutcome,
     expand,
     load_scenarios,
     read_results,
@@ -20,6 +21,7 @@ __all__ = [
     "EXIT_INCOMPLETE",
     "STORE",
     "BatchInterrupted",
+    "BatchOutcome",
     "BatchStoreError",
     "Identity",
     "Store",

@@ -26,6 +26,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -52,8 +53,6 @@ class BatchInterrupted(KeyboardInterrupt):
 @contextmanager
 def interruptible() -> Iterator[None]:
     """SIGTERM (and SIGINT) raise BatchInterrupted in the main thread for the duration, so the cleanup runs."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -111,11 +110,18 @@ def _worker_main(conn: Connection, parent_pid: int, cdir: str | None, mdir: str 
 
 @dataclass
 class _Slot:
+    """One worker process, its end of the pipe, and the scenario it is solving (None: idle)."""
+
     proc: Any
     conn: Connection
     task: dict[str, Any] | None = None
     broken: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def new_stats() -> dict[str, int]:
+    """The counters a run returns: worker deaths, retries and scenarios given up on."""
+    return {"worker_deaths": 0, "retries": 0, "gave_up": 0}
 
 
 def _retry_or_give_up(
@@ -138,6 +144,139 @@ def _retry_or_give_up(
         queue.appendleft(s)
 
 
+class LocalPool:
+    """Worker processes, one scenario each at a time, replaced when they die; see the module docstring.
+
+    On Linux the catalog is loaded here once and inherited by every forked worker, with the inherited heap frozen
+    out of the workers' garbage collections (no copy-on-write of it); elsewhere each spawned worker loads it."""
+
+    def __init__(
+        self,
+        todo: list[dict[str, Any]],
+        cdir: str | None,
+        mdir: str | None,
+        done: Done,
+        event: Event,
+        max_attempts: int,
+        stats: dict[str, int],
+    ) -> None:
+        self.linux = sys.platform.startswith("linux")
+        self.ctx: Any = mp.get_context("fork" if self.linux else "spawn")
+        self.cdir, self.mdir = cdir, mdir
+        self.done, self.event = done, event
+        self.max_attempts = max_attempts
+        self.stats = stats
+        self.queue = deque(todo)
+        self.attempts: Counter[str] = Counter()
+        self.slots: list[_Slot] = []
+        self.me = os.getpid()
+        if self.linux:
+            init_worker(cdir, mdir)  # loaded once here, inherited by every forked worker
+            gc.freeze()  # the inherited heap stays out of the workers' collections (no copy-on-write of it)
+
+    def start(self) -> _Slot:
+        """A new worker process and its pipe."""
+        parent, child = self.ctx.Pipe()
+        p = self.ctx.Process(target=_worker_main, args=(child, self.me, self.cdir, self.mdir, self.linux), daemon=True)
+        p.start()
+        child.close()
+        return _Slot(p, parent)
+
+    def start_workers(self, n: int) -> None:
+        """Start ``n`` workers, each given its first scenario."""
+        for _ in range(n):
+            self.slots.append(self.start())
+            self.assign(self.slots[-1])
+
+    def assign(self, slot: _Slot) -> None:
+        """Send the next queued scenario to ``slot`` (counted as an attempt); a worker already dead is marked broken
+        and found by its sentinel."""
+        if not self.queue:
+            return
+        s = self.queue.popleft()
+        self.attempts[s["id"]] += 1
+        slot.task = s
+        try:
+            slot.conn.send(s)
+        except OSError:  # already dead: found by its sentinel
+            slot.broken = True
+
+    def busy(self) -> bool:
+        """Some worker is solving a scenario."""
+        return any(sl.task is not None for sl in self.slots)
+
+    def wait_ready(self) -> list[_Slot]:
+        """Block until a busy worker answers or dies; the slots that did, each once."""
+        waitables: dict[Any, _Slot] = {}
+        for sl in self.slots:
+            if sl.task is not None:
+                waitables[sl.conn] = sl
+                waitables[sl.proc.sentinel] = sl
+        ready: list[_Slot] = []
+        for obj in wait(list(waitables)):
+            if not any(sl is waitables[obj] for sl in ready):
+                ready.append(waitables[obj])
+        return ready
+
+    def serve(self, sl: _Slot) -> None:
+        """A worker that answered or died: its row to ``done`` and its next scenario, or, dead, it is buried and
+        replaced."""
+        row = None
+        if not sl.broken:
+            try:
+                if sl.conn.poll():
+                    row = sl.conn.recv()
+            except (EOFError, OSError):
+                sl.broken = True
+        if row is not None and sl.task is not None:
+            s, sl.task = sl.task, None
+            self.done(row, self.attempts[s["id"]])
+            if sl.proc.is_alive():
+                self.assign(sl)
+                return
+        if sl.broken or not sl.proc.is_alive():
+            new = self.bury(sl)
+            self.slots[self.slots.index(sl)] = new if new is not None else sl
+
+    def bury(self, slot: _Slot) -> _Slot | None:
+        """A dead worker: re-queue or give up its scenario, and return its replacement (None if no work left)."""
+        slot.proc.join(timeout=5)
+        if slot.proc.is_alive():
+            slot.proc.kill()
+            slot.proc.join(timeout=5)
+        cause = _describe_exit(slot.proc.exitcode)
+        slot.conn.close()
+        self.stats["worker_deaths"] += 1
+        s, slot.task = slot.task, None
+        if s is not None:
+            n = self.attempts[s["id"]]
+            self.event(
+                "worker_died",
+                s["id"],
+                f"worker pid {slot.proc.pid} {cause} while solving it (attempt {n}/{self.max_attempts})",
+            )
+            what = f"worker died {n} times"
+            _retry_or_give_up(s, n, self.max_attempts, what, f"last: {cause}", self.queue, self.stats, self.done)
+        else:
+            self.event("worker_died", None, f"worker pid {slot.proc.pid} {cause} while idle")
+        if not self.queue:
+            return None
+        new = self.start()
+        self.assign(new)
+        return new
+
+    def close(self) -> None:
+        """Kill every worker still alive, reap them all and close their pipes; unfreeze the heap."""
+        for sl in self.slots:
+            if sl.proc.is_alive():
+                sl.proc.kill()
+        for sl in self.slots:
+            sl.proc.join(timeout=5)
+            sl.conn.close()
+        if self.linux:
+            gc.unfreeze()
+
+
 def run_local(
     todo: list[dict[str, Any]],
     workers: int,
@@ -152,111 +291,28 @@ def run_local(
 
     One worker runs in this process (no pool to lose; as safe in a threaded host such as Streamlit) unless
     ``in_process_when_one`` is false."""
-    stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
+    stats = new_stats()
     if not todo:
         return stats
     if workers == 1 and in_process_when_one:
-        init_worker(cdir, mdir)
-        for s in todo:
-            done(run_scenario(s), 1)
+        run_in_process(todo, cdir, mdir, done)
         return stats
-    linux = sys.platform.startswith("linux")
-    ctx: Any = mp.get_context("fork" if linux else "spawn")
-    if linux:
-        init_worker(cdir, mdir)  # loaded once here, inherited by every forked worker
-        gc.freeze()  # the inherited heap stays out of the workers' collections (no copy-on-write of it)
-    queue = deque(todo)
-    attempts: Counter[str] = Counter()
-    me = os.getpid()
-
-    def start() -> _Slot:
-        parent, child = ctx.Pipe()
-        p = ctx.Process(target=_worker_main, args=(child, me, cdir, mdir, linux), daemon=True)
-        p.start()
-        child.close()
-        return _Slot(p, parent)
-
-    def assign(slot: _Slot) -> None:
-        if not queue:
-            return
-        s = queue.popleft()
-        attempts[s["id"]] += 1
-        slot.task = s
-        try:
-            slot.conn.send(s)
-        except OSError:  # already dead: found by its sentinel
-            slot.broken = True
-
-    def bury(slot: _Slot) -> _Slot | None:
-        """A dead worker: re-queue or give up its scenario, and return its replacement (None if no work left)."""
-        slot.proc.join(timeout=5)
-        if slot.proc.is_alive():
-            slot.proc.kill()
-            slot.proc.join(timeout=5)
-        cause = _describe_exit(slot.proc.exitcode)
-        slot.conn.close()
-        stats["worker_deaths"] += 1
-        s, slot.task = slot.task, None
-        if s is not None:
-            n = attempts[s["id"]]
-            event(
-                "worker_died",
-                s["id"],
-                f"worker pid {slot.proc.pid} {cause} while solving it (attempt {n}/{max_attempts})",
-            )
-            _retry_or_give_up(s, n, max_attempts, f"worker died {n} times", f"last: {cause}", queue, stats, done)
-        else:
-            event("worker_died", None, f"worker pid {slot.proc.pid} {cause} while idle")
-        if not queue:
-            return None
-        new = start()
-        assign(new)
-        return new
-
-    slots: list[_Slot] = []
+    pool = LocalPool(todo, cdir, mdir, done, event, max_attempts, stats)
     try:
-        for _ in range(min(workers, len(todo))):
-            slots.append(start())
-            assign(slots[-1])
-        while any(sl.task is not None for sl in slots):
-            waitables: dict[Any, _Slot] = {}
-            for sl in slots:
-                if sl.task is not None:
-                    waitables[sl.conn] = sl
-                    waitables[sl.proc.sentinel] = sl
-            ready = wait(list(waitables))
-            seen: set[int] = set()
-            for obj in ready:
-                sl = waitables[obj]
-                if id(sl) in seen:
-                    continue
-                seen.add(id(sl))
-                row = None
-                if not sl.broken:
-                    try:
-                        if sl.conn.poll():
-                            row = sl.conn.recv()
-                    except (EOFError, OSError):
-                        sl.broken = True
-                if row is not None and sl.task is not None:
-                    s, sl.task = sl.task, None
-                    done(row, attempts[s["id"]])
-                    if sl.proc.is_alive():
-                        assign(sl)
-                        continue
-                if sl.broken or not sl.proc.is_alive():
-                    new = bury(sl)
-                    slots[slots.index(sl)] = new if new is not None else sl
+        pool.start_workers(min(workers, len(todo)))
+        while pool.busy():
+            for slot in pool.wait_ready():
+                pool.serve(slot)
     finally:
-        for sl in slots:
-            if sl.proc.is_alive():
-                sl.proc.kill()
-        for sl in slots:
-            sl.proc.join(timeout=5)
-            sl.conn.close()
-        if linux:
-            gc.unfreeze()
+        pool.close()
     return stats
+
+
+def run_in_process(todo: list[dict[str, Any]], cdir: str | None, mdir: str | None, done: Done) -> None:
+    """Solve ``todo`` one after another in this process (each scenario one attempt)."""
+    init_worker(cdir, mdir)
+    for s in todo:
+        done(run_scenario(s), 1)
 
 
 # ------------------------------------------------------------------------------------------- ray
@@ -347,16 +403,40 @@ def ray_reaper() -> Iterator[None]:
 
 
 def _ray_actor_class(ray: Any) -> Any:
+    """The Ray actor class of a worker: the catalog loaded once, SIGINT ignored (the main process decides)."""
+
     @ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)
     class Worker:
+        """A Ray worker: solves one scenario per call."""
+
         def __init__(self, cdir: str | None, mdir: str | None) -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             init_worker(cdir, mdir)
 
         def run(self, s: dict[str, Any]) -> dict[str, Any]:
+            """The result row of scenario ``s`` (never raises)."""
             return run_scenario(s)
 
     return Worker
+
+
+def start_ray(ray: Any, address: str | None, workers: int) -> bool:
+    """Connect to the Ray cluster at ``address``, or start a local Ray of ``workers`` CPUs; False when Ray is already
+    running in this process (the caller's to shut down). A cluster that cannot be reached or started is bad input."""
+    if ray.is_initialized():
+        return False
+    kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "ignore_reinit_error": True}
+    try:
+        if address:
+            ray.init(address=address, **kw)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, **kw)
+    except Exception as exc:  # no cluster at that address, or Ray cannot start here
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise PlannerInputError(
+            f"could not start or reach {where}: {type(exc).__name__}: {exc}; check --ray-address, or use --engine local"
+        ) from None
+    return True
 
 
 def run_ray(
@@ -369,30 +449,18 @@ def run_ray(
     event: Event,
     max_attempts: int = 3,
 ) -> dict[str, int]:
+    """Solve ``todo`` on ``workers`` Ray actors (two scenarios in flight each) of the cluster at ``address`` or of a
+    local Ray started here; every scenario ends in ``done`` exactly once. Returns counters (as ``run_local``)."""
     try:
         import ray
         from ray.exceptions import RayTaskError
     except ImportError:
         raise PlannerInputError("the Ray engine needs Ray: pip install 'planner[ray]'") from None
-    stats = {"worker_deaths": 0, "retries": 0, "gave_up": 0}
+    stats = new_stats()
     if not todo:
         return stats
     with stdout_to_stderr(), ray_reaper():
-        started = False
-        if not ray.is_initialized():
-            kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "ignore_reinit_error": True}
-            try:
-                if address:
-                    ray.init(address=address, **kw)
-                else:
-                    ray.init(num_cpus=workers, include_dashboard=False, **kw)
-            except Exception as exc:  # no cluster at that address, or Ray cannot start here
-                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-                raise PlannerInputError(
-                    f"could not start or reach {where}: {type(exc).__name__}: {exc}; "
-                    "check --ray-address, or use --engine local"
-                ) from None
-            started = True
+        started = start_ray(ray, address, workers)
         actor_cls = _ray_actor_class(ray)
         actors = [actor_cls.remote(cdir, mdir) for _ in range(workers)]
         queue = deque(todo)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from planner.batch.scenarios import PLAN_COLUMNS
 from planner.batch.store import FINAL_STATUSES, Store
-from planner.formatting import color_scheme, sig4
+from planner.formatting import ceil_sig, color_scheme, sig4
 
 OK = ("optimal", "time_limit")
 TOP = 10
@@ -85,6 +85,7 @@ def parameters(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def swept(params: pd.DataFrame) -> list[str]:
+    """The parameters that take more than one value across the scenarios."""
     return [c for c in params.columns if params[c].astype(str).nunique() > 1]
 
 
@@ -138,17 +139,18 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _relaxation(text: Any) -> str:
+def relaxation_text(text: Any) -> str:
+    """A row's ``relaxations`` (JSON) as 'deadline: given 1, needs 53.19 days; ...' ('' when there are none).
+
+    The needed value is rounded up to 4 significant figures, as the solver's message states it: a stated minimum
+    must suffice (rounded to nearest, 'needs 53.18 days' could name a deadline that leaves the scenario infeasible).
+    """
     if not isinstance(text, str) or not text:
         return ""
     try:
         rel = json.loads(text)
     except json.JSONDecodeError:
         return ""
-    from planner.plan import ceil_sig
-
-    # the needed value rounded up, as the solver's message states it (a stated minimum must suffice: 'needs 53.18
-    # days' beside 'at least 53.19 days' was a deadline that does not make the scenario feasible)
     return "; ".join(
         f"{r['requirement']}: given {sig4(r['given'])}, needs {sig4(ceil_sig(r['needed'], 4))} {r['unit']}" for r in rel
     )
@@ -161,7 +163,7 @@ def cost_chart(ok: pd.DataFrame, title: str) -> dict[str, Any]:
     cols.append("time_to_train_days")
     values = json.loads(ok[[c for c in cols if c in ok]].to_json(orient="records"))
     n_gpus = int(ok["gpu"].nunique()) if "gpu" in ok else 0
-    # a colour of its own per GPU type (Vega's default repeats its 10 colours; views.gpu_colors for the app)
+    # a colour of its own per GPU type (Vega's default repeats its 10 colours; present.charts.gpu_colors for the app)
     scheme = color_scheme(n_gpus)
     return {
         "title": title,
@@ -304,7 +306,7 @@ def build(df: pd.DataFrame, scenarios: list[dict[str, Any]], run: dict[str, Any]
         if len(infeasible):
             t = infeasible[["id", *pcols]].rename(columns=rename)
             t["why"] = infeasible["message"]
-            t["relaxation"] = infeasible["relaxations"].map(_relaxation) if "relaxations" in infeasible else ""
+            t["relaxation"] = infeasible["relaxations"].map(relaxation_text) if "relaxations" in infeasible else ""
             blocks += [("h3", "Infeasible scenarios and the relaxation that would make them feasible"), ("table", t)]
         other = sub[~sub["status"].isin([*OK, "infeasible"])]
         if len(other):
@@ -323,6 +325,8 @@ def _md_table(t: pd.DataFrame) -> str:
 
 
 def render_markdown(blocks: list[Block], charts: dict[str, str]) -> str:
+    """The report's blocks as Markdown, each chart as its PNG (``charts``: name -> relative path) or a line saying
+    how to get the charts."""
     out: list[str] = []
     for kind, body in blocks:
         if kind in ("h1", "h2", "h3"):
@@ -338,6 +342,8 @@ def render_markdown(blocks: list[Block], charts: dict[str, str]) -> str:
 
 
 def render_html(blocks: list[Block], bundle: str | None) -> str:
+    """The report's blocks as one self-contained HTML page: tables, and the charts as Vega-Lite with Vega inlined
+    (``bundle``; without it, the tables only)."""
     parts = []
     n = 0
     for kind, body in blocks:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from tqdm import tqdm
 
 from planner.batch.pool import BatchInterrupted, interruptible, run_local, run_ray
 from planner.batch.report import report, sensitivity
@@ -47,6 +48,7 @@ from planner.data import catalog_dir as _catalog_dir
 from planner.data import load_catalog
 from planner.data import models_dir as _models_dir
 from planner.errors import PlannerInputError
+from planner.version import __version__
 
 EXIT_INCOMPLETE = 4
 
@@ -87,9 +89,11 @@ class BatchOutcome:
 
     @property
     def complete(self) -> bool:
+        """Every scenario has an answer."""
         return not self.unfinished
 
     def summary(self) -> dict[str, Any]:
+        """The run in numbers (directory, scenarios, ran, complete, unfinished, statuses, worker stats, seconds)."""
         return {
             "out": str(self.out),
             "scenarios": self.total,
@@ -132,8 +136,6 @@ def run_batch(
     if max_attempts < 1:
         raise PlannerInputError("max_attempts must be at least 1")
     load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
-    from planner.version import __version__
-
     ident = Identity(
         scenarios_sha=scenarios_sha(s["id"] for s in items),
         scenario_source=source,
@@ -216,8 +218,7 @@ def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:
-    from tqdm import tqdm
-
+    """The progress bar on stderr (scenarios done of all, starting at those a past run finished)."""
     return tqdm(
         total=total, initial=initial, disable=not enabled, unit="scenario", desc="scenarios", dynamic_ncols=True
     )

@@ -22,6 +22,7 @@ signed exponent); the scenario loader here resolves every decimal/exponent liter
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -33,12 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from pydantic import ValidationError
 
+from planner.checks import PlanRequest, parse_owned, request_problems
 from planner.data import Catalog, load_catalog, read_records
-from planner.errors import PlannerInputError
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.plan import plan_notes, solve
 
 if TYPE_CHECKING:
-    from planner.plan import PlanRequest
+    from planner.plan import PlanResult
 
 OVERRIDES = ("price_multiplier", "electricity_price_multiplier", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "pue")
 DEFAULTS = {"alternatives": 0}
@@ -74,6 +78,7 @@ ScenarioLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+
 
 
 def parse_yaml(text: str) -> Any:
+    """A scenario file's text as data, every decimal or exponent literal a float (``1e12`` too)."""
     return yaml.load(text, Loader=ScenarioLoader)
 
 
@@ -93,6 +98,7 @@ def scenario_number(value: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------- scenarios
 def scenario_id(scenario: dict[str, Any]) -> str:
+    """A scenario's stable id: the first 12 hex digits of the SHA-1 of its canonical JSON."""
     canon = json.dumps(scenario, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha1(canon.encode()).hexdigest()[:12]
 
@@ -150,6 +156,7 @@ def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def load_scenarios(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The scenarios of a YAML or CSV scenario file (see the module docstring), expanded, each with its id."""
     p = Path(path)
     if not p.is_file():
         raise PlannerInputError(f"scenario file not found: {p}")
@@ -166,20 +173,12 @@ def load_scenarios(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     """(request, catalog overrides) of a scenario; PlannerInputError naming the scenario and field."""
-    from pydantic import ValidationError
-
-    from planner.errors import describe_validation_error
-    from planner.plan import PlanRequest
-
-    # an empty field (a CSV cell left empty, or null) is its default, as the CSV format says: owned, sites, max_nodes
-    # ... were refused as 'Input should be a valid list (got None)'
+    # an empty field (a CSV cell left empty, or null) is its default, as the CSV format says (owned, sites, max_nodes)
     named = {k for k in s if k not in ("id", "framework") and k not in OVERRIDES}
     fields = {k: v for k, v in s.items() if k in named and v is not None}
-    # a misspelt field is named even when it is empty (a CSV column whose cells are blank was dropped silently)
+    # a misspelt field is named even when it is empty (a CSV column whose cells are all blank)
     unknown = sorted(named - set(PlanRequest.model_fields))
     if unknown:  # a typo: the nearest field, and every one a scenario may set
-        import difflib
-
         known = sorted({*PlanRequest.model_fields, *OVERRIDES, "framework"})
         said = []
         for k in unknown:
@@ -225,12 +224,12 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
 def _owned_entries(o: Any) -> list[Any]:
     """One owned item of a scenario: 'SERVER:COUNT[:FABRIC[:AGE_YEARS]]' (or several, comma separated) as entries, a
     mapping as it is."""
-    from planner.checks import parse_owned
-
     return parse_owned(o) if isinstance(o, str) else [o]
 
 
 def apply_overrides(cat: Catalog, req: PlanRequest, over: dict[str, Any]) -> Catalog:
+    """The catalog a scenario's overrides make: every workload under the ``framework`` given, server prices and rents
+    times ``price_multiplier``, and the electricity price, carbon and PUE of the request's sites replaced."""
     if not over:
         return cat
     if "framework" in over:  # every workload runs under that profile (a scenario plans one of them)
@@ -274,69 +273,79 @@ def init_worker(catalog_dir: str | None, models_dir: str | None) -> None:
 
 
 def spec_json(s: dict[str, Any]) -> str:
+    """A scenario's fields (its id left out) as canonical JSON: the ``scenario`` column of a result row."""
     return json.dumps({k: v for k, v in s.items() if k != "id"}, sort_keys=True, default=str)
 
 
 def error_row(s: dict[str, Any], message: str) -> dict[str, Any]:
+    """The result row of a scenario that ended without an answer (status ``error``), saying why."""
     return {"id": s["id"], "scenario": spec_json(s), "model": s.get("model"), "status": "error", "message": message}
 
 
 def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
-    """Solve one scenario; always returns a row (never raises)."""
+    """Solve one scenario into its result row; always returns a row (never raises): ``bad_input`` for a scenario the
+    checks before a solve refuse (worded in its fields), ``error`` for a crash of the planner on it."""
     t0 = time.perf_counter()
     row: dict[str, Any] = {"id": s.get("id"), "scenario": spec_json(s), "model": s.get("model")}
     try:
-        from planner.plan import solve
-
         cat = catalog or _WORKER_CATALOG or load_catalog()
         req, over = to_request(s)
         row["budget_kind"] = req.budget_kind
         row["budget_usd"] = req.budget_usd
-        if over:
-            key = json.dumps([id(cat), sorted(over.items()), req.sites], default=str)
-            if key not in _OVERRIDE_CACHE:
-                _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
-            cat = _OVERRIDE_CACHE[key]
-        from planner.checks import request_problems
-        from planner.present import plan_notes
-
+        cat = overridden_catalog(cat, req, over)
         problems = request_problems(cat, req, "fields")  # worded in a scenario's fields, as `solve` refuses them
         if problems:
             raise PlannerInputError(f"scenario {s.get('id')}: {problems[0]}")
-        res = solve(req, cat)
-        row["status"] = res.status
-        row["objective"] = res.objective
-        row["objective_value"] = res.objective_value
-        if res.plan is not None:
-            p = res.plan
-            row.update({c: p.estimate.precision if c == "precision" else getattr(p, c) for c in PLAN_COLUMNS})
-            row.update(
-                {
-                    "gpus": p.gpus,
-                    "layout": p.layout,
-                    "time_to_train_days": p.time_to_train_days,
-                    "facility_power_kw": p.facility_power_kw,
-                    "facility_energy_kwh": p.facility_energy_kwh,
-                    "cost_usd": p.cost_usd,
-                    "upfront_usd": p.upfront_usd,
-                    "carbon_kg": p.carbon_kg,
-                    "bottleneck": p.bottleneck,
-                    "binding": ",".join(res.binding),
-                    "owned_nodes": p.owned_nodes,  # of the plan's nodes, those already owned (the rest are added)
-                    "owned_unused_nodes": p.owned_unused_nodes,
-                }
-            )
-            row["gap"] = res.solver.gap if res.solver else None
-            # what was adjusted (fp8 on a GPU without it, ...), in the scenario's field names
-            row["message"] = "; ".join(plan_notes(cat, req, p, style="fields"))
-        else:
-            row["message"] = res.explanation.message if res.explanation else "infeasible"
-            if res.explanation and res.explanation.relaxations:
-                row["relaxations"] = json.dumps([r.model_dump() for r in res.explanation.relaxations])
+        row.update(result_fields(cat, req, solve(req, cat)))
     except PlannerInputError as exc:
         row["status"], row["message"] = "bad_input", str(exc)
     except Exception as exc:  # a crash of one scenario is a row, not the end of the batch
         row["status"], row["message"] = "error", f"{type(exc).__name__}: {exc}"
     row["seconds"] = time.perf_counter() - t0
     row["worker_pid"] = os.getpid()
+    return row
+
+
+def overridden_catalog(cat: Catalog, req: PlanRequest, over: dict[str, Any]) -> Catalog:
+    """``cat`` with a scenario's overrides applied (``apply_overrides``), kept per worker for the next scenario with
+    the same overrides and sites."""
+    if not over:
+        return cat
+    key = json.dumps([id(cat), sorted(over.items()), req.sites], default=str)
+    if key not in _OVERRIDE_CACHE:
+        _OVERRIDE_CACHE[key] = apply_overrides(cat, req, over)
+    return _OVERRIDE_CACHE[key]
+
+
+def result_fields(cat: Catalog, req: PlanRequest, res: PlanResult) -> dict[str, Any]:
+    """The result row's fields of a solve: status and objective; with a plan, its attributes (the precision it computes
+    in), figures and what was adjusted (``message``, in the scenario's field names); without one, the explanation and
+    its relaxations (JSON)."""
+
+    row: dict[str, Any] = {"status": res.status, "objective": res.objective, "objective_value": res.objective_value}
+    if res.plan is None:
+        row["message"] = res.explanation.message if res.explanation else "infeasible"
+        if res.explanation and res.explanation.relaxations:
+            row["relaxations"] = json.dumps([r.model_dump() for r in res.explanation.relaxations])
+        return row
+    p = res.plan
+    row.update({c: p.estimate.precision if c == "precision" else getattr(p, c) for c in PLAN_COLUMNS})
+    row.update(
+        {
+            "gpus": p.gpus,
+            "layout": p.layout,
+            "time_to_train_days": p.time_to_train_days,
+            "facility_power_kw": p.facility_power_kw,
+            "facility_energy_kwh": p.facility_energy_kwh,
+            "cost_usd": p.cost_usd,
+            "upfront_usd": p.upfront_usd,
+            "carbon_kg": p.carbon_kg,
+            "bottleneck": p.bottleneck,
+            "binding": ",".join(res.binding),
+            "owned_nodes": p.owned_nodes,  # of the plan's nodes, those already owned (the rest are added)
+            "owned_unused_nodes": p.owned_unused_nodes,
+        }
+    )
+    row["gap"] = res.solver.gap if res.solver else None
+    row["message"] = "; ".join(plan_notes(cat, req, p, style="fields"))  # what was adjusted (fp8 on a GPU without it)
     return row

@@ -93,6 +93,7 @@ class BatchStoreError(PlannerInputError):
 
 
 def now_utc() -> str:
+    """The time now, UTC, ISO 8601 to the millisecond."""
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
@@ -108,6 +109,7 @@ class Identity:
 
     @property
     def inputs_sha(self) -> str:
+        """sha256 of the input files' hashes, sorted by path."""
         return hashlib.sha256(json.dumps(sorted(self.input_files.items())).encode()).hexdigest()
 
 
@@ -224,6 +226,7 @@ class Store:
             ) from None
 
     def close(self) -> None:
+        """Close the database and release the directory's lock (idempotent)."""
         db = getattr(self, "db", None)
         if db is not None:
             with suppress(sqlite3.Error):
@@ -320,6 +323,8 @@ class Store:
                 )
 
     def end_run(self, outcome: str) -> None:
+        """Record when and how this run ended (complete, incomplete, interrupted); a failure to record it is ignored,
+        since every result row is committed already."""
         if self.run_id is None or self.db is None:
             return
         try:
@@ -345,6 +350,7 @@ class Store:
             )
 
     def event(self, kind: str, scenario_id: str | None, message: str) -> None:
+        """Commit one event of this run (a worker that died or was replaced, ...), naming its scenario if any."""
         with self._tx() as db:
             db.execute(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?)", (self.run_id or 0, now_utc(), kind, scenario_id, message)
@@ -367,15 +373,18 @@ class Store:
         return df
 
     def scenarios(self) -> list[dict[str, Any]]:
+        """The scenario set of the directory, in scenario order, each with its id."""
         return [
             {"id": i, **json.loads(spec)}
             for i, spec in self.db.execute("SELECT id, spec FROM scenarios ORDER BY position")
         ]
 
     def runs(self) -> pd.DataFrame:
+        """One row per run into the directory: when, engine, workers, outcome."""
         return pd.read_sql_query("SELECT * FROM runs ORDER BY run_id", self.db)
 
     def events(self) -> pd.DataFrame:
+        """Every event recorded, in order."""
         return pd.read_sql_query("SELECT * FROM events ORDER BY rowid", self.db)
 
     def export(self, df: pd.DataFrame | None = None) -> list[Path]:

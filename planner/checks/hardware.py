@@ -175,7 +175,7 @@ NO_SERVER = "no server in the catalog matches the allowed GPUs/servers/fabrics"
 
 def no_server_problem(catalog: Catalog, req: PlanRequest, style: Style = "cli") -> Problem | None:
     """Why no server is left when the allowed servers, GPUs and fabrics exclude each other, and what would do
-    (optimize.allowed_servers says only 'no server in the catalog matches the allowed GPUs/servers/fabrics'):
+    (allowed_servers says only 'no server in the catalog matches the allowed GPUs/servers/fabrics'):
     the servers given carry none of the GPUs allowed, or none of the allowed servers can be built with the
     fabrics allowed (say which fabrics they take, and which servers take the fabrics asked for). None when
     servers are left (or allowed_servers has another complaint, e.g. an unknown id: it says that itself).

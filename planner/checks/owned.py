@@ -77,7 +77,7 @@ def check_owned(catalog: Catalog, req: PlanRequest) -> None:
 def in_service(age_years: Any, hours: Any, end_years: float) -> np.ndarray:
     """Servers of ``age_years`` serve a run of ``hours`` h when they are still in service at its end:
     age + T / 8766 h <= ``end_years`` (their retirement age). A run never changes size, so a server that leaves
-    service mid-run cannot serve it. The one rule for owned servers (owned_in_service, and planner/fleet/fleet.py per
+    service mid-run cannot serve it. The one rule for owned servers (owned_in_service, and planner/fleet/pools.py per
     slot) and bought ones: a bought plan's servers are new and serve ``life_years``, so a bought plan must finish
     within the life (else they retire before it ends, and its hardware share, capex x T / life, would be more
     than the capex); rentals have no life of the renter's."""

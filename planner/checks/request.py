@@ -17,9 +17,9 @@ Objective = Literal["energy", "cost", "carbon", "time"]
 
 
 class OwnedServers(BaseModel):
-    """Servers a team already owns, as in a fleet request (planner/fleet/fleet.py ``Owned``): no capex; they serve a run
-    on the fabric they are cabled to while they are in service (until ``retire_at_age_years``, default the
-    request's ``life_years``)."""
+    """Servers a team already owns, as in a fleet request (planner/fleet/request.py ``Owned``): no capex; they
+    serve a run on the fabric they are cabled to while they are in service (until ``retire_at_age_years``, default
+    the request's ``life_years``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     server: str = Field(description="server id (catalog servers)")

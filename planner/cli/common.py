@@ -1,7 +1,7 @@
 """Shared pieces of the command line: the parser class, argument types, output helpers and input checks.
 
-`planner.cli.main` (catalog, models, evaluate, validate, calibrate and `main`) and `planner.cli.plan` (solve,
-pareto, fleet, batch) both import from here and never from each other, so there is no import cycle.
+Every command module (``catalog``, ``evaluate``, ``validate``, ``plan`` with ``solve`` and ``pareto``, ``fleet``,
+``batch``) and ``main`` import from here; this module imports no other module of ``planner.cli``.
 
 Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback),
 3 internal error (a bug: please report it).
@@ -12,12 +12,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.data import MAX_LIFE_YEARS
+from tabulate import tabulate
+
+from planner.data import MAX_LIFE_YEARS, Catalog, load_catalog
+from planner.errors import PlannerInputError
+from planner.physics import validated as api_validated
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 PRECISIONS = ["bf16", "fp16", "fp8", "fp4", "tf32", "fp32"]
@@ -54,12 +61,14 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> Any:  # argparse's own errors: one message and where the options are, exit 2
+    def error(self, message: str) -> Any:
+        """argparse's own errors: one message and where the options are, exit 2."""
         sys.stderr.write(f"planner: error: {message}\n  (all options: `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def scenario_number(text: str) -> float:
+def number(text: str) -> float:
+    """Any number argparse reads (NaN and infinity included: the typed checks below refuse them by name)."""
     try:
         return float(text)
     except ValueError:
@@ -68,7 +77,7 @@ def scenario_number(text: str) -> float:
 
 def positive_float(text: str) -> float:
     """A finite number > 0 (an amount, a duration); NaN and infinity are refused."""
-    v = scenario_number(text)
+    v = number(text)
     if math.isnan(v) or math.isinf(v):
         raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
     if v <= 0:
@@ -78,7 +87,7 @@ def positive_float(text: str) -> float:
 
 def positive_limit(text: str) -> float:
     """A limit > 0 (power envelope): as positive_float, and an infinite one is said to be the option left out."""
-    v = scenario_number(text)
+    v = number(text)
     if math.isnan(v) or math.isinf(v):
         raise argparse.ArgumentTypeError(
             f"must be a finite positive number, got {text!r} (leave the option out for no limit)"
@@ -87,7 +96,8 @@ def positive_limit(text: str) -> float:
 
 
 def non_negative_float(text: str) -> float:
-    v = scenario_number(text)
+    """A finite number >= 0 (a budget); an infinite one is said to be the option left out."""
+    v = number(text)
     if math.isnan(v) or math.isinf(v):
         raise argparse.ArgumentTypeError(
             f"must be a finite number >= 0, got {text!r} (leave the option out for no limit)"
@@ -106,13 +116,15 @@ def life_years(text: str) -> float:
 
 
 def gap_fraction(text: str) -> float:
-    v = scenario_number(text)
+    """A relative MIP gap in [0, 1)."""
+    v = number(text)
     if not (0 <= v < 1):
         raise argparse.ArgumentTypeError(f"a relative MIP gap is a number in [0, 1), e.g. 1e-4; got {text!r}")
     return v
 
 
 def positive_int(text: str) -> int:
+    """A whole number > 0 (a count of nodes, samples or steps)."""
     try:
         v = int(text)
     except ValueError:
@@ -122,7 +134,9 @@ def positive_int(text: str) -> int:
     return v
 
 
-def bounded_int(lo: int, hi: int) -> Any:
+def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    """The argument type of a whole number from ``lo`` to ``hi`` (both included)."""
+
     def parse(text: str) -> int:
         try:
             v = int(text)
@@ -151,6 +165,7 @@ def precision_arg(text: str) -> str:
 
 
 def fraction(text: str) -> float:
+    """A GPU power cap: a fraction of TDP in (0, 1]."""
     v = positive_float(text)
     if v > 1:
         raise argparse.ArgumentTypeError(f"a power cap is a fraction of TDP in (0, 1], got {text!r}")
@@ -158,6 +173,7 @@ def fraction(text: str) -> float:
 
 
 def csv_list(text: str) -> list[str]:
+    """A comma-separated list of ids, blanks dropped; an empty list is refused."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
         raise argparse.ArgumentTypeError("expected a comma-separated list")
@@ -165,6 +181,7 @@ def csv_list(text: str) -> list[str]:
 
 
 def fraction_list(text: str) -> list[float]:
+    """A comma-separated list of power caps, each a fraction of TDP in (0, 1]."""
     return [fraction(x) for x in csv_list(text)]
 
 
@@ -196,6 +213,7 @@ def _is_number(text: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ output
 def _json_default(o: Any) -> Any:
+    """What ``json.dumps`` cannot write itself: numpy scalars, pydantic models, non-finite floats (null)."""
     if hasattr(o, "item"):
         return o.item()
     if hasattr(o, "model_dump"):
@@ -206,6 +224,7 @@ def _json_default(o: Any) -> Any:
 
 
 def emit_json(obj: Any) -> None:
+    """``obj`` as indented, standard JSON (no NaN) on stdout."""
     print(json.dumps(obj, indent=2, default=_json_default, allow_nan=False))
 
 
@@ -229,11 +248,10 @@ def number_text(v: float) -> str:
     return f"{v:,.4g}" if isinstance(v, float) else str(v)
 
 
-def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """Rows as a text table: numbers to 4 significant figures below 1,000, written out in whole units with
-    thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW;
-    were 3.8e+05, 4.55e+07 and 3e+04); number columns right-aligned."""
-    from tabulate import tabulate
+    thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW,
+    never 3.8e+05); number columns right-aligned."""
 
     def number(v: Any) -> bool:
         return isinstance(v, int | float) and not isinstance(v, bool)
@@ -253,6 +271,7 @@ def notice(text: str) -> None:
 
 # ------------------------------------------------------------------------------------------- arguments
 def add_catalog_args(p: argparse.ArgumentParser) -> None:
+    """--catalog and --models: the hardware catalog and workload library directories."""
     p.add_argument("--catalog", metavar="DIR", help="hardware catalog directory (default: the shipped one)")
     p.add_argument("--models", metavar="DIR", help="workload library directory (default: the shipped one)")
 
@@ -260,8 +279,6 @@ def add_catalog_args(p: argparse.ArgumentParser) -> None:
 def check_work_flags(wl: Any, tokens: float | None, epochs: float | None) -> None:
     """--tokens for a model that is not a sequence model, --epochs for one without a dataset size: bad input in the
     flags' terms (the API's message names its fields: 'give samples or epochs')."""
-    from planner.errors import PlannerInputError
-
     others = ["--samples"] + (["--tokens"] if wl.sequence_length else []) + (["--epochs"] if wl.dataset_samples else [])
     if tokens is not None and not wl.sequence_length:
         raise PlannerInputError(
@@ -276,6 +293,7 @@ def check_work_flags(wl: Any, tokens: float | None, epochs: float | None) -> Non
 
 
 def add_work_args(p: argparse.ArgumentParser) -> None:
+    """--samples, --tokens or --epochs (one of them): how much to train."""
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--samples",
@@ -295,6 +313,7 @@ def add_work_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_framework_arg(p: argparse.ArgumentParser) -> None:
+    """--framework: the framework profile the workload runs under."""
     p.add_argument(
         "--framework",
         metavar="ID",
@@ -304,6 +323,7 @@ def add_framework_arg(p: argparse.ArgumentParser) -> None:
 
 
 def add_life_arg(p: argparse.ArgumentParser) -> None:
+    """--life-years: the service life of bought hardware."""
     p.add_argument(
         "--life-years",
         type=life_years,
@@ -313,10 +333,8 @@ def add_life_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def catalog_from(args: argparse.Namespace) -> Any:
+def catalog_from(args: argparse.Namespace) -> Catalog:
     """The catalog of --catalog/--models, with the workload's framework replaced when --framework is given."""
-    from planner.data import load_catalog
-
     cat = load_catalog(args.catalog, args.models)
     fw = getattr(args, "framework", None)
     model = getattr(args, "model", None)
@@ -330,8 +348,6 @@ def catalog_from(args: argparse.Namespace) -> Any:
 
 def readable_text_file(path: str, what: str) -> str:
     """The path of a UTF-8 text file, or a clear error (missing, a directory, binary)."""
-    from planner.errors import PlannerInputError
-
     p = Path(path)
     if not p.exists():
         raise PlannerInputError(f"{what} not found: {path}")
@@ -355,10 +371,6 @@ def readable_text_file(path: str, what: str) -> str:
 def writable_file(path: str, option: str) -> Path:
     """A file path the command can write, checked before the work starts: not a directory, and its nearest
     existing folder writable (missing folders are created by the writer)."""
-    import os
-
-    from planner.errors import PlannerInputError
-
     p = Path(path)
     if p.is_dir():
         raise PlannerInputError(f"{option} {path} is a directory; give a file name, e.g. {p / 'VALIDATION.md'}")
@@ -374,9 +386,7 @@ def writable_file(path: str, option: str) -> Path:
 
 def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
     """model.model_validate(data), a ValidationError turned into a PlannerInputError naming each field (the API's
-    rule, planner.physics.model.validated)."""
-    from planner.physics import validated as api_validated
-
+    rule, planner.physics.validated)."""
     return api_validated(model, data, where)
 
 
@@ -387,10 +397,6 @@ def with_progress(work: Any, what: str, message: str | None = None) -> Any:
     """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
     (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
     (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
-    import sys
-    import threading
-    import time
-
     if message:
         sys.stderr.write(f"planner: {message}\n")
         sys.stderr.flush()

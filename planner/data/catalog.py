@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from planner.data.calibration import read_calibration
 from planner.data.schemas import Fabric, FrameworkProfile, Gpu, PowerCapCurve, Server, Site, Workload
 from planner.errors import PlannerInputError, describe_validation_error, unknown_id
 
@@ -28,23 +29,28 @@ T = TypeVar("T", bound=BaseModel)
 
 
 def _shipped(name: str) -> Path:
+    """The copy of a data folder shipped inside the installed package, else the one beside the source."""
     inside = _PKG / "_shipped" / name
     return inside if inside.is_dir() else _PKG.parent / name
 
 
 def catalog_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The hardware catalog folder: ``path``, else ``$PLANNER_CATALOG``, else the shipped catalog/."""
     return _resolve(path, "PLANNER_CATALOG", "catalog")
 
 
 def models_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The workload library folder: ``path``, else ``$PLANNER_MODELS``, else the shipped models/."""
     return _resolve(path, "PLANNER_MODELS", "models")
 
 
 def reference_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The published measurements folder: ``path``, else ``$PLANNER_REFERENCE``, else the shipped reference/."""
     return _resolve(path, "PLANNER_REFERENCE", "reference")
 
 
 def _resolve(path: str | os.PathLike[str] | None, env: str, name: str) -> Path:
+    """The folder given, else the environment variable's, else the shipped one; a missing folder is bad input."""
     chosen = Path(path) if path is not None else Path(os.environ[env]) if os.environ.get(env) else None
     if chosen is None:
         chosen = _shipped(name)
@@ -95,6 +101,7 @@ def _csv_records(path: Path) -> list[dict[str, Any]]:
 
 
 def csv_cell(value: str) -> Any:
+    """A CSV cell as a value: empty is None, ``a;b`` a list of its parts, true/false/null YAML's, else the text."""
     if value == "":
         return None
     if ";" in value:
@@ -103,6 +110,8 @@ def csv_cell(value: str) -> Any:
 
 
 def parse_records(records: Iterable[dict[str, Any]], model: type[T], where: str) -> list[T]:
+    """Records validated as ``model``: every invalid record and duplicate id reported at once, as a
+    PlannerInputError naming ``where``, the record's index and id, and the field."""
     out: list[T] = []
     problems: list[str] = []
     for i, rec in enumerate(records):
@@ -121,6 +130,7 @@ def parse_records(records: Iterable[dict[str, Any]], model: type[T], where: str)
 
 
 def load_file(path: Path, model: type[T]) -> list[T]:
+    """The records of a YAML or CSV file as ``model`` instances (CSV cells read as the model's fields)."""
     records = read_records(path)
     if path.suffix == ".csv":
         records = [_csv_fields(r, model) for r in records]
@@ -167,24 +177,31 @@ class Catalog:
     calibration: dict[str, Any] = field(default_factory=dict)
 
     def gpu(self, id_: str) -> Gpu:
+        """The GPU of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.gpus, id_, "GPU")
 
     def server(self, id_: str) -> Server:
+        """The server of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.servers, id_, "server")
 
     def fabric(self, id_: str) -> Fabric:
+        """The fabric of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.fabrics, id_, "fabric")
 
     def site(self, id_: str) -> Site:
+        """The site of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.sites, id_, "site")
 
     def workload(self, id_: str) -> Workload:
+        """The workload (model) of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.workloads, id_, "model")
 
     def framework(self, id_: str) -> FrameworkProfile:
+        """The framework profile of this id; an unknown id is a PlannerInputError listing the known ones."""
         return _get(self.frameworks, id_, "framework")
 
     def gpu_servers(self) -> list[Server]:
+        """The servers with a GPU (the model places training on accelerators only), in catalog order."""
         return [s for s in self.servers.values() if s.gpu is not None]
 
     def replace(self, **changes: Any) -> Catalog:
@@ -196,6 +213,8 @@ class Catalog:
         return cat
 
     def check_references(self) -> None:
+        """Every id a table names resolves (a server's GPU and fabrics, a GPU's power curve, a workload's
+        framework); all that do not are one PlannerInputError."""
         problems: list[str] = []
         for s in self.servers.values():
             if s.gpu is not None and s.gpu not in self.gpus:
@@ -254,8 +273,6 @@ def _load_cached(cdir: Path, mdir: Path, _s1: object, _s2: object) -> Catalog:
     if dup:
         raise PlannerInputError(f"{mdir}: duplicate model ids: {', '.join(dup)}")
     calib_path = cdir / "calibration.yaml"
-    from planner.data.calibration import read_calibration  # checked against schemas.CalibrationFile
-
     calibration = read_calibration(calib_path) if calib_path.exists() else {}
     cat = Catalog(
         gpus=_by_id(load_file(_find(cdir, "gpus"), Gpu)),

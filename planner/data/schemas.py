@@ -33,6 +33,8 @@ class Strict(BaseModel):
 
 # --------------------------------------------------------------------------- hardware catalog
 class PowerCapPoint(Strict):
+    """One level of a power-cap curve: throughput and board power at a power limit, relative to TDP."""
+
     cap_fraction: Fraction
     """Power limit as a fraction of the GPU's TDP."""
     throughput_factor: Fraction
@@ -42,6 +44,9 @@ class PowerCapPoint(Strict):
 
 
 class PowerCapCurve(Strict):
+    """Throughput and power of a GPU class against its power limit (catalog/power_caps.yaml, fitted by
+    ``planner calibrate`` on the Zeus traces: planner/data/calibration.py)."""
+
     id: str
     """Identifier referenced by ``Gpu.power_curve``."""
     description: str
@@ -65,6 +70,9 @@ class PowerCapCurve(Strict):
 
 
 class Gpu(Strict):
+    """An accelerator of catalog/gpus.yaml: peaks per precision, memory and its bandwidth, intra-node link, power
+    limits and the power curve it follows, each figure with its source."""
+
     id: str
     """Catalog identifier (lower-case, dash separated)."""
     name: str
@@ -145,6 +153,9 @@ class Gpu(Strict):
 
 
 class Fabric(Strict):
+    """A network between nodes (catalog/fabrics.yaml): port rate and achieved efficiency, latency, in-network
+    reduction, switch radix, and the prices and power of its NICs, switches and cables."""
+
     id: str
     """Catalog identifier."""
     name: str
@@ -177,6 +188,9 @@ class Fabric(Strict):
 
 
 class Server(Strict):
+    """A node type (catalog/servers.yaml): its GPUs, host (cores, power, storage), NIC ports, the fabrics it can
+    use, and its purchase price or rent and billing period."""
+
     id: str
     """Catalog identifier."""
     name: str
@@ -240,6 +254,8 @@ class Server(Strict):
 
 
 class Site(Strict):
+    """Where the cluster runs (catalog/sites.yaml): electricity price, PUE and grid carbon intensity."""
+
     id: str
     """Catalog identifier."""
     name: str
@@ -257,6 +273,9 @@ class Site(Strict):
 
 
 class FrameworkProfile(Strict):
+    """What a training framework runs (catalog/frameworks.yaml): the parallelisms and ZeRO stages it offers, how it
+    reduces gradients, its overlap of communication and its per-step overhead."""
+
     id: str
     """Catalog identifier."""
     name: str
@@ -296,6 +315,9 @@ class FrameworkProfile(Strict):
 
 # --------------------------------------------------------------------------- workloads
 class ConvergencePoint(Strict):
+    """A knot of a workload's convergence curve: samples to converge at a global batch, relative to the reference
+    batch's."""
+
     global_batch: Annotated[int, Field(ge=1)]
     """Global batch size."""
     samples_factor: Annotated[float, Field(ge=0.5, le=10)]
@@ -303,6 +325,9 @@ class ConvergencePoint(Strict):
 
 
 class Workload(Strict):
+    """A model to train (models/*.yaml): size, FLOPs and activation bytes per sample, transformer shape where it
+    has one, framework and precision, batch policy, convergence curve and default amount of work."""
+
     id: str
     """Library identifier."""
     name: str
@@ -392,6 +417,7 @@ class Workload(Strict):
 
     @property
     def trainable(self) -> float:
+        """Parameters that train: ``trainable_params`` where given (LoRA), else all of them."""
         return self.trainable_params if self.trainable_params is not None else self.params
 
 
@@ -401,6 +427,8 @@ OverlapFraction = Annotated[float, Field(ge=0, le=1)]
 
 
 class CalibrationReference(Strict):
+    """A GPU family whose fitted MFU stands in for families without a fit, scaled by matmul efficiency."""
+
     family: str
     """GPU family whose fitted MFU a family without a fit borrows."""
     matmul_efficiency: Positive
@@ -408,10 +436,10 @@ class CalibrationReference(Strict):
 
 
 class CalibrationFile(BaseModel):
-    """The keys of catalog/calibration.yaml the model reads (planner/physics/compute.py, planner/physics/model.py), each
+    """The keys of catalog/calibration.yaml the model reads (planner/physics/compute.py, planner/physics/space.py), each
     type- and range-checked when the catalog is loaded; other keys are kept (a fit may add its own), but a known
     key of the wrong type, out of range or naming an unknown workload family is an error naming the key and the
-    valid values (was: silently ignored, or an internal error deep in the model)."""
+    valid values, not a value silently ignored or an internal error deep in the model."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     mfu: dict[str, dict[WorkloadFamily, Fraction]] = Field(default_factory=dict)
@@ -461,6 +489,9 @@ class CalibrationFile(BaseModel):
 
 
 class Layout(Strict):
+    """A parallel layout: tensor, pipeline (and virtual stages) and context parallelism -- data parallelism is
+    what the GPUs leave --, sequence parallelism, ZeRO stage, recomputation, gradient accumulation and micro-batch."""
+
     tensor_parallel: Annotated[int, Field(ge=1)] = 1
     """Tensor-parallel degree (inside a node)."""
     pipeline_parallel: Annotated[int, Field(ge=1)] = 1
@@ -497,6 +528,8 @@ class Layout(Strict):
         return self
 
     def label(self, data_parallel: int) -> str:
+        """The layout as text at a data-parallel degree, e.g. 'DP16 TP8 PP4 VP2 ZeRO-1': only the parallelisms
+        above 1 and the options that are set."""
         parts = [f"DP{data_parallel}"]
         if self.tensor_parallel > 1:
             parts.append(f"TP{self.tensor_parallel}")

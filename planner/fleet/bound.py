@@ -1,6 +1,6 @@
 r"""A lower bound on the fleet MIP by branching on the number of nodes bought of each server type.
 
-The fleet MIP (planner/fleet/fleet.py) has a weak purchase space: its LP relaxation buys fractions of server types
+The fleet MIP (planner/fleet/formulation.py) has a weak purchase space: its LP relaxation buys fractions of server types
 and spreads their use over the horizon. This module searches the purchases outside HiGHS, on the LP relaxation.
 
 Search
@@ -31,13 +31,9 @@ The bound is +inf when the LP relaxation is infeasible or (finished search, leaf
 It is never below the root LP (a child's LP is a restriction of its parent's; the value kept is the larger
 of the two). It bounds the MIP's objective as written, with its 1e-6 early-slot tie-break.
 
-Measured (``python bench/bench_fleet.py [--jobs N] [--no-root] --purchase-bound 60 [--leaf-mip 10]``, 2 shared
-cores): at 50 jobs each LP takes seconds and moves the bound little -- 3,058,187 -> 3,058,541 USD in 60 s (18 LPs)
-against a plan of 3,915,785 USD (before the physics update bc08729: the root LP bought 3.11 GB200 NVL72 racks,
-N <= 3 gave 2,547,179 USD, N >= 4 3,008,042 USD, and 60 s reached 2,549,215 from 2,539,922). 20 jobs: 1,283,107
--> 1,285,939 USD in 30 s, below HiGHS's own 1,307,544. Run to the end on 10 jobs x 8 types x 12 slots (nodes
-<= 64, older physics) it stops at 471,548 USD (root 465,955, optimum 505,634): once the purchase is integral the
-LP is still weak in the schedule. So planner.fleet.fleet does not call it; the bench does.
+``fleet()`` does not call it: on the benchmark's instances each LP takes seconds and moves the bound little, and
+once the purchase is integral the LP is still weak in the schedule (docs/fleet-bound.md, "Branching on the
+purchase"). ``python bench/bench_fleet.py --purchase-bound S [--leaf-mip S2]`` runs it.
 """
 
 from __future__ import annotations
@@ -45,7 +41,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import highspy
@@ -73,8 +69,9 @@ class PurchaseBound:
     columns: list[Any] | None = None  # the Pyomo variables of those columns
 
 
-def _lp(m: pyo.ConcreteModel) -> tuple[highspy.HighsLp, list[Any]]:
-    """The MIP m as HiGHS arrays (bounds, rows, objective as written, integrality of every column)."""
+def as_highs_lp(m: pyo.ConcreteModel) -> tuple[highspy.HighsLp, list[Any]]:
+    """The MIP m as HiGHS arrays (bounds, rows, objective as written, integrality of every column), and the Pyomo
+    variable of each column."""
     repn = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
     cols = repn.columns
     inf = highspy.kHighsInf
@@ -148,137 +145,182 @@ def _settled(h: Any, deadline: list[float]) -> Any:
     return status
 
 
+Box = dict[str, tuple[float, float]]  # lo_p <= N_p <= hi_p of the types a node of the search bounds
+Node = tuple[float, int, Box, dict[str, float], Any]  # an open node: (value, tie, box, type totals, LP basis)
+
+
 def purchase_bound(
     m: pyo.ConcreteModel, incumbent: float | None, time_limit_s: float, leaf_mip_s: float = 0.0
 ) -> PurchaseBound:
     """Best-first branching on the node count bought of each type (module docstring), on the LP relaxation of
-    the fleet MIP ``m`` (as built by planner.fleet.fleet.build_fleet_model), for at most ``time_limit_s`` seconds.
+    the fleet MIP ``m`` (``planner.fleet.build_fleet_model(...).model``), for at most ``time_limit_s`` seconds.
     ``incumbent`` is the objective of a known plan of m (or None). With ``leaf_mip_s`` > 0 every leaf is then
     solved as a MIP over its box for up to that many seconds (its bound replaces the leaf's LP value, its plans
     improve the incumbent). Returns a bound <= the MIP optimum (of m's objective, tie-break included)."""
-    t0 = time.perf_counter()
-    deadline = [t0 + time_limit_s]
-    lp, cols = _lp(m)
-    cost = np.asarray(lp.col_cost_)
-    by_type: dict[str, list[int]] = {}
-    for i, v in enumerate(cols):
-        if v.parent_component() is m.N:
-            by_type.setdefault(str(v.index()[0]), []).append(i)
-    types = sorted(by_type)
-    top = float(max((cols[i].ub or 0.0) * len(by_type[p]) for p in types for i in by_type[p])) if types else 0.0
-    rows = [(np.asarray(by_type[p], dtype=np.int32), top) for p in types]
-    h = _highs(lp, False, rows, deadline)
-    row0 = h.getNumRow() - len(types)
-    weight = {p: float(max(cost[i] for i in by_type[p])) for p in types}
-    inc = math.inf if incumbent is None else float(incumbent)
+    search = _Search.of(m, incumbent, time.perf_counter() + time_limit_s, leaf_mip_s)
+    status, root, totals, basis = search.solve({}, None)
+    search.nodes = 1
+    if status != "optimal":
+        done = status == "infeasible"
+        b = math.inf if done else -math.inf
+        return PurchaseBound(b, b, done, search.nodes, int(not done), 0, search.elapsed(), search.history)
+    search.heap.append((root, 0, {}, totals, basis))
+    search.record()
+    while search.heap and search.heap[0][0] < search.inc and not search.stopped:
+        search.step()
+    search.leaves = [v for v in search.leaves if v < search.inc]
+    complete = not search.stopped and (not search.heap or search.heap[0][0] >= search.inc)
+    return PurchaseBound(
+        search.current(),
+        root,
+        complete,
+        search.nodes,
+        len(search.heap) + len(search.unsolved),
+        len(search.leaves),
+        search.elapsed(),
+        search.history,
+        search.inc,
+        search.best_x,
+        search.cols,
+    )
+
+
+@dataclass
+class _Search:
+    """The state of ``purchase_bound``'s search: the LP (one HiGHS object re-solved from its parent's basis, one row
+    per type total), the leaf MIP when asked for, the incumbent, the open nodes (a heap by value), the leaves and
+    the children left unsolved at the time limit."""
+
+    lp: highspy.HighsLp
+    cols: list[Any]
+    h: Any
+    rows: list[tuple[np.ndarray, float]]
+    by_type: dict[str, list[int]]
+    types: list[str]
+    top: float  # the most nodes of a type in any box
+    row0: int  # the first type-total row of h
+    weight: dict[str, float]  # the objective coefficient of a type's nodes: the cost at stake when it is fractional
+    deadline: list[float]  # time.perf_counter() instant; a list, as _highs's interrupt callback reads it
+    leaf_mip_s: float
+    inc: float
+    t0: float = field(default_factory=time.perf_counter)
     mip: Any = None
     best_x: np.ndarray | None = None
-    Box = dict[str, tuple[float, float]]
+    nodes: int = 0  # LPs solved (root included)
+    tie: int = 1
+    stopped: bool = False
+    heap: list[Node] = field(default_factory=list)  # open nodes; value = its LP optimum (>= its parent's)
+    leaves: list[float] = field(default_factory=list)  # values of the leaves (all totals integral): LP or leaf MIP
+    unsolved: list[float] = field(default_factory=list)  # children left unsolved at the time limit: parent's value
+    history: list[tuple[float, float]] = field(default_factory=list)
 
-    def left() -> float:
-        return deadline[0] - time.perf_counter()
+    @classmethod
+    def of(cls, m: pyo.ConcreteModel, incumbent: float | None, deadline: float, leaf_mip_s: float) -> _Search:
+        """The search on m's LP relaxation with a row per type total, nothing solved yet."""
+        t0 = time.perf_counter()
+        lp, cols = as_highs_lp(m)
+        cost = np.asarray(lp.col_cost_)
+        by_type: dict[str, list[int]] = {}
+        for i, v in enumerate(cols):
+            if v.parent_component() is m.N:
+                by_type.setdefault(str(v.index()[0]), []).append(i)
+        types = sorted(by_type)
+        top = float(max((cols[i].ub or 0.0) * len(by_type[p]) for p in types for i in by_type[p])) if types else 0.0
+        rows = [(np.asarray(by_type[p], dtype=np.int32), top) for p in types]
+        dl = [deadline]
+        h = _highs(lp, False, rows, dl)
+        row0 = h.getNumRow() - len(types)
+        weight = {p: float(max(cost[i] for i in by_type[p])) for p in types}
+        inc = math.inf if incumbent is None else float(incumbent)
+        return cls(lp, cols, h, rows, by_type, types, top, row0, weight, dl, leaf_mip_s, inc, t0)
 
-    def set_box(hh: Any, box: Box) -> None:
-        for k, p in enumerate(types):
-            lo, hi = box.get(p, (0.0, top))
-            hh.changeRowBounds(row0 + k, lo, hi)
+    def left(self) -> float:
+        return self.deadline[0] - time.perf_counter()
 
-    def solve(box: Box, basis: Any) -> tuple[str, float, dict[str, float], Any]:
-        set_box(h, box)
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def current(self) -> float:
+        """The bound now: the least of the incumbent and the values of the leaves, unsolved children and open nodes."""
+        return min([self.inc, *self.leaves, *self.unsolved, *(n[0] for n in self.heap)])
+
+    def record(self) -> None:
+        self.history.append((self.elapsed(), self.current()))
+
+    def set_box(self, hh: Any, box: Box) -> None:
+        for k, p in enumerate(self.types):
+            lo, hi = box.get(p, (0.0, self.top))
+            hh.changeRowBounds(self.row0 + k, lo, hi)
+
+    def solve(self, box: Box, basis: Any) -> tuple[str, float, dict[str, float], Any]:
+        """The LP over ``box`` from ``basis``: (optimal / infeasible / stopped, its value, the type totals, its
+        basis)."""
+        h = self.h
+        self.set_box(h, box)
         if basis is not None:
             h.setBasis(basis)
         h.run()
-        status = _settled(h, deadline)
+        status = _settled(h, self.deadline)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", math.inf, {}, None
         if status != highspy.HighsModelStatus.kOptimal:
             return "stopped", math.nan, {}, None
         x = np.asarray(h.getSolution().col_value)
-        totals = {p: float(x[by_type[p]].sum()) for p in types}
+        totals = {p: float(x[self.by_type[p]].sum()) for p in self.types}
         return "optimal", float(h.getInfo().objective_function_value), totals, h.getBasis()
 
-    def solve_leaf(box: Box, value: float) -> float:
+    def solve_leaf(self, box: Box, value: float) -> float:
         """The leaf's MIP over its box: its dual bound (at least the LP value), and the incumbent from its plan."""
-        nonlocal mip, inc, best_x
-        if mip is None:
-            mip = _highs(lp, True, rows, deadline)
-            mip.setOptionValue("mip_rel_gap", 1e-6)
-        set_box(mip, box)
-        end = deadline[0]
-        deadline[0] = min(end, time.perf_counter() + leaf_mip_s)
+        if self.mip is None:
+            self.mip = _highs(self.lp, True, self.rows, self.deadline)
+            self.mip.setOptionValue("mip_rel_gap", 1e-6)
+        mip = self.mip
+        self.set_box(mip, box)
+        end = self.deadline[0]
+        self.deadline[0] = min(end, time.perf_counter() + self.leaf_mip_s)
         # the callback does not reach into presolve's probing: HiGHS's own limit too (on its accumulated clock)
-        mip.setOptionValue("time_limit", mip.getRunTime() + max(0.0, deadline[0] - time.perf_counter()))
+        mip.setOptionValue("time_limit", mip.getRunTime() + max(0.0, self.deadline[0] - time.perf_counter()))
         try:
             mip.run()
         finally:
-            deadline[0] = end
+            self.deadline[0] = end
         info = mip.getInfo()
         if mip.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
             return math.inf
-        if info.primal_solution_status == 2 and info.objective_function_value < inc:
-            inc = float(info.objective_function_value)
-            best_x = np.asarray(mip.getSolution().col_value)
+        if info.primal_solution_status == 2 and info.objective_function_value < self.inc:
+            self.inc = float(info.objective_function_value)
+            self.best_x = np.asarray(mip.getSolution().col_value)
         bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else -math.inf
         return max(value, bound)
 
-    status, root, totals, basis = solve({}, None)
-    nodes = 1
-    history: list[tuple[float, float]] = []
-    if status != "optimal":
-        done = status == "infeasible"
-        b = math.inf if done else -math.inf
-        return PurchaseBound(b, b, done, nodes, int(not done), 0, time.perf_counter() - t0, history)
-    # open nodes: (value, tie, box, totals, basis), value = the node's LP optimum (a child's is >= its parent's)
-    heap: list[tuple[float, int, Box, dict[str, float], Any]] = [(root, 0, {}, totals, basis)]
-    leaves: list[float] = []  # values of the leaves (all totals integral), LP or leaf MIP bound
-    unsolved: list[float] = []  # children left unsolved at the time limit: their parent's value
-    tie = 1
-
-    def current() -> float:
-        return min([inc, *leaves, *unsolved, *(n[0] for n in heap)])
-
-    history.append((time.perf_counter() - t0, current()))
-    stopped = False
-    while heap and heap[0][0] < inc and not stopped:
-        value, _, box, totals, basis = heapq.heappop(heap)
+    def step(self) -> None:
+        """The open node of least value: kept as a leaf when every type total is integral, else split on the type
+        whose fractional total has the most cost at stake, N_p <= floor(v) and N_p >= ceil(v)."""
+        value, _, box, totals, basis = heapq.heappop(self.heap)
         frac = [
-            (weight[p] * min(v - math.floor(v), math.ceil(v) - v), p)
+            (self.weight[p] * min(v - math.floor(v), math.ceil(v) - v), p)
             for p, v in totals.items()
             if abs(v - round(v)) > INTEGRAL_TOL
         ]
         if not frac:
-            leaf = solve_leaf(box, value) if leaf_mip_s > 0 and left() > 0 else value
-            if leaf < inc:
-                leaves.append(leaf)
-            history.append((time.perf_counter() - t0, current()))
-            continue
+            leaf = self.solve_leaf(box, value) if self.leaf_mip_s > 0 and self.left() > 0 else value
+            if leaf < self.inc:
+                self.leaves.append(leaf)
+            self.record()
+            return
         _, p = max(frac)
         v = totals[p]
-        lo, hi = box.get(p, (0.0, top))
+        lo, hi = box.get(p, (0.0, self.top))
         for kid in (dict(box, **{p: (lo, float(math.floor(v)))}), dict(box, **{p: (float(math.ceil(v)), hi)})):
-            st, kv, kt, kb = ("stopped", math.nan, {}, None) if stopped or left() <= 0 else solve(kid, basis)
-            nodes += st != "stopped"
+            stop = self.stopped or self.left() <= 0
+            st, kv, kt, kb = ("stopped", math.nan, {}, None) if stop else self.solve(kid, basis)
+            self.nodes += st != "stopped"
             if st == "stopped":
                 # not solved (time limit): the search ends; the child keeps its parent's value, a valid bound of
                 # its box (it lies inside the parent's)
-                stopped = True
-                unsolved.append(value)
-            elif st == "optimal" and kv < inc:
-                heapq.heappush(heap, (max(kv, value), tie, kid, kt, kb))
-                tie += 1
-        history.append((time.perf_counter() - t0, current()))
-    leaves = [v for v in leaves if v < inc]
-    complete = not stopped and (not heap or heap[0][0] >= inc)
-    return PurchaseBound(
-        current(),
-        root,
-        complete,
-        nodes,
-        len(heap) + len(unsolved),
-        len(leaves),
-        time.perf_counter() - t0,
-        history,
-        inc,
-        best_x,
-        cols,
-    )
+                self.stopped = True
+                self.unsolved.append(value)
+            elif st == "optimal" and kv < self.inc:
+                heapq.heappush(self.heap, (max(kv, value), self.tie, kid, kt, kb))
+                self.tie += 1
+        self.record()

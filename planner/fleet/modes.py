@@ -172,9 +172,7 @@ def configurations(cat: Catalog, req: FleetRequest, pp: Pairs) -> Configurations
     return Configurations(space, pair_of, cap_of, np.isin(cap_of, req.power_caps))
 
 
-def evaluated_tables(
-    cat: Catalog, req: FleetRequest, space: Space
-) -> Iterator[tuple[list[Job], pd.DataFrame]]:
+def evaluated_tables(cat: Catalog, req: FleetRequest, space: Space) -> Iterator[tuple[list[Job], pd.DataFrame]]:
     """(jobs, exact-model table) per distinct (workload, work, precision) of the jobs: one ``evaluate_space`` per
     (workload, precision), the other amounts of work of it that table scaled (``scale_work``). Each evaluated
     table (~215 MiB at 540,672 configurations) is let go after its last amount of work."""

@@ -46,5 +46,6 @@ __all__ = [
     "scale_work",
     "switch_count",
     "validated",
+    "virtual_options",
     "work_from",
 ]

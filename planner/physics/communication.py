@@ -27,6 +27,8 @@ SOFTWARE_LATENCY_S = 5e-6  # NCCL per-step software latency added to the wire la
 def ring_allreduce_time_s(
     size_bytes: ArrayLike, n: ArrayLike, bandwidth_bytes_s: ArrayLike, latency_s: ArrayLike
 ) -> NDArray[np.float64]:
+    """Ring all-reduce of S bytes over n participants: 2(n-1)/n x S / B + 2(n-1) x latency (the module
+    docstring; Patarasuk and Yuan 2009, NCCL's ring); 0 for one participant."""
     n_ = np.asarray(n, dtype=float)
     t = 2.0 * (n_ - 1.0) / n_ * np.asarray(size_bytes, dtype=float) / np.asarray(bandwidth_bytes_s, dtype=float)
     t = t + 2.0 * (n_ - 1.0) * np.asarray(latency_s, dtype=float)
@@ -162,6 +164,10 @@ def tensor_parallel_time_s(
     recomputed_share: float,
     intra_bytes_s: ArrayLike,
 ) -> NDArray[np.float64]:
+    """Megatron tensor parallelism's communication per step: 4 all-reduces of the layer's activations per layer
+    and micro-batch (2 in the forward, 2 in the backward pass; Shoeybi et al. 2019), 2 more for a recomputed
+    layer's forward pass (``recomputed_share`` of the layers), each a ring over the tensor-parallel group inside
+    the node."""
     per = ring_allreduce_time_s(activation_bytes, tensor_parallel, intra_bytes_s, INTRA_LATENCY_S)
     collectives = 4.0 + 2.0 * float(recomputed_share)  # a recomputed layer's forward collectives run again
     return per * collectives * np.asarray(layers_per_stage) * np.asarray(micro_batches)
@@ -199,6 +205,8 @@ def pipeline_bubble_fraction(stages: ArrayLike, micro_batches: ArrayLike) -> NDA
 
 
 def all_to_all_time_s(bytes_per_gpu: ArrayLike, participants: ArrayLike, bytes_s: ArrayLike) -> NDArray[np.float64]:
+    """All-to-all (recommender embedding exchange): each GPU sends (n-1)/n of its bytes to the others at its
+    bandwidth; 0 for one participant."""
     n = np.asarray(participants, dtype=float)
     t = np.asarray(bytes_per_gpu, dtype=float) * (n - 1.0) / n / np.asarray(bytes_s, dtype=float)
     return np.where(n > 1, t, 0.0)

@@ -3,7 +3,7 @@
 Step compute time of one GPU = FLOPs it must do / (peak x efficiency x power-cap throughput factor), with
 efficiency = MFU_max(GPU family, workload family, precision) x mb / (mb + mb_half): kernels lose efficiency
 when the per-GPU micro-batch mb is small. MFU_max is fitted (catalog/calibration.yaml,
-planner/validation/validation.py).
+planner/validation/fit.py).
 
 The optimizer update runs once per step, after the gradients are reduced, and is memory-bound: each
 trainable parameter the GPU owns (divided by tensor x pipeline parallelism, and by data parallelism
@@ -184,6 +184,8 @@ def half_batch_scale(calibration: dict[str, Any], workload: Workload) -> float:
 
 
 def kernel_efficiency(mfu: ArrayLike, micro_batch: ArrayLike, half_batch: float) -> NDArray[np.float64]:
+    """Kernel efficiency at a per-GPU micro-batch: MFU_max x mb / (mb + mb_half), half of MFU_max at the
+    workload's (calibrated) half-batch (the module docstring)."""
     mb = np.asarray(micro_batch, dtype=float)
     return np.asarray(mfu, dtype=float) * mb / (mb + half_batch)
 
@@ -205,6 +207,7 @@ def gemm_shape_efficiency(
 def compute_time_s(
     flops_per_gpu: ArrayLike, peak_tflops_: ArrayLike, efficiency: ArrayLike, cap_throughput: ArrayLike
 ) -> NDArray[np.float64]:
+    """GEMM time of a step on one GPU: FLOPs / (peak x efficiency x the cap's throughput factor)."""
     denom = np.asarray(peak_tflops_, dtype=float) * 1e12 * np.asarray(efficiency) * np.asarray(cap_throughput)
     return np.asarray(flops_per_gpu, dtype=float) / denom
 
@@ -212,6 +215,8 @@ def compute_time_s(
 def optimizer_step_time_s(
     params_per_gpu: ArrayLike, optimizer_bytes_per_param: float, memory_bandwidth_tbps: ArrayLike
 ) -> NDArray[np.float64]:
+    """The memory-bound optimizer update: the parameters the GPU owns x (2 x optimizer bytes + 4) bytes read and
+    written, at MEMORY_BW_ACHIEVED of the HBM bandwidth (the module docstring)."""
     touched = np.asarray(params_per_gpu, dtype=float) * (2.0 * optimizer_bytes_per_param + 4.0)
     return np.asarray(touched / (np.asarray(memory_bandwidth_tbps, dtype=float) * 1e12 * MEMORY_BW_ACHIEVED))
 

@@ -25,6 +25,9 @@ _BILLING_SLACK = 1e-9  # a run of exactly k periods (up to rounding) pays k, not
 
 
 def switch_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> NDArray[np.int64]:
+    """Switches of radix k for P = nodes x NIC ports node ports (none for one node): one switch while P <= k, a
+    two-tier leaf/spine of ceil(2P/k) leaves + ceil(leaves/2) spines while P <= k^2/2, else a three-tier fat tree
+    of 2 ceil(2P/k) edge and aggregation switches + ceil(edge/2) core switches (the module docstring)."""
     n = np.asarray(nodes, dtype=np.int64)
     ports = n * np.asarray(nic_ports, dtype=np.int64)
     k = np.asarray(radix, dtype=np.int64)
@@ -36,6 +39,8 @@ def switch_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> ND
 
 
 def cable_count(nodes: ArrayLike, nic_ports: ArrayLike, radix: ArrayLike) -> NDArray[np.int64]:
+    """Cables of the fabric ``switch_count`` sizes: one per node port, plus one up-link per port for two tiers
+    (P) or two for three tiers (2P); none for one node."""
     n = np.asarray(nodes, dtype=np.int64)
     ports = n * np.asarray(nic_ports, dtype=np.int64)
     k = np.asarray(radix, dtype=np.int64)
@@ -53,6 +58,8 @@ def capex_usd(
     cables: ArrayLike,
     cable_price_usd: ArrayLike,
 ) -> NDArray[np.float64]:
+    """Capex of a cluster: nodes x (server + NIC ports x NIC price; NICs only where it spans nodes) + switches x
+    switch price + cables x cable price, USD."""
     n = np.asarray(nodes, dtype=float)
     nics = np.where(n > 1, np.asarray(nic_ports) * np.asarray(nic_price_usd), 0.0)
     return np.asarray(
@@ -64,6 +71,8 @@ def capex_usd(
 
 
 def amortized_usd(capex: ArrayLike, hours: ArrayLike, life_years: float) -> NDArray[np.float64]:
+    """The share of capex a run of ``hours`` is charged: capex x hours / (life x HOURS_PER_YEAR), straight-line
+    over the service life."""
     return np.asarray(np.asarray(capex) * np.asarray(hours) / (life_years * HOURS_PER_YEAR), dtype=float)
 
 

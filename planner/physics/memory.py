@@ -49,6 +49,8 @@ def model_state_gb(
 def activation_gb(
     bytes_per_sample: float, micro_batch: ArrayLike, tensor_parallel: ArrayLike, kept_fraction: float
 ) -> NDArray[np.float64]:
+    """Activation memory per GPU of a workload stated per sample (no transformer shape): bytes per sample x
+    micro-batch x the share recomputation keeps / tensor parallelism, GB."""
     return np.asarray(
         bytes_per_sample * np.asarray(micro_batch, dtype=float) * kept_fraction / np.asarray(tensor_parallel) / 1e9,
         dtype=float,
@@ -56,6 +58,7 @@ def activation_gb(
 
 
 def fits(memory_gb: ArrayLike, gpu_memory_gb: ArrayLike) -> NDArray[np.bool_]:
+    """The memory fits the GPU's usable share (USABLE_FRACTION: allocator fragmentation and reserved memory)."""
     return np.asarray(memory_gb) <= USABLE_FRACTION * np.asarray(gpu_memory_gb)
 
 

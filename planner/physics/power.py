@@ -64,6 +64,8 @@ def load_curve_at(
 def gpu_power_w(
     tdp_w: ArrayLike, idle_w: ArrayLike, power_fraction: ArrayLike, busy_fraction: ArrayLike
 ) -> NDArray[np.float64]:
+    """Average GPU power over a step: idle + (power fraction at the cap x TDP - idle) x (busy + COMM_ACTIVITY x
+    (1 - busy)), busy = the compute share of the step (the module docstring)."""
     active = np.asarray(power_fraction) * np.asarray(tdp_w)
     idle = np.asarray(idle_w, dtype=float)
     busy = np.clip(np.asarray(busy_fraction, dtype=float), 0.0, 1.0)
@@ -71,6 +73,8 @@ def gpu_power_w(
 
 
 def cpu_power_w(package_w: ArrayLike, cores: ArrayLike, busy_cores: ArrayLike) -> NDArray[np.float64]:
+    """CPU package power: CPU_IDLE_FRACTION of it at idle plus the rest in proportion to the busy cores
+    (SPECpower_ssj2008's idle-to-loaded ratio)."""
     util = np.clip(np.asarray(busy_cores, dtype=float) / np.asarray(cores, dtype=float), 0.0, 1.0)
     return np.asarray(np.asarray(package_w, dtype=float) * (CPU_IDLE_FRACTION + (1.0 - CPU_IDLE_FRACTION) * util))
 
@@ -93,7 +97,7 @@ def node_power_w(
 def idle_node_kw(server: Server, gpu: Gpu, pue: float) -> float:
     """Facility power of one powered, idle node, kW: GPUs at idle, CPU at its idle share, RAM, storage, board
     (``cpu_power_w``, ``node_power_w``), through the PSU, times the site's PUE. NICs and switches are left to
-    the jobs. Used for owned nodes kept in service (planner/fleet/fleet.py, planner/plan/optimize.py)."""
+    the jobs. Used for owned nodes kept in service (planner/fleet/evaluate.py, planner/plan/)."""
     host = float(cpu_power_w(server.cpu_power_w, server.cpu_cores, 0.0)) + (
         server.ram_power_w + server.storage_power_w + server.other_power_w
     )

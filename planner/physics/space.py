@@ -228,8 +228,9 @@ def evaluate_space(
     res.update(layout_columns(found.layouts, li_arr))
     res["fits_memory"] = cols["fits_memory"].astype(bool)
     res.update(configuration_columns(hw))
-    thr, hours = time_columns(res, wl, work, hw, samples_factor)
-    res.update(power_columns(wl, hw, found, thr, hours, cols["t_compute"].astype(float) / res["step_time_s"]))
+    times = time_columns(wl, work, hw, cols, samples_factor)
+    res.update(times)
+    res.update(power_columns(wl, hw, found, times))
     res["bottleneck"] = bottleneck_column(res, hw.N)
     valid_any = cols["layout_index"] >= 0
     res["layout"] = layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], found.layouts)
@@ -287,9 +288,7 @@ def by_fabric(fabrics: list[Fabric], fi: np.ndarray, attr: str) -> np.ndarray:
     return np.asarray([getattr(f, attr) for f in fabrics], dtype=float)[fi]
 
 
-def hardware_columns(
-    catalog: Catalog, space: Space, servers: list[Server], wl: Workload, precision: str
-) -> Hardware:
+def hardware_columns(catalog: Catalog, space: Space, servers: list[Server], wl: Workload, precision: str) -> Hardware:
     """The hardware of each configuration of ``space`` (``servers``: its servers, all with a GPU) for ``wl`` in
     ``precision``: peak and achievable MFU in the precision each GPU computes it in (compute.peak_tflops,
     compute.mfu_max), the power-cap factors of the GPU's load curve (power.load_curve_at), bandwidths as achieved
@@ -471,14 +470,14 @@ def configuration_columns(hw: Hardware) -> dict[str, Any]:
 
 
 def time_columns(
-    res: dict[str, Any], wl: Workload, work: Work, hw: Hardware, samples_factor: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Add throughput (global batch / step time), samples to train (at the reference batch x the convergence
-    factor of the chosen batch), time to train (ideal time / goodput, planner/physics/reliability.py; goodput 1
-    without failures), achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step time) to ``res``.
-    Returns (throughput in samples/s, hours to train)."""
-    step_s = res["step_time_s"].astype(float)
-    thr = res["global_batch"].astype(float) / step_s
+    wl: Workload, work: Work, hw: Hardware, cols: dict[str, np.ndarray], samples_factor: np.ndarray
+) -> dict[str, Any]:
+    """Throughput (global batch / step time), samples to train (at the reference batch x the convergence factor of
+    the chosen batch), time to train (ideal time / goodput, planner/physics/reliability.py; goodput 1 without
+    failures) and the hours failures cost, achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step
+    time), from the search's columns ``cols``."""
+    step_s = cols["step_time_s"].astype(float)
+    thr = cols["global_batch"].astype(float) / step_s
     samples_base = work.samples if work.samples is not None else wl.default_samples
     samples = samples_base * samples_factor
     ideal_hours = samples / thr / 3600.0
@@ -488,28 +487,31 @@ def time_columns(
     else:
         good = np.ones(len(hw.N))
     hours = ideal_hours / good
-    res["goodput"] = good
-    res["time_lost_to_failures_h"] = hours - ideal_hours
-    res["throughput_samples_per_s"] = thr
-    res["samples_to_train"] = samples
-    res["time_to_train_h"] = hours
     achieved = thr * wl.train_flops_per_sample / hw.G / 1e12
-    res["achieved_tflops_per_gpu"] = achieved
-    res["mfu"] = achieved / hw.peak
-    res["scaling_efficiency"] = res["t_compute"].astype(float) / step_s
-    return thr, hours
+    return {
+        "goodput": good,
+        "time_lost_to_failures_h": hours - ideal_hours,
+        "throughput_samples_per_s": thr,
+        "samples_to_train": samples,
+        "time_to_train_h": hours,
+        "achieved_tflops_per_gpu": achieved,
+        "mfu": achieved / hw.peak,
+        "scaling_efficiency": cols["t_compute"].astype(float) / step_s,
+    }
 
 
-def power_columns(
-    wl: Workload, hw: Hardware, found: SearchResult, thr: np.ndarray, hours: np.ndarray, busy: np.ndarray
-) -> dict[str, Any]:
-    """GPU power at the cap for the share of the step it computes (``busy``), host power for the cores the data
-    pipeline keeps busy, node power through the PSU with NICs where the job spans nodes (planner/physics/power.py),
-    the switches of the fabric (cost.switch_count, once per (server, nodes, fabric) row) and IT power and energy."""
+def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[str, Any]) -> dict[str, Any]:
+    """GPU power at the cap for the share of the step it computes (the scaling efficiency of ``times``), host
+    power for the cores the data pipeline keeps busy at the throughput, node power through the PSU with NICs where
+    the job spans nodes (planner/physics/power.py), the switches of the fabric (cost.switch_count, once per
+    (server, nodes, fabric) row), and IT power and energy over the time to train."""
     gpu_w = power.gpu_power_w(
-        hw.per_server(lambda s, gp: gp.tdp_w), hw.per_server(lambda s, gp: gp.idle_power_w), hw.cap_pf, busy
+        hw.per_server(lambda s, gp: gp.tdp_w),
+        hw.per_server(lambda s, gp: gp.idle_power_w),
+        hw.cap_pf,
+        times["scaling_efficiency"],
     )
-    busy_cores = hw.g + thr / hw.N * wl.cpu_core_ms_per_sample / 1000.0
+    busy_cores = hw.g + times["throughput_samples_per_s"] / hw.N * wl.cpu_core_ms_per_sample / 1000.0
     host_w = power.cpu_power_w(hw.per_server(lambda s, _g: s.cpu_power_w), hw.cpu_cores, busy_cores) + hw.per_server(
         lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w
     )
@@ -532,7 +534,7 @@ def power_columns(
         "node_power_w": node_w,
         "switches": switches,
         "power_kw": it_kw,
-        "energy_kwh": it_kw * hours,
+        "energy_kwh": it_kw * times["time_to_train_h"],
     }
 
 

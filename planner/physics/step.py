@@ -78,15 +78,18 @@ class Rows:
     gemm_width_half: float = 0.0
 
     @cached_property
-    def embedding_gb(self) -> np.ndarray:  # read by every layout: computed once
+    def embedding_gb(self) -> np.ndarray:
+        """Embedding tables per GPU, GB (sharded over all GPUs; read by every layout: computed once)."""
         return np.asarray(self.wl.embedding_params * self.wl.embedding_bytes_per_param / self.G / 1e9)
 
     @property
     def t_overhead_s(self) -> float:
+        """The framework's fixed overhead per step, seconds (frameworks.yaml step_overhead_ms)."""
         return self.fw.step_overhead_ms / 1000.0
 
     @property
     def layers(self) -> float:
+        """The workload's layers (1 where it states none)."""
         return float(self.wl.layers or 1)
 
 

@@ -1,5 +1,6 @@
-"""A store on disk of the physics chunks `optimize.physics_chunks` computes, so that a fresh process (`planner solve`
-run again, a batch worker, the app after a restart) re-prices cached rows instead of re-evaluating the model.
+"""A store on disk of the physics chunks `physics_chunks` (planner.plan.candidates) computes, so that a fresh
+process (`planner solve` run again, a batch worker, the app after a restart) re-prices cached rows instead of
+re-evaluating the model.
 
 A chunk is stored under a hash of its in-memory key (the catalog's physics fingerprint, the request's physics
 fields, the node counts) and of the planner's own code (every module of the package, hashed once per process): a

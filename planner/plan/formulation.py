@@ -1,6 +1,6 @@
 r"""The capacity-plan MIP (Pyomo). Solved by HiGHS in planner/solver/highs.py.
 
-Data (from planner/plan/optimize.py; every number comes from the exact model, planner/physics/model.py)
+Data (from planner/plan/; every number comes from the exact model, planner/physics/model.py)
 ------------------------------------------------------------------------------------------
 K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n)
                 for EVERY integer n in 1..N_max (N_max = the node limit; the explanations of an infeasible
@@ -12,7 +12,7 @@ T_k  [h]        time to train;         E_k [kWh] facility energy;   CO2_k [kg] c
 COST_k [USD]    run cost (amortized capex or rent, plus energy);     UP_k [USD] up-front spend
                 (capex when buying, the whole rent when renting). Owned servers (PlanRequest.owned) enter
                 here only: a bought candidate on their server type and fabric pays capex(n) - capex(k), k = the
-                owned nodes in service for the whole run, up to n (optimize.owned_credit_usd), and its run cost
+                owned nodes in service for the whole run, up to n (plan.owned.owned_credit_usd), and its run cost
                 the amortized share of that. The credit depends on the candidate alone, so everything below holds.
 PFAC_k [kW]     facility power;        n_k nodes;   SW_k switches (integral leaf/spine count for n_k);
 RU_k            rack units (n_k x the server's height).
@@ -39,7 +39,7 @@ Constraints (one function each, below)
 (9) epsilon             sum_k g_k x_k <= eps  for each bounded second objective g (Pareto fronts; exact, as the
                         presolve applies it)
                         tol = REL_TOL = 1e-9: the rounding allowance of the one definition of meeting a limit
-                        (optimize.within, used by the presolve, the explanations and the re-check of every plan),
+                        (plan.limits.within, used by the presolve, the explanations and the re-check of every plan),
                         so the rows admit exactly the candidates that definition admits -- an exact row under a
                         limit a plan meets within rounding would cut the optimum that the presolve kept as its
                         option's only candidate (found by tests/plan/test_independent_brute_force.py)
@@ -61,7 +61,7 @@ chosen plan, so with (1) the feasible set of the MIP is exactly {k in K : every 
 optimum is min over that set: the brute-force optimum. (2)-(4) only name the chosen server, fabric, cap,
 nodes and switches.
 
-Reductions before the MIP (planner/plan/optimize.py), each exact:
+Reductions before the MIP (planner/plan/), each exact:
   * The candidates are generated in chunks of consecutive node counts. Of each chunk only rows that answer
     one of the request's questions are kept: per hardware option (s, f, c, site, purchase) the least
     objective among rows meeting every limit; the same with each limit relaxed by the binding step; and the
@@ -81,10 +81,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import pyomo.core as pyo  # not pyomo.environ: its plugin registry costs ~0.5 s of a cold run and is not used
+
+if TYPE_CHECKING:
+    import pyomo.core as pyo
 
 OBJECTIVE_COLUMNS = {
     "energy": "facility_energy_kwh",
@@ -132,6 +135,8 @@ def build_model(
     """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
 
     ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
+    import pyomo.core as pyo
+
     m = pyo.ConcreteModel(name="capacity_plan")
     m.K = pyo.RangeSet(0, len(cand) - 1)
     s_code, m.server_ids = _codes(cand["server"])
@@ -158,6 +163,8 @@ def build_model(
 
 
 def define_variables(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
+    import pyomo.core as pyo
+
     m.x = pyo.Var(m.K, domain=pyo.Binary)
     m.u = pyo.Var(m.S, domain=pyo.Binary)
     m.v = pyo.Var(m.F, domain=pyo.Binary)
@@ -170,11 +177,15 @@ def define_variables(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
 
 def add_one_plan(m: pyo.ConcreteModel) -> None:
     """(1) exactly one candidate plan."""
+    import pyomo.core as pyo
+
     m.one_plan = pyo.Constraint(expr=pyo.quicksum(m.x[k] for k in m.K) == 1)
 
 
 def add_choice_links(m: pyo.ConcreteModel) -> None:
     """(2) the chosen candidate's server type, fabric and cap level are the ones used."""
+    import pyomo.core as pyo
+
     by_s = _group(m.s_of, len(m.server_ids))
     by_f = _group(m.f_of, len(m.fabric_ids))
     by_c = _group(m.c_of, len(m.cap_ids))
@@ -185,6 +196,8 @@ def add_choice_links(m: pyo.ConcreteModel) -> None:
 
 def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     """(3) nodes of each server type = the node count of the chosen candidate."""
+    import pyomo.core as pyo
+
     n = cand["nodes"].to_numpy()
     by_s = _group(m.s_of, len(m.server_ids))
     m.node_count = pyo.Constraint(
@@ -194,6 +207,8 @@ def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
 
 def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     """(4) switches of each fabric = the leaf/spine count of the chosen candidate."""
+    import pyomo.core as pyo
+
     sw = cand["switches"].to_numpy()
     by_f = _group(m.f_of, len(m.fabric_ids))
     m.switch_count = pyo.Constraint(
@@ -203,6 +218,8 @@ def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
 
 def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | None) -> None:
     """(5) time to train within the deadline."""
+    import pyomo.core as pyo
+
     if deadline_h is None:
         return
     m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= with_allowance(deadline_h))
@@ -210,6 +227,8 @@ def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | N
 
 def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
     """(6) up-front spend (capex or whole rent) or total run cost within the budget."""
+    import pyomo.core as pyo
+
     if limits.budget_usd is None:
         return
     if not (cand[limits.budget_column()].to_numpy(dtype=float) != 0.0).any():
@@ -219,6 +238,8 @@ def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None
 
 def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float | None) -> None:
     """(7) facility power within the site envelope."""
+    import pyomo.core as pyo
+
     if power_kw is None:
         return
     m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= with_allowance(power_kw))
@@ -226,6 +247,8 @@ def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float
 
 def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
     """(8) total nodes and rack units."""
+    import pyomo.core as pyo
+
     if limits.max_nodes is not None:
         m.node_limit = pyo.Constraint(expr=sum(m.nodes[s] for s in m.S) <= limits.max_nodes)
     if limits.max_rack_units is not None:
@@ -234,6 +257,8 @@ def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: L
 
 def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tuple[str, float]]) -> None:
     """(9) epsilon-constraints on second objectives (Pareto fronts)."""
+    import pyomo.core as pyo
+
     if not epsilon:
         return
     bounds = list(epsilon)
@@ -243,6 +268,8 @@ def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tupl
 
 def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
     """(10) excluded candidates (no-good cuts)."""
+    import pyomo.core as pyo
+
     ex = sorted(set(int(k) for k in exclude))
     if not ex:
         return
@@ -254,6 +281,8 @@ def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None
 
     HiGHS works to absolute tolerances (~1e-7): objectives in tiny units (carbon on a near-zero-carbon grid)
     or spanning many decades would otherwise tie plans that differ by percent. planner/solver/highs.py unscales."""
+    import pyomo.core as pyo
+
     o = np.abs(cand[column].to_numpy(dtype=float))
     nz = o[o > 0]
     scale = max(float(nz.min()), float(nz.max()) / 1e9) if nz.size else 1.0
@@ -263,6 +292,8 @@ def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None
 
 
 def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:
+    import pyomo.core as pyo
+
     c = coef.to_numpy(dtype=float)
     return pyo.quicksum(float(c[k]) * m.x[k] for k in m.K if c[k] != 0.0)
 

@@ -7,7 +7,7 @@ incumbent (with its gap), or absent, and the caller decides what to load.
 
 The time limit is HiGHS's own and an interrupt callback polled in its MIP search and simplex
 (``deadline_interrupt``). Where HiGHS does not poll it (the fleet MIP's root phase after its first cut round ran
-42-53 s against a 25 s limit, planner/fleet/fleet.py (viii)), ``solve_model(..., isolate=True)`` runs HiGHS in a
+42-53 s against a 25 s limit, docs/fleet-bound.md, "The time limit"), ``solve_model(..., isolate=True)`` runs HiGHS in a
 child process (``python -c``: a fresh interpreter that runs no script of the parent's again), handed the same
 arrays pickled on its stdin, and kills it (SIGKILL) when it has not answered within the limit plus
 ISOLATE_GRACE_S. The child imports this package (about 1-1.5 s of the limit on a shared machine), so only
@@ -16,6 +16,7 @@ solves that need it are isolated.
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import importlib
 import os
@@ -25,13 +26,13 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import highspy
 import numpy as np
-import pyomo.core as pyo  # not pyomo.environ: its plugin registry costs ~0.5 s of a cold run and is not used
 from pydantic import BaseModel, ConfigDict, Field
-from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+if TYPE_CHECKING:
+    import pyomo.core as pyo
 
 _THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
 ISOLATE_GRACE_S = 0.5  # isolate: seconds past the time limit the parent waits for the child's answer
@@ -40,8 +41,9 @@ ISOLATE_GRACE_S = 0.5  # isolate: seconds past the time limit the parent waits f
 def _skip_scipy_stats() -> None:
     """Pyomo resolves its deferred ``scipy`` import with a callback that also imports scipy.stats, integrate
     and spatial (~1 s of a cold CLI run, ../shared/SOLVER-NOTES.md); the standard-form compiler only needs
-    scipy.sparse, which scipy loads on first use. Drop that callback before anything imports scipy. Pinned
-    pyomo (6.10); if its internals differ, nothing is changed."""
+    scipy.sparse, which scipy loads on first use. Drop that callback before the compiler first resolves scipy
+    (called by _compile; Pyomo itself is imported only when a model is built or solved). Pinned pyomo (6.10); if
+    its internals differ, nothing is changed."""
     try:
         from pyomo.common import dependencies as deps
 
@@ -51,8 +53,6 @@ def _skip_scipy_stats() -> None:
     except (ImportError, AttributeError):  # pragma: no cover - other pyomo versions
         pass
 
-
-_skip_scipy_stats()
 
 
 class SolverStatus(enum.StrEnum):
@@ -125,6 +125,11 @@ def _compile(m: pyo.ConcreteModel) -> Any:
     both bounds at each solve), and the arrays are kept on the model for the next solves: a model re-solved with
     other variables fixed (the fleet's LP relaxation, restricted MIP and full MIP) is not compiled again. Only
     variables may change between such solves (values, bounds, fixing), not constraints."""
+    import pyomo.core as pyo
+
+    _skip_scipy_stats()
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
     if not getattr(m, "reuse_compiled", False):
         return LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
     repn = getattr(m, "_compiled", None)
@@ -145,6 +150,8 @@ def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, An
     """The model's columns, and the arrays HiGHS takes (costs, bounds, rows, the column-wise matrix, integrality;
     the starting solution when the model carries a complete one and ``relax`` is off) -- plain numpy, so that a
     child process can take them (``isolate``)."""
+    import highspy
+
     repn = _compile(m)
     cols = repn.columns
     sense = np.array([s for _, s in repn.rows], dtype=int)
@@ -179,6 +186,8 @@ def process_threads() -> int | None:
 def _highs(problem: dict[str, Any], options: SolverOptions, time_limit_s: float) -> Any:
     """A HiGHS instance holding the problem, with the options and the starting solution (HiGHS keeps it if it is
     feasible)."""
+    import highspy
+
     global _THREADS
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -215,6 +224,8 @@ def _run(h: Any, time_limit_s: float) -> dict[str, Any]:
     """Run HiGHS (stopped by ``deadline_interrupt`` too) and read what it found: status, HiGHS's own status text,
     objective and dual bound (unscaled), B&B nodes, simplex iterations, seconds, and the column values when it
     has a solution."""
+    import highspy
+
     t1 = time.perf_counter()
     stop = deadline_interrupt(t1 + float(time_limit_s))
     h.cbMipInterrupt += stop  # HiGHS checks its own time limit only between phases (its root cut rounds and
@@ -296,8 +307,6 @@ def _die_with_parent() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
@@ -369,7 +378,7 @@ def solve_model(
 
     ``isolate``: HiGHS runs in a child process that is killed when it has not answered within the time limit
     plus ISOLATE_GRACE_S -- the time limit then holds even where HiGHS ignores its interrupt (the fleet MIP's
-    root phase, planner/fleet/fleet.py (viii)). A solve without an answer (killed, or the process died) reports
+    root phase, docs/fleet-bound.md, "The time limit"). A solve without an answer (killed, or the process died) reports
     NO_SOLUTION with ``unanswered`` set on the result; the caller decides what to fall back on. ``child``
     replaces the child's function (tests: a HiGHS that never answers)."""
     t0 = time.perf_counter()

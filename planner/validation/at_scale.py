@@ -223,8 +223,6 @@ def at_scale_cases(
 def reference_factor(wl: Workload, batch: int) -> float:
     """Samples at the reference batch that the model scales to ``samples`` at this batch: the model multiplies
     the work by the convergence factor of the batch, so the run's own sample count is divided by it first."""
-    from planner.physics import samples_factor
-
     return 1.0 / float(samples_factor(wl, np.asarray([batch]))[0])
 
 

@@ -33,6 +33,9 @@ from planner.data import Catalog, Configuration, Estimate, Layout, Server, Workl
 from planner.data import calibration as calib
 from planner.physics import evaluate
 
+# fit on the first round each GPU type was available in (MLPerf "available" category): A100 in v2.0; the
+# H100 first appeared as a "preview" system (not yet available hardware/software) in v2.1 and was available
+# from v3.0. Preview submissions are always test data.
 FIRST_ROUND = {"a100": "v2.0", "h100": "v3.0"}
 FIT_MAX_MEGATRON_GPUS = 512
 ACCELERATORS = [  # substring of the MLPerf accelerator name -> catalog GPU
@@ -67,7 +70,10 @@ MEGATRON_SHAPES = {  # params (B) -> (hidden, attention heads, layers): Narayana
 
 @dataclass
 class Case:
-    kind: str  # time_to_train | energy | throughput | power_cap_time | power_cap_energy
+    """One published measurement and the model's prediction of it; ``error`` = (predicted - published) /
+    published."""
+
+    kind: str  # time_to_train | energy | throughput | goodput | power_cap_time | power_cap_energy
     name: str
     split: str  # fit | test
     published: float
@@ -81,16 +87,18 @@ class Case:
 
     @property
     def error(self) -> float:
+        """(predicted - published) / published."""
         return (self.predicted - self.published) / self.published
 
 
-def evaluate_case(cat: Catalog, config: Configuration) -> Any:
+def evaluate_case(cat: Catalog, config: Configuration) -> Estimate:
     """The model's estimate of a benchmark run: a successful run of minutes, so without failures or checkpoints
     (MLPerf scores only successful runs; the goodput term is checked separately, against Llama 3)."""
     return evaluate(cat, config.model_copy(update={"failures": False}))
 
 
 def gpu_for(accel: str) -> str:
+    """The catalog GPU of an MLPerf accelerator name (``ACCELERATORS``: the first listed substring it contains)."""
     key = accel.upper().replace(" ", "").replace("-", "")
     for sub, gpu in ACCELERATORS:
         if sub.replace("-", "") in key:
@@ -134,6 +142,8 @@ def parse_network(text: str | float) -> tuple[str, int, float]:
 
 
 def mlperf_cases(ref: Path) -> pd.DataFrame:
+    """The MLPerf Training results on <= 128 GPUs (mlperf_training_calibration.csv) with their fit split: the
+    first round each GPU type was available in, no previews, a result resubmitted unchanged in its first round."""
     df = pd.read_csv(ref / "mlperf_training_calibration.csv")
     df = df.dropna(subset=["global_batch", "time_to_train_min"])  # one v4.0 row has no result
     df = df.sort_values("round", kind="stable")  # a result resubmitted unchanged counts in its first round
@@ -148,6 +158,8 @@ def mlperf_cases(ref: Path) -> pd.DataFrame:
 
 
 def case_catalog(cat: Catalog, row: pd.Series) -> tuple[Catalog, str, str]:
+    """(the catalog with the run's node as server 'case', 'case', the run's fabric): the host template of the
+    run's GPU with its GPUs per node and network, host cores and power scaled with the GPUs per node."""
     gpu = gpu_for(str(row["accelerator"]))
     fabric, ports, port_gbps = parse_network(row["host_networking"])
     host = cat.server(HOST_TEMPLATE[gpu])
@@ -180,10 +192,53 @@ def with_case_server(
 
 
 def mlperf_workload_id(benchmark: str) -> str:
+    """The catalog workload of an MLPerf benchmark of mlperf_training_calibration.csv."""
     return {"bert": "bert-large", "resnet": "resnet50"}[benchmark]
 
 
-#MLPERF_TIME_CASES#
+def mlperf_time_cases(
+    cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
+) -> list[Case]:
+    """Time to train of the MLPerf results on <= 128 GPUs, each on its own node ('case', ``case_catalog``) at its
+    global batch, samples from the workload's convergence curve. ``fit_only``: the fit rows only;
+    ``gpu_families``: only runs on GPUs of these families."""
+    mlperf = mlperf_cases(ref)
+    if fit_only:
+        mlperf = mlperf[mlperf["split"] == "fit"]
+    if gpu_families is not None:
+        families = mlperf["accelerator"].map(lambda a: cat.gpu(gpu_for(str(a))).family)
+        mlperf = mlperf[families.isin(list(gpu_families))]
+    cases = []
+    for _, row in mlperf.iterrows():
+        c2, server, fabric = case_catalog(cat, row)
+        wl = c2.workload(mlperf_workload_id(row["benchmark"]))
+        est = evaluate_case(
+            c2,
+            Configuration(
+                model=wl.id,
+                server=server,
+                nodes=int(row["nodes"]),
+                fabric=fabric,
+                global_batch=int(row["global_batch"]),
+            ),
+        )
+        cases.append(
+            Case(
+                "time_to_train",
+                f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} "
+                f"({row['gpus']} GPUs, batch {row['global_batch']})",
+                row["split"],
+                float(row["time_to_train_min"]),
+                est.time_to_train_h * 60.0,
+                "min",
+                c2.gpu(c2.server(server).gpu or "").family,
+                wl.family,
+                f"{row['benchmark']} {c2.server(server).gpu} {row['nodes']}x{row['gpus_per_node']} "
+                f"{fabric}x{c2.server(server).nic_ports} batch {row['global_batch']}",
+                gpus=int(row["gpus"]),
+            )
+        )
+    return cases
 
 
 def power_cases(ref: Path) -> list[dict[str, Any]]:
@@ -208,10 +263,52 @@ def power_cases(ref: Path) -> list[dict[str, Any]]:
     return out
 
 
-#MLPERF_POWER_CASES#
+def mlperf_power_cases(cat: Catalog, ref: Path) -> list[Case]:
+    """MLPerf Power v4.0 on one 8xH100 node (``power_cases``): energy-to-train and time-to-train of each, at the
+    global batch of the same run in the Training results. Test cases."""
+    cases = []
+    for p in power_cases(ref):
+        wl = cat.workload(mlperf_workload_id(p["benchmark"]))
+        est = evaluate_case(
+            cat,
+            Configuration(
+                model=wl.id, server="dgx-h100", nodes=1, global_batch=p["global_batch"] or wl.default_global_batch
+            ),
+        )
+        kj = est.energy_kwh * 3600.0
+        cases.append(
+            Case(
+                "energy",
+                f"MLPerf Power v4.0 8xH100 {p['benchmark']} energy-to-train",
+                "test",
+                p["ac_kj"],
+                kj,
+                "kJ",
+                "hopper",
+                wl.family,
+                gpus=8,
+            )
+        )
+        cases.append(
+            Case(
+                "time_to_train",
+                f"MLPerf Power v4.0 8xH100 {p['benchmark']} time-to-train",
+                "test",
+                p["minutes"],
+                est.time_to_train_h * 60.0,
+                "min",
+                "hopper",
+                wl.family,
+                gpus=8,
+            )
+        )
+    return cases
 
 
 def megatron_workload(params_b: float, batch: int) -> Workload:
+    """The GPT model of a Megatron-LM Table 1 row (Narayanan et al. 2021): its shape (``MEGATRON_SHAPES``),
+    sequence 2,048 and vocabulary 51,200, the paper's FLOPs per sequence (72 s l h^2 (1 + s/6h + V/16lh), with
+    recomputation's extra forward pass) and Korthikanti et al.'s activation bytes without FlashAttention."""
     h, a, layers = MEGATRON_SHAPES[params_b]
     s, v = 2048, 51200
     model_flops = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
@@ -241,6 +338,8 @@ def megatron_workload(params_b: float, batch: int) -> Workload:
 
 
 def megatron_table(ref: Path) -> pd.DataFrame:
+    """Megatron-LM Table 1 (reference/megatron.md): parameters (B), tensor and pipeline degrees, GPUs, batch and
+    achieved TFLOP/s per GPU, one row per published configuration."""
     rows = []
     for line in (ref / "megatron.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -258,7 +357,46 @@ def megatron_table(ref: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#MEGATRON_CASES#
+def megatron_cases(cat: Catalog, ref: Path, fit_only: bool = False) -> list[Case]:
+    """Megatron-LM Table 1 throughput per GPU on DGX A100 over HDR at the published tensor and pipeline degrees
+    and batch, with full recomputation; the model's TFLOP/s counted as the paper counts them (4/3 of the model
+    FLOPs: the recomputed forward pass included). Rows on <= ``FIT_MAX_MEGATRON_GPUS`` GPUs are fit data
+    (``fit_only``: only those)."""
+    cases = []
+    for _, r in megatron_table(ref).iterrows():
+        split = "fit" if r["gpus"] <= FIT_MAX_MEGATRON_GPUS else "test"
+        if fit_only and split != "fit":
+            continue
+        wl = megatron_workload(float(r["params_b"]), int(r["batch"]))
+        c2 = cat.replace(workloads={**cat.workloads, wl.id: wl})
+        est = evaluate_case(
+            c2,
+            Configuration(
+                model=wl.id,
+                server="dgx-a100-80gb",
+                nodes=int(r["gpus"]) // 8,
+                fabric="hdr200",
+                global_batch=int(r["batch"]),
+                layout=Layout(
+                    tensor_parallel=int(r["tp"]), pipeline_parallel=int(r["pp"]), zero_stage=0, recompute=True
+                ),
+            ),
+        )
+        reported = est.throughput_samples_per_s * wl.train_flops_per_sample * 4.0 / 3.0 / est.gpus / 1e12
+        cases.append(
+            Case(
+                "throughput",
+                f"Megatron-LM {r['params_b']}B t={r['tp']} p={r['pp']} on {r['gpus']} A100",
+                split,
+                float(r["tflops"]),
+                reported,
+                "TFLOP/s/GPU",
+                "ampere",
+                "llm",
+                gpus=int(r["gpus"]),
+            )
+        )
+    return cases
 
 
 def h100_throughput_case(

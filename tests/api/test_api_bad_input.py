@@ -51,16 +51,16 @@ def test_evaluate_of_a_wrong_argument_is_bad_input_naming_it(shipped: Catalog, a
 @pytest.mark.parametrize(
     "kwargs, says",
     [
-        ({"nodes": [-1, 0, 2]}, "-1 is not one"),  # was: NaN rows with divide-by-zero warnings
-        ({"nodes": [1.5]}, "1.5 is not one"),  # was: silently evaluated at 1 node
-        ({"nodes": []}, "whole numbers >= 1"),  # was: an empty frame with no columns
+        ({"nodes": [-1, 0, 2]}, "-1 is not one"),  # would give NaN rows and divide-by-zero warnings
+        ({"nodes": [1.5]}, "1.5 is not one"),  # never truncated to 1 node in silence
+        ({"nodes": []}, "whole numbers >= 1"),  # never an empty frame without columns
         ({"nodes": "8"}, "whole numbers >= 1"),
-        ({"caps": [1.5]}, "1.5 is not one"),  # was: an empty frame with no columns
+        ({"caps": [1.5]}, "1.5 is not one"),  # never an empty frame without columns
         ({"caps": [0.0]}, "0.0 is not one"),
         ({"caps": [math.nan]}, "nan is not one"),
         ({"caps": None}, "fractions of TDP"),
-        ({"life_years": -1}, "life_years must be a finite number of years > 0"),  # was: negative costs
-        ({"life_years": 0}, "life_years must be a finite number of years > 0"),  # was: infinite costs
+        ({"life_years": -1}, "life_years must be a finite number of years > 0"),  # would price negative costs
+        ({"life_years": 0}, "life_years must be a finite number of years > 0"),  # would price infinite costs
         ({"life_years": math.inf}, "life_years must be a finite number of years > 0"),
         ({"work": {"samples": 10}}, "work must be a planner.Work"),
         ({"purchase": "lease"}, "purchase must be 'buy' or 'rent'"),
@@ -76,8 +76,8 @@ def test_evaluate_space_refuses_values_it_would_compute_nonsense_from(
 
 def test_caps_outside_every_listed_gpus_range_give_no_rows_but_the_columns(shipped: Catalog) -> None:
     """A cap below the GPU's configurable range (H100: 200-700 W of 700 W) gives no configuration, as each server
-    keeps only the caps within its range -- but it was an empty frame without columns, so df[["power_cap"]] raised
-    a KeyError."""
+    keeps only the caps within its range -- and the empty frame keeps every column and its dtype, so
+    df[["power_cap"]] selects an empty column rather than raising a KeyError."""
     df = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], caps=[0.1], nodes=[2])
     full = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], caps=[1.0], nodes=[2])
     assert df.empty and list(df.columns) == list(full.columns)
@@ -92,7 +92,8 @@ def test_evaluate_space_says_when_no_listed_server_has_the_fabric(shipped: Catal
 
 
 def test_evaluate_space_reads_one_id_or_one_number_as_a_list_of_one(shipped: Catalog) -> None:
-    """servers="dgx-h100" was read letter by letter ("unknown server 'd'")."""
+    """servers="dgx-h100" is one server, the same as ["dgx-h100"] -- not a string iterated letter by letter
+    ("unknown server 'd'")."""
     one = planner.evaluate_space(shipped, "bert-large", servers="dgx-h100", fabrics="ndr400", caps=0.8, nodes=4)
     listed = planner.evaluate_space(
         shipped, "bert-large", servers=["dgx-h100"], fabrics=["ndr400"], caps=[0.8], nodes=[4]
@@ -109,7 +110,7 @@ def test_evaluate_space_refuses_a_workload_of_another_type(shipped: Catalog) -> 
 @pytest.mark.parametrize(
     "kwargs, says",
     [
-        ({"samples": -5}, "Work.samples must be a finite number of samples > 0"),  # was: negative time to train
+        ({"samples": -5}, "Work.samples must be a finite number of samples > 0"),  # would give a negative time
         ({"samples": math.nan}, "Work.samples"),
         ({"samples": "1e6"}, "Work.samples"),
         ({"global_batch": 0}, "Work.global_batch must be a whole number"),
@@ -134,7 +135,7 @@ def test_work_takes_numpy_numbers() -> None:
     "field, value, says",
     [
         ("budget_usd", math.inf, "budget_usd must be a finite number (got inf); leave it out (None) for no limit"),
-        ("budget_usd", math.nan, "budget_usd must be a finite number (got nan)"),  # was: 'greater than or equal to 0'
+        ("budget_usd", math.nan, "budget_usd must be a finite number (got nan)"),  # not '>= 0': NaN fails every compare
         ("deadline_days", math.inf, "deadline_days must be a finite number"),
         ("power_kw", math.inf, "power_kw must be a finite number"),
         ("power_kw", math.nan, "power_kw must be a finite number"),
@@ -143,7 +144,8 @@ def test_work_takes_numpy_numbers() -> None:
     ],
 )
 def test_a_request_refuses_nan_and_infinity_as_the_cli_and_batch_do(field: str, value: float, says: str) -> None:
-    """inf was taken as a limit (planner solve --budget-usd inf exits 2, a batch scenario is a bad_input row)."""
+    """inf and NaN are refused, not taken as a limit: the same rule as `planner solve --budget-usd inf` (exit 2)
+    and a batch scenario (a bad_input row)."""
     with pytest.raises(ValidationError, match=says.replace("(", r"\(").replace(")", r"\)")):
         PlanRequest(**{**SMALL, field: value})
     with pytest.raises(PlannerInputError, match=f"request: {field}: Value error, {says[:30]}"):
@@ -156,12 +158,12 @@ def test_solve_and_pareto_refuse_wrong_types_with_a_message(shipped: Catalog) ->
     with pytest.raises(PlannerInputError, match="request must be a planner PlanRequest or a dict of its fields"):
         solve("llama3-8b", shipped)  # type: ignore[arg-type]
     with pytest.raises(PlannerInputError, match=r"request: tokens: Input should be greater than 0 \(got -1\)"):
-        solve({**SMALL, "tokens": -1}, shipped)  # was pydantic's ValidationError from a dict
+        solve({**SMALL, "tokens": -1}, shipped)  # a dict request: PlannerInputError, not ValidationError
     req = PlanRequest(**SMALL)
     for kwargs, says in (
-        ({"x": "money"}, "pareto x must be one of energy, cost, carbon, time"),  # was KeyError: 'money'
+        ({"x": "money"}, "pareto x must be one of energy, cost, carbon, time"),  # not KeyError: 'money'
         ({"y": "kwh"}, "pareto y must be one of"),
-        ({"points": "5"}, "pareto points must be a whole number >= 2"),  # was a TypeError
+        ({"points": "5"}, "pareto points must be a whole number >= 2"),  # not a TypeError
         ({"points": 3.5}, "pareto points must be a whole number >= 2"),
         ({"points": True}, "pareto points must be a whole number >= 2"),
         ({"points": 1}, "pareto points must be a whole number >= 2"),
@@ -172,7 +174,8 @@ def test_solve_and_pareto_refuse_wrong_types_with_a_message(shipped: Catalog) ->
 
 
 def test_caps_below_every_allowed_gpu_are_bad_input_not_a_plan_that_fits_no_memory(shipped: Catalog) -> None:
-    """power_caps=[0.1] was 'infeasible: no parallel layout fits GPU memory on the allowed GPUs' -- a wrong reason."""
+    """power_caps=[0.1] is below every allowed GPU's settable range: bad input naming each GPU's range, not
+    'infeasible: no parallel layout fits GPU memory on the allowed GPUs' (a wrong reason)."""
     gpu = shipped.gpu("h100-sxm")
     lo = gpu.min_power_limit_w / gpu.tdp_w
     with pytest.raises(PlannerInputError, match=rf"no allowed GPU can run at power cap 0\.1 .*h100-sxm {lo:.2f}-1\.00"):
@@ -215,16 +218,15 @@ def test_the_pareto_front_states_its_units(shipped: Catalog) -> None:
 
 # ------------------------------------------------------------------------------------------------ top level
 def test_the_optimizer_names_are_at_the_top_level_and_import_planner_stays_without_pyomo() -> None:
-    from planner.plan import optimize
-
+    plan = importlib.import_module("planner.plan")
     fleet_module = importlib.import_module("planner.fleet")
-    assert planner.solve is optimize.solve and planner.pareto is optimize.pareto
-    assert planner.PlanRequest is optimize.PlanRequest and planner.PlanResult is optimize.PlanResult
+    assert planner.solve is plan.solve and planner.pareto is plan.pareto
+    assert planner.PlanRequest is plan.PlanRequest and planner.PlanResult is plan.PlanResult
     assert planner.load_fleet_request is fleet_module.load_fleet_request
     assert set(planner.__all__) <= set(dir(planner))
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         planner.nonesuch  # noqa: B018
-    code = "import sys, planner; print('pyomo.environ' in sys.modules, 'planner.plan.optimize' in sys.modules)"
+    code = "import sys, planner; print('pyomo.environ' in sys.modules, 'planner.plan.solve' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
@@ -238,18 +240,19 @@ def _space(**cols: list) -> pd.DataFrame:
 @pytest.mark.parametrize(
     "cols, says",
     [
-        ({"nodes": [0]}, r"space: nodes are whole numbers >= 1 \(row 0: 0\)"),  # was a NaN row
-        ({"nodes": [2.5]}, r"space: nodes are whole numbers >= 1 \(row 0: 2\.5\)"),  # was silently 2 nodes
+        ({"nodes": [0]}, r"space: nodes are whole numbers >= 1 \(row 0: 0\)"),  # not a NaN row
+        ({"nodes": [2.5]}, r"space: nodes are whole numbers >= 1 \(row 0: 2\.5\)"),  # not truncated to 2
         ({"power_cap": [0.1]}, r"space: power cap 0\.1 of server 'dgx-h100' is outside h100-sxm's configurable"),
         ({"power_cap": [1.5]}, r"space: power cap 1\.5"),
-        ({"fabric": ["edr100"]}, "space: server 'dgx-h100' cannot use fabric 'edr100'"),  # was estimated on EDR
-        ({"fabric": [None]}, "every row needs a server and a fabric"),  # was an IndexError
+        ({"fabric": ["edr100"]}, "space: server 'dgx-h100' cannot use fabric 'edr100'"),  # not estimated on EDR
+        ({"fabric": [None]}, "every row needs a server and a fabric"),  # not an IndexError
         ({"server": ["dgx-h1000"]}, "unknown server 'dgx-h1000'"),
     ],
 )
 def test_an_explicit_space_is_checked_row_by_row(shipped: Catalog, cols: dict, says: str) -> None:
-    """A cap of 0.1 on an H100 was estimated as a feasible configuration (the curve extrapolated below the GPU's
-    settable range); 0 nodes gave NaN; 2.5 nodes were truncated to 2."""
+    """Each row is checked before it is estimated: a cap outside the GPU's settable range (0.1 of an H100 would
+    extrapolate the power curve below it), a node count that is not a whole number >= 1 (0 would give NaN, 2.5 be
+    truncated to 2), a fabric the server cannot use, a missing or unknown server."""
     with pytest.raises(PlannerInputError, match=says):
         planner.evaluate_space(shipped, "bert-large", space=_space(**cols))
 
@@ -258,7 +261,7 @@ def test_an_explicit_space_without_a_column_says_which(shipped: Catalog) -> None
     with pytest.raises(
         PlannerInputError, match=r"space needs the columns server, fabric, power_cap, nodes .* missing: fabric"
     ):
-        planner.evaluate_space(shipped, "bert-large", space=_space().drop(columns="fabric"))  # was KeyError: 'fabric'
+        planner.evaluate_space(shipped, "bert-large", space=_space().drop(columns="fabric"))  # not KeyError: 'fabric'
 
 
 def test_several_configurations_in_one_space_are_the_configurations_one_by_one(shipped: Catalog) -> None:
@@ -278,7 +281,8 @@ def test_several_configurations_in_one_space_are_the_configurations_one_by_one(s
 
 
 def test_a_request_reads_one_id_as_a_list_of_one() -> None:
-    """sites="us-colo" was 'Input should be a valid list', while evaluate_space takes servers="dgx-h100"."""
+    """sites="us-colo" is a list of one, as evaluate_space takes servers="dgx-h100" -- not 'Input should be a
+    valid list'."""
     one = PlanRequest(**{**SMALL, "servers": "dgx-h100", "sites": "hydro-nordic", "gpus": "H100", "fabrics": "ndr400"})
     assert one == PlanRequest(
         **{**SMALL, "servers": ["dgx-h100"], "sites": ["hydro-nordic"], "gpus": ["H100"], "fabrics": ["ndr400"]}

@@ -1,5 +1,7 @@
-"""Fleet plan summary and CSV-friendly frames, the batch export's temp file on interruption, whole-number float
-batches in Work, and the note on FP4 for workloads without an FP4 training recipe (helper api10)."""
+"""The fleet plan as the Python API hands it out: its text summary (the same decisions as the app's list), its
+tables as CSV that reads back to the plan, and the proof line of a plan on its proved smallest cluster. Also: a
+whole-number float global batch in Work, no temp file left by a batch export interrupted twice, and the note on FP4
+for workloads without a published FP4 training recipe."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from planner import PlannerInputError, Work
 
 
 def test_work_takes_a_float_global_batch_that_is_a_whole_number() -> None:
-    """Was: Work(global_batch=2048.0) refused as 'not a whole number'; a fractional one is still refused."""
+    """Work(global_batch=2048.0) is the whole number 2048 (a float from YAML or pandas); a fractional, infinite,
+    NaN or zero batch is refused."""
     w = Work(global_batch=2048.0)
     assert w.global_batch == 2048 and isinstance(w.global_batch, int)
-    big = 2**53 + 1  # an int is kept as given (a float of it would round to 2**53; review 10)
+    big = 2**53 + 1  # an int is kept as given: a float of it would round to 2**53
     assert Work(global_batch=big).global_batch == big
     for bad in (2048.5, math.inf, math.nan, 0.0):
         with pytest.raises(PlannerInputError, match=r"Work.global_batch must be a whole number of samples >= 1"):
@@ -46,8 +49,9 @@ batch.run_batch([{"model": "resnet50", "deadline_days": 1}], sys.argv[1], worker
 
 
 def test_a_second_ctrl_c_during_the_export_leaves_no_temp_file(tmp_path) -> None:
-    """Was: a second SIGINT while the interrupted batch wrote results.csv left `.results.csv.tmp` beside the
-    results (the export removed its temp file on OSError only). A real process, signalled twice."""
+    """A second SIGINT while the interrupted batch writes results.csv leaves no `.results.csv.tmp` beside the
+    results and no half-written results.csv: the export removes its temp file on any exception, not on OSError
+    only. A real process, signalled twice."""
     import subprocess
     import sys
 
@@ -91,7 +95,8 @@ def a_fleet_plan(**update: object):  # type: ignore[no-untyped-def]
 
 
 def test_a_fleet_plan_summarises_itself_as_a_single_job_plan_does() -> None:
-    """Was: FleetPlan had no summary(); the command line built the text from views.fleet_summary by hand."""
+    """FleetPlan.summary() is the fleet's text as PlanResult.summary() is a plan's: status and objective, each
+    purchase decision, each job's pool, slots and lateness, the precision notes, totals and the solver's bound."""
     assert a_fleet_plan().summary().splitlines() == [
         "Best fleet within the time limit (not proven optimal): cost = 100,000 USD",
         "  Keeps 3 of 4 owned dgx-a100-80gb on hdr200, retires 1",
@@ -127,8 +132,9 @@ def test_a_fleet_plan_without_a_fleet_says_why() -> None:
 
 
 def test_the_fleet_frames_round_trip_through_csv(tmp_path) -> None:
-    """Was: assignment_frame()['slots'] held Python lists, written to CSV as '[0, 1, 2, 4]' and read back as that
-    string. Now every cell is a scalar; the slots text reads back into the list."""
+    """Every cell of the fleet frames is a scalar, so a CSV reads back to the same frame: the slots are text
+    ('0-2,4') that parses back into the plan's list -- a list cell would be written as '[0, 1, 2, 4]' and read
+    back as that string."""
     import pandas as pd
 
     from planner.formatting import parse_slot_ranges
@@ -160,9 +166,10 @@ CNN_FP4 = "no published recipe trains its convolutions in FP4"
 
 
 def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: `--precision fp4` for resnet50 planned and evaluated at the FP4 peak without a word, although FP4
-    training is published for transformers only. Said by evaluate, solve (plan_notes: also the app and batch rows)
-    and a fleet's summary; not for an LLM in fp4, nor for a CNN in bf16 or in the fp8 an fp4 request falls back to."""
+    """`--precision fp4` for resnet50 is planned at the FP4 peak with a note that FP4 training is published for
+    transformers only, so the figure is an extrapolation. Said by evaluate, solve (plan_notes: also the app and
+    batch rows) and a fleet's summary; not for an LLM in fp4, nor for a CNN in bf16 or in the fp8 an fp4 request
+    falls back to."""
     import pandas as pd
 
     from planner.cli.main import main
@@ -172,7 +179,7 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     assert [precision_caveat("resnet50", "cnn", p) for p in ("bf16", "fp8")] == [None, None]
     assert precision_caveat("llama3-8b", "llm", "fp4") is None
     assert precision_caveat("bert-large", "encoder", "fp4") is None
-    # review 10: the reason (FP4 is published for transformers only) covers a recommender too, not only a CNN
+    # the reason (FP4 is published for transformers only) covers a recommender too, not only a CNN
     assert "its embedding and feature-interaction layers in FP4" in (
         precision_caveat("dlrm-dcnv2", "recsys", "fp4") or ""
     )
@@ -198,7 +205,7 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
 
 
 def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
-    """`planner fleet FILE --csv DIR` (new: the command line had JSON only) writes the plan's three tables; read
+    """`planner fleet FILE --csv DIR` writes the plan's three tables beside the --json output; read
     back with pandas they hold the plan's values (the plan taken from the same run's --json), the slots readable
     back into the lists. A file where the directory belongs is bad input before the solve."""
     import contextlib
@@ -232,24 +239,23 @@ def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:
 
 
 def test_a_plan_on_its_proved_smallest_cluster_says_so_and_no_other_plan_does() -> None:
-    """Session 10: pack_start proves (HiGHS, cluster_fits, or its window bound) that no cluster of its type and
+    """pack_start proves (HiGHS, cluster_fits, or its window bound) that no cluster of its type and
     fabric below its size runs every job; a plan that is that cluster alone says so, with the value bound that
     follows (the cluster at that size + each job's least energy) and how far the plan is above it. A plan that also
     keeps owned nodes or rents, or buys another size, says nothing."""
-    from types import SimpleNamespace
-
-    from planner.fleet.fleet import PackProof, _proofs
+    from planner.fleet.run import plan_proofs
+    from planner.fleet.starts import PackProof
 
     bought = {"server": "type-10", "gpu": "h100-sxm", "fabric": "hdr200", "kind": "buy", "nodes": 29, "owned": 0,
               "kept": 0, "retired": 0, "added": 29, "peak_busy_nodes": 29, "switches_added": 3,
               "capex_usd": 8_000_000.0, "rent_usd": 0.0, "node_periods": 0}  # fmt: skip
     plan = a_fleet_plan(purchases=[bought], objective_value=2_302_183.3)
-    m = SimpleNamespace(pack_proof=PackProof("type-10", "hdr200", 29, 2_284_791.4))
-    (line,) = _proofs(m, plan)  # type: ignore[arg-type]
+    proof = PackProof("type-10", "hdr200", 29, 2_284_791.4)
+    (line,) = plan_proofs(proof, plan)
     assert line.startswith("29 is the fewest type-10 nodes on hdr200 that run every job in its window")
     assert "worth at least 2,284,791 USD" in line and line.endswith("this plan is within 0.8% of it")
     assert "  Proved: 29 is the fewest" in plan.model_copy(update={"proofs": [line]}).summary()
     assert plan.model_copy(update={"proofs": [line]}).decisions(markdown=True)[-1].startswith("- **Proved**: 29 is")
-    assert _proofs(m, a_fleet_plan(objective_value=2_302_183.3)) == []  # owned kept + rented: not that cluster
-    assert _proofs(m, a_fleet_plan(purchases=[{**bought, "added": 30}], objective_value=2e6)) == []
-    assert _proofs(SimpleNamespace(), plan) == []  # type: ignore[arg-type]
+    assert plan_proofs(proof, a_fleet_plan(objective_value=2_302_183.3)) == []  # owned kept + rented: not that one
+    assert plan_proofs(proof, a_fleet_plan(purchases=[{**bought, "added": 30}], objective_value=2e6)) == []
+    assert plan_proofs(None, plan) == []

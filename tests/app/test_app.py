@@ -88,7 +88,7 @@ def test_zero_work_is_a_clear_message() -> None:
 
 
 def test_pareto_tab_computes_a_front() -> None:
-    """...with units in its table's headers (were 'Epsilon', 'Cost', 'Energy')."""
+    """...with units in its table's headers ('Cost (USD)', not a bare 'Cost', 'Energy' or 'Epsilon')."""
     at = app()
     at.checkbox(key="pareto_on").check().run()
     assert not at.exception
@@ -105,25 +105,25 @@ def test_catalog_page_applies_a_valid_table() -> None:
 
 
 def test_a_bad_catalog_edit_is_reported_per_field_and_changes_nothing(shipped) -> None:  # type: ignore[no-untyped-def]
-    from planner.present import views
+    from planner import present
 
-    df = views.catalog_table(shipped, "servers")
+    df = present.catalog_table(shipped, "servers")
     df.loc[df["id"] == "dgx-h100", "gpus_per_node"] = -8
     df.loc[df["id"] == "l40s-4", "psu_efficiency"] = 2.0
-    new, problems = views.apply_table(shipped, "servers", df)
+    new, problems = present.apply_table(shipped, "servers", df)
     assert new is None
     assert any("id=dgx-h100" in p and "gpus_per_node" in p for p in problems)
     assert any("id=l40s-4" in p and "psu_efficiency" in p for p in problems)
 
 
 def test_a_malformed_upload_names_the_file() -> None:
+    from planner import present
     from planner.errors import PlannerInputError
-    from planner.present import views
 
     with pytest.raises(PlannerInputError, match=r"servers\.yaml: not valid YAML"):
-        views.read_upload("servers.yaml", b"- id: [broken\n")
+        present.read_upload("servers.yaml", b"- id: [broken\n")
     with pytest.raises(PlannerInputError, match=r"my\.yaml: name: Field required"):
-        views.add_workload(__import__("planner").load_catalog(), "my.yaml", b"id: x\nfamily: llm\n")
+        present.add_workload(__import__("planner").load_catalog(), "my.yaml", b"id: x\nfamily: llm\n")
 
 
 def test_fleet_page_opens_on_the_portfolio_and_shows_kept_retired_bought_rented() -> None:
@@ -143,10 +143,10 @@ def test_fleet_page_opens_on_the_portfolio_and_shows_kept_retired_bought_rented(
     assert kept is not None and int(kept.group(2)) == owned[0]["count"], text
     assert "**Owned servers: kept and retired**" in text and "**Bought**" in text and "**Rented**" in text
     # the tables are the plan's own rows (kept + retired = owned), and the plan stays on screen after a rerun
-    from planner.present import views
+    from planner import present
 
     path = Path(APP).parent / "examples" / "portfolio.yaml"
-    req = views.read_fleet_upload(path.name, path.read_bytes())
+    req = present.read_fleet_upload(path.name, path.read_bytes())
     plan, _ = at.session_state[f"fleet_plan::shipped::{req.model_dump_json()}"]
     table = next(d.value for d in at.dataframe if "Retired" in d.value.columns)
     assert (table["Kept"] + table["Retired"] == table["Owned"]).all()
@@ -212,8 +212,9 @@ def test_servers_you_own_go_through_the_request() -> None:
 
 
 def test_allowed_gpus_are_exactly_the_chosen_ones() -> None:
-    """Choosing b200 allowed gb200 too (the request's GPU patterns match substrings): the cost plan ran on a
-    GB200 NVL72. The app passes the servers that carry exactly the chosen GPUs, and shows them in the command."""
+    """The app passes the servers that carry exactly the chosen GPUs, and shows them in the command: the request's
+    GPU patterns match substrings, so passing the pattern b200 alone would also allow gb200 and put the cost plan
+    on a GB200 NVL72."""
     at = app()
     at.selectbox(key="objective").set_value("cost").run()
     at.multiselect(key="gpus").set_value(["b200"]).run()
@@ -223,8 +224,8 @@ def test_allowed_gpus_are_exactly_the_chosen_ones() -> None:
 
 
 def test_the_service_life_goes_through_the_request() -> None:
-    """Was: the app had no input for the bought servers' service life (`--life-years` on the command line): every
-    plan was amortized over 4 years, and a bought run could not be checked against a shorter or longer life."""
+    """The bought servers' service life is an input of the app as `--life-years` is of the command line: the plan
+    is amortized over it (not a fixed 4 years), and a life beyond the request's bound is a message, not a plan."""
     at = app()
     at.selectbox(key="objective").set_value("cost").run()
     at.number_input(key="life_years").set_value(1.5).run()
@@ -239,8 +240,8 @@ def test_the_service_life_goes_through_the_request() -> None:
 
 
 def test_a_too_large_search_names_the_apps_inputs() -> None:
-    """Was: 'Input problem: an exact search over every node count 1..101000 ...: lower --max-nodes, or restrict
-    --gpus, ...' -- command-line flags the app does not have, and no limit that would do."""
+    """A search too large to be exact is a message in the app's words: it names the Max nodes input and a limit
+    that would do -- no command-line flag ('--max-nodes', '--gpus') that the app does not have."""
     at = app()
     at.number_input(key="max_nodes").set_value(100_000).run()
     text = " ".join(e.value for e in at.error)
@@ -250,7 +251,8 @@ def test_a_too_large_search_names_the_apps_inputs() -> None:
 
 
 def test_gpus_and_fabrics_that_exclude_each_other_say_what_would_do() -> None:
-    """Was: 'Input problem: no server in the catalog matches the allowed GPUs/servers/fabrics'."""
+    """Allowed GPUs and fabrics that no server combines are a message naming both sides -- the servers of the
+    allowed GPUs and the servers that take the fabric -- not a bare 'no server in the catalog matches'."""
     at = app()
     at.multiselect(key="gpus").set_value(["mi325x"]).run()
     at.multiselect(key="fabrics").set_value(["xdr800"]).run()
@@ -260,8 +262,9 @@ def test_gpus_and_fabrics_that_exclude_each_other_say_what_would_do() -> None:
 
 
 def test_fp8_where_no_allowed_gpu_has_it_is_a_message_as_on_the_command_line() -> None:
-    """Was: a plan computed in bf16 with a note, and beside it 'planner solve ... --precision fp8 --servers
-    dgx-a100-80gb' -- a command that exits 2 (none of the allowed GPUs has fp8)."""
+    """fp8 where none of the allowed GPUs has it is a message and no plan, as `planner solve` exits 2 for it --
+    a bf16 plan beside a command that exits 2 would disagree with the command line. Once some allowed GPU has fp8,
+    there is a plan."""
     at = app()
     at.multiselect(key="gpus").set_value(["a100-sxm-80gb"]).run()
     at.selectbox(key="precision").set_value("fp8").run()

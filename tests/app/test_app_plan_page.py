@@ -1,4 +1,6 @@
-"""Defects a new user met on the app's plan page (views used by app.py), each pinned by the check that found it."""
+"""What the app's pages show a new user (the present-layer views behind app.py): the scaling chart limited to the
+allowed hardware, a scenario or fleet file read as the command line reads it, fleet headlines and tables with
+units and whole amounts, chart tooltips with units, and the precision on the plan card and its alternatives."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from planner.present import scaling_frame
 
 
 def test_the_scaling_chart_shows_only_the_allowed_gpus_servers_and_fabrics(shipped: Catalog) -> None:
-    """Was: with B200 and H100 allowed, the scaling chart plotted all nine GPU types of the catalog (A100, GB200,
-    MI300X, L40S, ...) beside the plan, as if they were options."""
+    """With B200 and H100 allowed, the scaling chart plots those two GPU types and their servers only -- the
+    catalog's other GPUs (A100, GB200, MI300X, L40S, ...) beside the plan would read as options."""
     req = PlanRequest(model="llama3-8b", deadline_days=30, servers=["hgx-b200", "dgx-h100"], max_nodes=16)
     frame = scaling_frame(shipped, req)
     assert set(frame["gpu"]) == {"b200", "h100-sxm"} and set(frame["server"]) == {"hgx-b200", "dgx-h100"}
@@ -22,9 +24,9 @@ def test_the_scaling_chart_shows_only_the_allowed_gpus_servers_and_fabrics(shipp
 
 
 def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> None:
-    """Was: the app's batch page read YAML with PyYAML's YAML 1.1 rules (``tokens: 15e12`` a string) and CSV cells
-    as strings (``30``), so the same file gave other scenarios and other ids than `planner batch FILE` (the results
-    of the two could not be matched, and a rerun on the command line did not resume the app's)."""
+    """The app's batch page reads a YAML or CSV scenario file into the same scenarios as `planner batch FILE`:
+    ``tokens: 1e12`` a number (not a string, as YAML 1.1 rules would give), a CSV cell ``30`` a number. The same
+    scenarios have the same ids, so the two runs' results match and a rerun on the command line resumes the app's."""
     from planner.batch import load_scenarios
     from planner.present import read_batch_upload
 
@@ -40,8 +42,9 @@ def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> 
 
 
 def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
-    """Was: '(root): Input should be a valid dictionary or instance of FleetRequest (got None)' for an empty file
-    (and for a list), and "not valid YAML: 'utf-8' codec can't decode byte 0xc5" for a binary one."""
+    """An empty file, a YAML list and a binary file are each named for what they are (empty; not a mapping; not
+    UTF-8 text) -- never pydantic's 'Input should be a valid dictionary or instance of FleetRequest' or a codec
+    error."""
     import pytest
 
     from planner.errors import PlannerInputError
@@ -61,8 +64,8 @@ def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:
 
 
 def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
-    """Was 'Optimal fleet: cost = 3.18154e+07 USD' on the command line and 'Optimal fleet: cost = 3.18154e+07'
-    (no unit) in the app."""
+    """The headline writes the objective as a whole amount with thousands separators and its unit, on the command
+    line and in the app alike ('31,815,406 USD', not '3.18154e+07')."""
     from planner.fleet import FleetPlan
 
     empty = {"purchases": [], "assignments": [], "schedule": [], "totals": {}, "solver": None}
@@ -73,9 +76,9 @@ def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
 
 
 def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
-    """Was: the fleet page's Bought table showed capex 6069000 beside '$6,069,200' in the summary above it (every
-    float rounded to 4 significant figures), and the alternatives 3 figures of energy (24,400 for 24,354 kWh);
-    headers 'Penalty usd per slot', 'Age years', 'Rent usd per month'."""
+    """Amounts keep every digit (capex 6,069,200 in the Bought table, as the summary above it says; rounding every
+    float to 4 significant figures would show 6069000), small fractions keep theirs, and headers carry their unit
+    in parentheses ('Penalty (USD per slot)', not 'Penalty usd per slot')."""
     import pandas as pd
 
     from planner.present import readable, readable_header, separated_columns
@@ -93,7 +96,8 @@ def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
 
 
 def test_app_tables_write_thousands_separators() -> None:
-    """Was: 'Tokens 1500000000000' in the fleet page's job table (st.dataframe's plain numbers)."""
+    """Large numbers in the fleet page's job table are written with thousands separators (a localized format;
+    st.dataframe's plain numbers would show 'Tokens 1500000000000'); small ones as they are."""
     from streamlit.testing.v1 import AppTest
 
     app = Path(__file__).resolve().parents[2] / "app.py"
@@ -106,7 +110,8 @@ def test_app_tables_write_thousands_separators() -> None:
 
 
 def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
-    """Was: 'Rents 1 x a100-pcie-4 at peak (1 node billing periods, $6)' (examples/portfolio.yaml)."""
+    """'1 node billing period' in the singular, '1,624 node billing periods' in the plural (one rented node for
+    one period occurs in examples/portfolio.yaml)."""
     from planner.fleet import FleetPlan
 
     rent = {"kind": "rent", "nodes": 1, "server": "a100-pcie-4", "node_periods": 1, "rent_usd": 6.0}
@@ -121,8 +126,8 @@ def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:
 
 
 def test_the_cost_and_energy_chart_tooltips_carry_units_and_round() -> None:
-    """Was: the breakdown chart's tooltip 'value 34948.12345678' with no unit; now dollars to the cent and kWh to 4
-    significant figures, as the plan card."""
+    """The breakdown chart's tooltips name the unit and round as the plan card does: dollars to the cent, kWh to
+    4 significant figures (not a bare 'value 34948.12345678')."""
     import pandas as pd
 
     from planner.present import breakdown_chart
@@ -141,8 +146,8 @@ def test_the_cost_and_energy_chart_tooltips_carry_units_and_round() -> None:
 
 
 def test_the_plan_page_says_fp4_on_the_card_and_in_the_alternatives() -> None:
-    """Was: choosing fp4 gave a plan card without a precision and alternatives (an H100 plan among them, computed
-    in fp8) without a precision column; with no fp4 GPU allowed the page says what to do, in the app's terms."""
+    """Choosing fp4, the plan card says the precision, and the alternatives have a precision column (an H100 plan
+    among them computes in fp8); with no fp4 GPU allowed the page says what to do, in the app's terms."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120).run()

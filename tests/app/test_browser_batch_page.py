@@ -1,9 +1,10 @@
-"""QA walk of the app in a real browser (session 9): the batch page's results stay on the page.
+"""The app's batch page in a real browser: its results stay on the page across reruns.
 
-Was: the results table appeared after **Run** and was gone at the next rerun of the page -- the click on its own
-"Results (CSV)" download being one. Same tooling as tests/app/test_browser.py (its server fixture: `streamlit run
-app.py` on a free port, Debian's Chromium through Playwright; skipped where either is missing unless
-PLANNER_REQUIRE_BROWSER=1). The scenarios are bad input, so nothing is solved: the test measures the page.
+The results table appears after **Run** and is still there after the next rerun of the page -- the click on its
+own "Results (CSV)" download starts one, so results kept only for the run that made them would vanish. Same
+tooling as tests/app/test_browser.py (its server fixture: `streamlit run app.py` on a free port, Debian's Chromium
+through Playwright; skipped where either is missing unless PLANNER_REQUIRE_BROWSER=1). The scenarios are bad
+input, so nothing is solved: the test measures the page.
 """
 
 from __future__ import annotations

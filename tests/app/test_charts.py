@@ -1,10 +1,12 @@
-"""QA walk of the app's charts (session 9, headless Chromium on llama3-405b, 15e12 tokens, 90 days, fp4).
+"""The app's and the batch report's charts (Vega-Lite specs from planner.present and planner.batch).
 
-* Scaling: every GPU type has a colour of its own (was Vega's 10-colour default for 14 GPU types: a100-pcie and
-  mi325x one blue, a100-sxm and mi350x one light blue, b200 and mi355x one red).
-* Cost & energy: the bars in the plan's order -- the plan first, then alt 1, 2, ... (was alphabetical: the plan
-  last, under alt 8) -- each labelled with what tells it apart (was '225x hgx-b300' three times for alternatives
-  that differ in fabric or cap).
+* Scaling: every GPU type has a colour of its own -- Vega's 10-colour default scheme would give two of the
+  catalog's 14 GPU types one colour (a100-pcie and mi325x one blue, b200 and mi355x one red) -- and a GPU that
+  computes in a fallback precision says it in its label.
+* Cost & energy: the bars in the plan's order -- the plan first, then alt 1, 2, ..., not alphabetical (which puts
+  the plan last) -- each labelled with what tells it apart, so alternatives that differ in fabric or cap do not
+  read alike ('225x hgx-b300' three times).
+* Fleet schedule: jobs in the order they start, cluster names whole, the axis over the whole horizon.
 """
 
 from __future__ import annotations
@@ -68,8 +70,9 @@ def test_the_cost_and_energy_bars_keep_the_plans_order_and_tell_alternatives_apa
 
 
 def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() -> None:
-    """Was: jobs alphabetical (eval-bert above pretrain-70b, which starts first), cluster names cut at 160 px in the
-    legend ('a100-pcie-4 on hdr200 (r…') and the axis ending where the last job ends (idle slots after it not shown)."""
+    """Jobs are listed in the order they start (pretrain first, not alphabetical), the legend's cluster names are
+    not cut ('a100-pcie-4 on hdr200 (r…' at Vega's default 160 px), and the time axis spans the whole horizon,
+    idle slots after the last job included."""
     from types import SimpleNamespace
 
     from planner.present import fleet_gantt, fleet_job_order
@@ -96,8 +99,8 @@ def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() 
 
 
 def test_the_batch_reports_cost_chart_gives_every_gpu_a_colour_and_says_the_precision() -> None:
-    """Was Vega's 10-colour default in report.html's chart too (a sweep over every GPU type repeats colours), and no
-    precision in its tooltip."""
+    """report.html's cost chart uses a colour scheme with at least as many colours as GPU types (Vega's 10-colour
+    default would repeat colours in a sweep over every GPU type), and its tooltip says the precision."""
     import pandas as pd
 
     from planner.batch import cost_chart
@@ -119,8 +122,8 @@ def test_the_batch_reports_cost_chart_gives_every_gpu_a_colour_and_says_the_prec
 
 
 def test_the_scaling_chart_says_which_gpus_compute_in_a_fallback_precision(shipped: Catalog) -> None:
-    """Was: with fp4 asked for, the A100 and H100 curves (computed in bf16 and fp8) were labelled by GPU alone, the
-    precision in a tooltip only."""
+    """With fp4 asked for, each curve is labelled by GPU and the precision it computes in ('h100-sxm (fp8)',
+    'a100-sxm-80gb (bf16)'), not by GPU alone with the precision in a tooltip; with one precision, by GPU alone."""
     req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, precision="fp4", max_nodes=4)
     frame = scaling_frame(shipped, req)
     spec = scaling_chart(frame, None, 4).to_dict()
@@ -133,4 +136,4 @@ def test_the_scaling_chart_says_which_gpus_compute_in_a_fallback_precision(shipp
     bf16 = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, max_nodes=4)
     spec16 = scaling_chart(scaling_frame(shipped, bf16), None, 4).to_dict()
     plain = [c for c in _find(spec16, "color") if isinstance(c, dict) and "field" in c]
-    assert {c["field"] for c in plain} == {"gpu"}  # one precision: the GPU alone, as before
+    assert {c["field"] for c in plain} == {"gpu"}  # one precision: the GPU alone

@@ -1,4 +1,4 @@
-"""QA walk of `planner batch` (session 9): what a procurement engineer sweeping precisions and owned servers reads.
+"""`planner batch` over precisions and owned servers: what a procurement engineer sweeping them reads.
 
 * A result row says the precision its plan computes in (``precision``) -- an fp4 scenario whose plan lands on a GPU
   without fp4 computes in fp8 -- and, with owned servers, how many of the plan's nodes are owned
@@ -86,7 +86,7 @@ def test_the_cli_says_a_base_list_is_bad_input_without_a_traceback(tmp_path: Pat
 
 def test_an_interrupted_batch_leaves_results_csv_with_every_finished_scenario(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the process group) of a real `planner batch`: results.csv holds exactly the rows the store
-    committed (was: no results.csv until a run completed; a rerun's stale one from before), and the rerun resumes."""
+    committed (written on the interruption, not only when a run completes), and the rerun resumes."""
     import signal
 
     from tests.batch.test_batch_faults import children, rows_in, start, wait_gone, wait_rows
@@ -121,15 +121,16 @@ def test_a_misspelt_field_names_the_field_it_meant() -> None:
     text = str(exc.value)
     assert "unknown field 'deadline_dayz' (did you mean deadline_days?)" in text
     assert "electricity_price_multiplier" in text  # the catalog overrides are fields a scenario may set too
-    # left empty (a blank CSV column, or null) it is still named, not dropped silently (review 9)
+    # left empty (a blank CSV column, or null) it is still named, not dropped silently
     (empty,) = expand({"base": {"model": "llama3-8b", "tokens": 1e12, "deadline_days": 30, "deadline_dayz": None}})
     with pytest.raises(PlannerInputError, match=r"unknown field 'deadline_dayz'"):
         to_request(empty)
 
 
 def test_a_scenario_gives_owned_servers_as_the_command_line_does(tmp_path: Path) -> None:
-    """Was: 'owned: Input should be a valid list (got 'dgx-a100-80gb:8')' -- a CSV scenario file could not say what a
-    team owns at all, and an empty owned cell ('the default') was refused too."""
+    """A scenario's owned servers in the command line's form, SERVER:COUNT[:FABRIC[:AGE_YEARS]] (several as a;b in a
+    CSV cell, comma-separated in YAML), read as --owned reads them; an empty cell is the default (none); a malformed
+    entry is bad input naming the field."""
     from planner.batch import load_scenarios
 
     f = tmp_path / "s.csv"
@@ -153,19 +154,19 @@ def test_a_scenario_gives_owned_servers_as_the_command_line_does(tmp_path: Path)
 
 
 def test_the_reports_relaxation_is_a_minimum_that_suffices(shipped: Catalog) -> None:
-    """Was 'deadline: given 1, needs 53.18 days' in report.md beside the solver's 'a deadline of at least 53.19 days':
-    rounded to nearest, a stated minimum below what is needed. Rounded up now, as the solver states it."""
+    """The report's relaxations round the needed value up, as the solver's message states it ('needs 53.19 days'
+    beside 'a deadline of at least 53.19 days'): a stated minimum always suffices."""
     import re
 
-    from planner.batch.report import _relaxation
+    from planner.batch.report import relaxation_text
 
     rel = [{"requirement": "deadline", "given": 1.0, "needed": 53.1805, "unit": "days"}]
-    assert _relaxation(json.dumps(rel)) == "deadline: given 1, needs 53.19 days"
+    assert relaxation_text(json.dumps(rel)) == "deadline: given 1, needs 53.19 days"
     exact = [{"requirement": "nodes", "given": 64.0, "needed": 1836.0, "unit": "nodes"}]
-    assert _relaxation(json.dumps(exact)) == "nodes: given 64, needs 1,836 nodes"  # a whole number stays itself
+    assert relaxation_text(json.dumps(exact)) == "nodes: given 64, needs 1,836 nodes"  # a whole number stays itself
     # and the report's figures are the ones the solver's message states, on a real infeasible scenario
     (s,) = expand({"base": {**BASE, "deadline_days": 0.5, "gpus": ["H100"]}})
     row = run_scenario(s, shipped)
     assert row["status"] == "infeasible" and row.get("relaxations")
-    for figure in re.findall(r"needs ([0-9.,]+)", _relaxation(row["relaxations"])):
+    for figure in re.findall(r"needs ([0-9.,]+)", relaxation_text(row["relaxations"])):
         assert f"at least {figure}" in row["message"], (figure, row["message"])

@@ -1,5 +1,6 @@
-"""Batch defects met walking the product as a procurement engineer, each pinned by the check that found it
-(scenarios run in-process through run_scenario, as a worker runs them)."""
+"""Batch scenarios as a procurement engineer writes them: each refused the way `planner solve` refuses it, worded in
+the scenario's fields, and each plan row saying what was adjusted (scenarios run in-process through run_scenario, as
+a worker runs them)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ def _scenario(**fields: object) -> dict[str, object]:
 
 
 def test_fp8_on_gpus_without_fp8_is_bad_input_as_in_solve(shipped: Catalog) -> None:
-    """Was: a scenario {precision: fp8, gpus: [A100]} came back 'optimal' with an empty message -- a plan computed in
-    bf16, silently -- where `planner solve --precision fp8 --gpus A100` exits 2."""
+    """A scenario {precision: fp8, gpus: [A100]} is bad input naming the GPUs and the precision to give, as
+    `planner solve --precision fp8 --gpus A100` exits 2; with an fp8 GPU (B300) it plans."""
     row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, precision="fp8", gpus=["A100"]), shipped)
     assert row["status"] == "bad_input", row
     assert "precision fp8: none of the allowed GPUs (a100-pcie-80gb, a100-sxm-80gb) has fp8" in row["message"]
@@ -26,9 +27,9 @@ def test_fp8_on_gpus_without_fp8_is_bad_input_as_in_solve(shipped: Catalog) -> N
 
 
 def test_a_plan_row_says_what_was_adjusted(shipped: Catalog) -> None:
-    """Was: message '' on every plan row, so a global batch rounded up to whole micro-batches (a note from
-    `planner solve`) was silent in a batch. The row's message carries the plan's notes, as solve prints them."""
-    from planner.present import plan_notes
+    """A plan row's message carries the plan's notes, as `planner solve` prints them: a global batch rounded up to
+    whole micro-batches is said."""
+    from planner.plan import plan_notes
 
     fields = {"model": "llama3-8b", "deadline_days": 30, "gpus": ["H100"], "global_batch": 1001, "objective": "cost"}
     row = run_scenario(_scenario(**fields), shipped)
@@ -41,8 +42,8 @@ def test_a_plan_row_says_what_was_adjusted(shipped: Catalog) -> None:
 
 
 def test_filters_that_exclude_each_other_are_said_in_the_scenarios_fields(shipped: Catalog) -> None:
-    """Was: 'no server in the catalog matches the allowed GPUs/servers/fabrics' for {gpus: [MI350X], fabrics:
-    [xdr800]} in a sweep over fabrics."""
+    """{gpus: [MI350X], fabrics: [xdr800]} in a sweep over fabrics is bad input saying which servers the fabric
+    excludes and the fabric they take, in the scenario's fields."""
     row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, gpus=["MI350X"], fabrics=["xdr800"]), shipped)
     assert row["status"] == "bad_input", row
     assert (
@@ -52,9 +53,9 @@ def test_filters_that_exclude_each_other_are_said_in_the_scenarios_fields(shippe
 
 
 def test_the_apps_batch_table_leads_with_status_and_plan(shipped: Catalog) -> None:
-    """Was: the app's batch results opened on id, the scenario's JSON, model, budget kind and budget -- the plan
-    (server, nodes, cost) off screen to the right, no count of how many scenarios had a plan, and a 'Gpus' column
-    (the plan's GPU count) beside scenarios whose 'gpus' are the allowed GPU types."""
+    """The app's batch results open with a count per status and lead with id, status and the plan (server, GPU,
+    precision, nodes) as in the plan tables; the plan's GPU count is 'Gpu count' (a scenario's 'gpus' are the allowed
+    GPU types); the scenario's JSON comes after the message."""
     import pandas as pd
 
     from planner.present import batch_results_table
@@ -72,7 +73,8 @@ def test_the_apps_batch_table_leads_with_status_and_plan(shipped: Catalog) -> No
 
 
 def test_a_too_large_search_is_said_in_the_scenarios_fields(shipped: Catalog) -> None:
-    """Was: '... lower --max-nodes, or restrict --gpus, ...' -- command-line flags, in a scenario of a batch file."""
+    """A too-large search in a scenario is said in the scenario's fields ('give max_nodes ...'), with no
+    command-line flag."""
     row = run_scenario(_scenario(model="llama3-8b", deadline_days=30, max_nodes=100_000), shipped)
     assert row["status"] == "bad_input", row
     assert "max_nodes 100,000 makes too large a search" in row["message"] and "give max_nodes " in row["message"]

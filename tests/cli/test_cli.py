@@ -54,7 +54,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("table", ["gpus", "servers", "fabrics", "sites"])
-def test_catalog_json(capsys: pytest.CaptureFixture[str], table: str) -> None:
+def test_catalog_json_lists_every_entry_with_its_fields(capsys: pytest.CaptureFixture[str], table: str) -> None:
     code, out, _ = run(capsys, "catalog", table, "--json")
     rows = json.loads(out)
     assert code == 0 and rows and all("id" in r for r in rows)
@@ -69,7 +69,7 @@ def test_catalog_table_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "h100-sxm" in out and "bf16_tflops" in out
 
 
-def test_models_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_json_lists_each_workload_with_its_size_and_precision(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "models", "--json")
     rows = json.loads(out)
     assert code == 0 and {"id", "params", "precision"} <= set(rows[0])
@@ -94,7 +94,9 @@ def test_evaluate_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str
     assert code == 0 and set(d) >= EVALUATE_KEYS and d["gpus"] == 32
 
 
-def test_evaluate_work_options(capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_time_scales_with_the_tokens_and_epochs_need_a_dataset_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _, a, _ = run(
         capsys, "evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "8", "--tokens", "1e11", "--json"
     )
@@ -196,7 +198,7 @@ def test_infeasible_solve_exits_1_with_the_relaxations(capsys: pytest.CaptureFix
     d = json.loads(out)
     ex = d["explanation"]
     assert code == 1 and d["status"] == "infeasible" and (ex["relaxations"] or ex["pairs"])
-    # a bought plan ends within the servers' 4-year life: no stated deadline is longer (was "1,994 days" alone)
+    # a bought plan ends within the servers' 4-year life: no stated deadline is longer (not "1,994 days" alone)
     stated = ex["relaxations"] + [x for p in ex["pairs"] for x in p["relaxations"]]
     assert all(x["needed"] <= 4 * 365.25 for x in stated if x["requirement"] == "deadline")
     code, out, _ = run(
@@ -216,7 +218,7 @@ def test_infeasible_solve_exits_1_with_the_relaxations(capsys: pytest.CaptureFix
     assert code == 1 and "No feasible plan" in out and "relax" in out
 
 
-def test_pareto_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_pareto_json_has_a_row_per_point_with_both_objectives(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "pareto", "--model", "resnet50", "--deadline-days", "0.5", "--points", "4", "--json")
     rows = json.loads(out)
     assert code == 0 and len(rows) >= 1 and {"cost", "energy", "server", "nodes"} <= set(rows[0])
@@ -245,7 +247,7 @@ def test_user_catalog_directory_is_used(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0 and "my-site" in out
 
 
-# ------------------------------------------------------------------ issue 14: every bad input is exit 2 or 1
+# ------------------------------------------------------------------ every bad input: exit 2, never internal
 BASE_SOLVE = ["solve", "--model", "llama3-8b", "--deadline-days", "30"]
 BASE_EVAL = ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nodes", "4"]
 
@@ -292,7 +294,9 @@ BASE_EVAL = ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nod
         (["batch", "report", "/nonexistent-results"], "results directory not found"),
     ],
 )
-def test_issue14_bad_input_exits_2(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_every_bad_flag_value_or_input_file_exits_2_naming_it(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     code, out, err = run(capsys, *args)
     assert code == 2, (out, err)
     assert message in err and "internal error" not in err and "Traceback" not in err
@@ -443,7 +447,7 @@ def test_framework_flag_changes_the_profile(capsys: pytest.CaptureFixture[str]) 
     assert code == 0 and {"tensorflow", "pytorch-ddp", "horovod", "ray-train"} <= ids
 
 
-def test_framework_on_solve(capsys: pytest.CaptureFixture[str]) -> None:
+def test_solve_json_names_the_framework_given(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys, "solve", "--model", "resnet50", "--deadline-days", "1", "--framework", "horovod", "--json"
     )
@@ -540,7 +544,7 @@ def test_power_caps_help_states_the_model_default() -> None:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     caps_help = next(a.help for a in sub.choices["solve"]._actions if "--power-caps" in a.option_strings) or ""
     steps = {round(b - a, 9) for a, b in itertools.pairwise(DEFAULT_CAPS)}
-    assert len(steps) == 1, "DEFAULT_CAPS is no longer evenly spaced: update the --power-caps help"
+    assert len(steps) == 1, "DEFAULT_CAPS is not evenly spaced: update the --power-caps help"
     stated = f"default: {min(DEFAULT_CAPS):.1f} to {max(DEFAULT_CAPS):.1f} in steps of {steps.pop():g}"
     assert stated in " ".join(caps_help.split()), caps_help
 
@@ -558,3 +562,18 @@ def test_max_rack_units_limits_the_plan(capsys: pytest.CaptureFixture[str]) -> N
     else:
         assert code == 1 and "rack" in (out + err)
     assert run(capsys, *args, "--max-rack-units", "0")[0] == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["catalog", "gpus"], ["--help"], ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "2"]],
+)
+def test_commands_that_do_not_solve_do_not_import_the_optimizer(args: list[str]) -> None:
+    """`planner catalog`, `planner --help` and `planner evaluate` run without loading Pyomo or HiGHS (the optimizer is
+    imported by the commands that solve)."""
+    code = (
+        "import sys\nfrom planner.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('pyomo', 'highspy') if m in sys.modules)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    assert proc.stderr.splitlines()[-1] == "[]", proc.stderr[-2000:]

@@ -1,4 +1,5 @@
-"""Defects met in a new-user walkthrough at scale (1,000-16,000 GPUs), each pinned by the check that found it."""
+"""The command line at scale (1,000-16,000 GPUs): figures written out in whole units, not exponents; files and flags
+that cannot work said in the user's terms (exit 2, no traceback); a plan on owned servers costed as it is."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.plan.optimize import Relaxation, _delta
+from planner.plan import Relaxation
+from planner.plan.explain import _delta
 
 from .test_cli_input_errors import planner_process
 
@@ -17,7 +19,8 @@ def _r(requirement: str, given: float, needed: float, unit: str) -> Relaxation:
 
 
 def test_relaxation_pairs_write_large_deltas_out_not_in_scientific_notation() -> None:
-    """Was: '+1.3e+03 days and +39 nodes', '+4.98e+03 kW' in the smallest pairs of an infeasible 405B request."""
+    """The smallest pairs of relaxations of an infeasible request write each delta out, rounded up to 3 significant
+    figures: '+1,310 days', '+4,980 kW' (not '+1.3e+03 days')."""
     assert _delta(_r("deadline", 30, 1330.2, "days")) == "+1,310 days"  # 1,300.2 rounded up to 3 figures
     assert _delta(_r("power", 2000, 6976.4, "kW")) == "+4,980 kW"
     assert _delta(_r("deadline", 30, 39.25, "days")) == "+9.25 days"
@@ -25,8 +28,8 @@ def test_relaxation_pairs_write_large_deltas_out_not_in_scientific_notation() ->
 
 
 def test_an_empty_request_file_says_it_is_empty(tmp_path: Path) -> None:
-    """Was, for `planner fleet empty.yaml`: '(root): Input should be a valid dictionary or instance of FleetRequest
-    (got None)'."""
+    """`planner fleet` and `planner batch` of a file of nothing but blanks and comments: exit 2 saying the file is
+    empty, with no schema name (FleetRequest) and no traceback."""
     empty = tmp_path / "empty.yaml"
     empty.write_text("# nothing yet\n\n")
     for args in (["fleet", str(empty)], ["batch", str(empty), "--out", str(tmp_path / "out")]):
@@ -36,9 +39,9 @@ def test_an_empty_request_file_says_it_is_empty(tmp_path: Path) -> None:
 
 
 def test_the_cost_breakdown_of_a_plan_on_owned_servers_sums_to_its_cost(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: `planner solve ... --owned dgx-h100:16 --json` gave cost_usd $3,842 (energy only: every node owned)
-    beside cost_breakdown_usd {hardware: $53,326, energy: $3,842} -- the hardware share of servers bought new; the
-    app's cost chart drew the same $53,326."""
+    """A plan on owned servers: its cost breakdown (`solve --json`'s cost_breakdown_usd and the app's cost chart)
+    sums to its cost_usd, and when every node is owned the hardware share is 0 (energy only), not the share of
+    servers bought new."""
     from planner.cli.main import main
     from planner.plan import PlanRequest, solve
     from planner.present import breakdown_frame
@@ -66,8 +69,8 @@ def test_the_cost_breakdown_of_a_plan_on_owned_servers_sums_to_its_cost(capsys: 
 
 
 def test_tables_write_prices_costs_and_power_out_in_whole_units() -> None:
-    """Was `planner catalog servers`: price_usd 3.8e+05, rent 1.746e+04; `catalog sites`: 3e+04 kW; the solve's
-    alternatives: cost_usd 4.55e+07 -- the figures a procurement user reads, in scientific notation."""
+    """The CLI's tables (catalog servers and sites, a solve's alternatives) write prices, costs and power from 1,000
+    on in whole units with thousands separators (380,000; 30,000; 45,502,345), numbers right-aligned."""
     from planner.cli.common import table
 
     rows = [
@@ -81,9 +84,10 @@ def test_tables_write_prices_costs_and_power_out_in_whole_units() -> None:
 
 
 def test_a_fixed_layout_over_the_batch_limit_says_which_flags_to_raise() -> None:
-    """Was, for the README's `evaluate --model llama3-405b --server dgx-h100 --nodes 2048 --cp 2`: 'no parallel
-    layout is valid ... (use fewer nodes)' -- with --cp 2 alone tp = pp = 1, so 8,192 replicas of one sequence
-    each are 4x the 2,050-sequence (16.8M-token) batch Llama 3 trains at; 8 = ceil(16,384 / 2,050)."""
+    """`evaluate --model llama3-405b --server dgx-h100 --nodes 2048 --cp 2`: with --cp 2 alone tp = pp = 1, so
+    8,192 replicas of one sequence each are 4x the 2,050-sequence (16.8M-token) batch Llama 3 trains at. Exit 2
+    naming the replicas, the limit and the least tp x cp x pp that fits (8 = ceil(16,384 / 2,050)); the layout Meta
+    published runs."""
     base = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048"]
     p = planner_process(*base, "--cp", "2")
     assert p.returncode == 2 and "Traceback" not in p.stderr
@@ -98,8 +102,8 @@ def test_a_fixed_layout_over_the_batch_limit_says_which_flags_to_raise() -> None
 def test_fp8_asked_for_on_gpus_without_fp8_is_bad_input_in_solve_and_pareto(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Was: `solve --precision fp8 --gpus A100` planned (or explained infeasibility) in bf16, silently when no
-    plan met the deadline; `evaluate` already refuses fp8 on a GPU without it (README: never silent)."""
+    """`solve` and `pareto` with --precision fp8 where no allowed GPU has fp8 (--gpus A100): exit 2 naming the
+    GPUs, as `evaluate` refuses fp8 on a GPU without it; with an fp8 GPU allowed too, it plans."""
     from planner.cli.main import main
 
     for cmd in ("solve", "pareto"):
@@ -113,8 +117,9 @@ def test_fp8_asked_for_on_gpus_without_fp8_is_bad_input_in_solve_and_pareto(
 
 
 def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> None:
-    """Was: 'at least 1.533e+04 kW of power' for 405B on 16k GPUs; a 30,000 kW envelope given read '3e+04 kW'."""
-    from planner.plan.optimize import _phrase
+    """The explanation's thresholds and the values given are written out: 'at least 15,330 kW of power (you gave
+    2,000 kW)', 'a deadline of at least 12,350 days' (rounded up to 4 significant figures)."""
+    from planner.plan.explain import _phrase
 
     assert _phrase("power", 15_327.2, 2000) == "at least 15,330 kW of power (you gave 2,000 kW)"
     assert _phrase("power", 45_001.0, 30_000) == "at least 45,010 kW of power (you gave 30,000 kW)"
@@ -124,9 +129,9 @@ def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> 
 
 
 def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was silent: `evaluate --model llama3-70b --global-batch 100000` (819M tokens a step, 49x the recipe's 16.8M)
-    trained the same 1.83e9 sequences as at 1,024 and came out faster; plans the planner makes never exceed the
-    limit, a batch the user gives may, and the estimate then assumes what the note says."""
+    """A global batch the user gives above the workload's limit (`evaluate --model llama3-70b --global-batch
+    100000`: 819M tokens a step, 49x the recipe's 16.8M) is said in a note with what the estimate then assumes (the
+    same tokens: optimistic); within the limit there is no note; an infeasible solve says it too."""
     from planner.cli.main import main
 
     args = ["evaluate", "--model", "llama3-70b", "--server", "dgx-h100", "--nodes", "128", "--global-batch"]
@@ -140,7 +145,8 @@ def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.Ca
 
 
 def test_a_fleet_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
-    """Was: 'f.yaml: (root): Input should be a valid dictionary or instance of FleetRequest (got [...])'."""
+    """A fleet file holding a list: exit 2 saying a fleet request is a YAML mapping (slots, slot_hours, jobs, ...),
+    with no schema name and no traceback."""
     f = tmp_path / "f.yaml"
     f.write_text("- {id: a, model: llama3-8b}\n")
     p = planner_process("fleet", str(f))
@@ -149,16 +155,16 @@ def test_a_fleet_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
 
 
 def test_the_fleet_totals_line_writes_money_and_energy_out() -> None:
-    """Was 'Totals: capex_usd 6.295e+06, rent_usd 3.316e+04, ... facility_energy_kwh 1.034e+06'."""
-    from planner.cli.plan import fleet_totals_text
+    """The fleet's totals line writes each total in whole units from 1,000 on: 'capex_usd 6,294,600'."""
+    from planner.cli.fleet import fleet_totals_text
 
     text = fleet_totals_text({"capex_usd": 6_294_600.0, "rent_usd": 33_155.4, "penalty_usd": 0.0, "peak_kw": 527.04})
     assert text == "Totals: capex_usd 6,294,600, rent_usd 33,155, penalty_usd 0, peak_kw 527"
 
 
 def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was, for Llama 3 405B on 2,048 DGX H100: '1.444e+04 kW IT', '2.567e+07 kWh', '1.33e+07 kgCO2e',
-    '1.904e+09 samples' -- every headline figure of a 16,384-GPU run in exponent form."""
+    """Llama 3 405B on 2,048 DGX H100 (16,384 GPUs): every headline figure of `evaluate` (power, energy, carbon,
+    samples) in whole units or 4 significant figures, none in exponent form; only absurd amounts keep an exponent."""
     import re
 
     from planner.cli.main import main
@@ -176,7 +182,8 @@ def test_evaluate_at_scale_writes_its_figures_out(capsys: pytest.CaptureFixture[
 
 
 def test_a_unit_of_work_the_model_has_not_is_said_in_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: "model 'llama3-405b' has no dataset_samples: give samples or tokens" (fields, not the flags to type)."""
+    """--epochs for a workload without a dataset size, --tokens for one that is not a sequence model: exit 2 naming
+    the flags to give instead (--samples or --tokens / --epochs), not the request's field names."""
     from planner.cli.main import main
 
     assert main(["solve", "--model", "llama3-405b", "--epochs", "3", "--deadline-days", "90"]) == 2
@@ -189,19 +196,19 @@ def test_a_unit_of_work_the_model_has_not_is_said_in_flags(capsys: pytest.Captur
 
 
 def test_the_batch_report_writes_relaxations_out() -> None:
-    """Was 'power: given 2000, needs 1.533e+04 kW; budget: given 3e+06, needs 2.411e+07 USD' in report.md/html."""
-    from planner.batch.report import _relaxation
+    """The batch report's relaxations write given and needed values out: 'power: given 2,000, needs 15,330 kW'."""
+    from planner.batch.report import relaxation_text
 
     rel = [
         {"requirement": "power", "given": 2000.0, "needed": 15_327.2, "unit": "kW"},
         {"requirement": "budget", "given": 3e6, "needed": 24_108_600.0, "unit": "USD"},
     ]
-    text = _relaxation(json.dumps(rel))
+    text = relaxation_text(json.dumps(rel))
     assert text == "power: given 2,000, needs 15,330 kW; budget: given 3,000,000, needs 24,110,000 USD"
 
 
 def test_the_plan_headline_writes_its_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was 'facility energy 2.055e+07 kWh' and 'objective cost = 2.70727e+07 USD' in `planner solve`'s summary."""
+    """`planner solve`'s plan summary (facility energy, the objective) has no figure in exponent form."""
     from planner.cli.main import main
 
     args = ["solve", "--model", "llama3-405b", "--tokens", "15e12", "--deadline-days", "90", "--power-kw", "20000"]

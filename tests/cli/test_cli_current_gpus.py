@@ -1,5 +1,6 @@
-"""Defects met walking the product as an ML-infra / procurement engineer (the current-generation GPUs, large node
-limits, bad input), each pinned by the check that found it. Messages in-process (fast)."""
+"""The command line on the current-generation GPUs, large node limits and bad input: a search too large says which
+node limit would do, a malformed calibration file is bad input key by key, figures are written out, and filters that
+exclude each other say which one does. Messages in-process (fast)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from tests.conftest import toy_catalog
 def test_a_too_large_search_says_which_node_limit_would_do(
     shipped: Catalog, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Was, for `planner solve ... --max-nodes 100000` over every GPU: 'an exact search over every node count
-    1..101000 would evaluate 47,369,000 configurations (limit 40,000,000): lower --max-nodes, ...' -- a range
-    that is not the one asked for, and no word of how far to lower it; the app said the same in flags it does not
-    have. Now the message names the largest --max-nodes the search takes with the hardware allowed (exit 2)."""
+    """`planner solve ... --max-nodes 100000` over every GPU: exit 2 naming the --max-nodes asked for and the
+    largest the exact search takes with the hardware allowed ('give --max-nodes N or less, or restrict --gpus,
+    ...'), N between 50,000 and 100,000."""
     argv = ["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--max-nodes", "100000"]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -39,10 +39,10 @@ def test_the_node_limit_the_message_names_is_the_largest_that_solves(
     """On a toy catalog with the search limit lowered: the limit named solves (a real HiGHS solve, no refusal),
     one more node is refused before the search (and by the optimizer's own guard behind it)."""
     from planner.checks import search, search_size_problem
-    from planner.plan import optimize
+    from planner.plan import candidates
 
     monkeypatch.setattr(search, "MAX_CONFIGS", 1_000)
-    monkeypatch.setattr(optimize, "MAX_CONFIGS", 1_000)
+    monkeypatch.setattr(candidates, "MAX_CONFIGS", 1_000)
     cat = toy_catalog()  # 2 servers x 1 fabric x 2 caps = 4 options per node count
     req = PlanRequest(model="toy-model", sites=["clean"], power_caps=[0.5, 1.0], deadline_days=30, max_nodes=400)
     said = search_size_problem(cat, req)
@@ -64,11 +64,11 @@ SHIPPED_FAMILIES = "half_batch_scale_families:\n- cnn\n- encoder\n"
 @pytest.mark.parametrize(
     ("families", "said"),
     [
-        # a string: `family in 'cnn'` was a substring test, silently
+        # a string is not a list of families (no substring match)
         ("half_batch_scale_families: cnn\n", "half_batch_scale_families: Input should be a valid list (got 'cnn')"),
-        # a misspelt family was silently ignored: the fitted scale no longer applied to CNNs
+        # a misspelt family is refused, naming the valid ones
         ("half_batch_scale_families: [cnnn, encoder]\n", "half_batch_scale_families.0: Input should be 'cnn', "),
-        # a number was an internal error (TypeError: argument of type 'int' is not iterable), exit 3
+        # a number is bad input (exit 2), not an internal error
         ("half_batch_scale_families: 3\n", "half_batch_scale_families: Input should be a valid list (got 3)"),
     ],
 )
@@ -88,8 +88,9 @@ def test_a_wrong_half_batch_scale_families_is_bad_input_naming_the_valid_familie
 
 
 def test_the_calibration_file_is_checked_key_by_key_and_other_keys_are_kept(tmp_path: Path) -> None:
-    """Was: `mfu: 3` or `overlap: x` an internal error ('int' object has no attribute 'get'), malformed YAML a
-    ParserError with exit 3, a negative fp8_efficiency_ratio or a misspelt workload family silently used."""
+    """Each key of catalog/calibration.yaml is checked against its schema: `mfu: 3`, `overlap: x`, a negative
+    fp8_efficiency_ratio, a misspelt workload family, a ratio above 1 and malformed YAML are each bad input naming
+    the file and key; a file that is not a mapping is refused; a key the schema does not know is kept."""
     from planner.data import read_calibration
 
     shipped = (ROOT / "catalog" / "calibration.yaml").read_text()
@@ -116,8 +117,8 @@ def test_the_calibration_file_is_checked_key_by_key_and_other_keys_are_kept(tmp_
 
 
 def test_evaluate_and_solve_write_their_figures_out(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: 'efficiency 1673 TFLOP/s per GPU' (no separator, '{:.4g}': 1.235e+04 past 9,999), 'compute 36.6s',
-    '1 switches' in `evaluate`; 'objective 2.02093e+07, bound 2.02093e+07' on solve's solver line."""
+    """`evaluate` writes efficiency and the step breakdown in 4 significant figures with separators ('compute
+    36.6 s'), '1 switch' in the singular; solve's solver line writes objective and bound in whole units."""
     import json
 
     from planner.formatting import sig4
@@ -135,7 +136,7 @@ def test_evaluate_and_solve_write_their_figures_out(capsys: pytest.CaptureFixtur
     argv = ["solve", "--model", "llama3-405b", "--tokens", "15e12", "--deadline-days", "70", "--gpus", "B300"]
     assert main([*argv, "--power-kw", "20000", "--alternatives", "0", "--json"]) == 0
     objective = json.loads(capsys.readouterr().out)["solver"]["objective"]
-    assert objective >= 1e6  # the case that was written 2.02093e+07
+    assert objective >= 1e6  # a figure an exponent form would show as 2.02093e+07
     assert main([*argv, "--power-kw", "20000", "--alternatives", "0"]) == 0
     out = capsys.readouterr().out
     assert f"objective {objective:,.0f}, bound " in out and re.search(r"objective [\d,]+, bound [\d,]+, gap", out), out
@@ -158,8 +159,8 @@ def test_evaluate_and_solve_write_their_figures_out(capsys: pytest.CaptureFixtur
 def test_filters_that_exclude_each_other_say_what_would_do(
     capsys: pytest.CaptureFixture[str], flags: list[str], said: str
 ) -> None:
-    """Was: 'no server in the catalog matches the allowed GPUs/servers/fabrics' -- not which filter excludes which,
-    nor which fabrics the MI325X servers take (XDR is on the B300 and GB300 servers only)."""
+    """Filters that exclude each other: exit 2 saying which filter excludes which and what would do (the fabrics the
+    MI325X servers take; XDR is on the B300 and GB300 servers only), never 'no server in the catalog matches'."""
     assert main(["solve", "--model", "llama3-8b", "--deadline-days", "30", *flags]) == 2
     err = capsys.readouterr().err
     assert said in err and "no server in the catalog matches" not in err, err

@@ -1,4 +1,5 @@
-"""Defects a new user met on the command line and in the app, each pinned by the check that found it.
+"""Bad input and notes on the command line and in the app: each problem said in the user's terms, with the exit code
+the command line documents.
 
 Exit codes through real `planner` processes where the code is the point (a fixed layout that cannot divide the
 cluster, a configuration that does not fit, a malformed CSV scenario table); messages in-process (fast).
@@ -49,7 +50,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 # --------------------------------------------------------------------------------------------- evaluate
 def test_a_fixed_layout_that_cannot_divide_the_cluster_says_which_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: 'no parallel layout is valid ... (use fewer nodes)' for --tp 3 on 8-GPU nodes: the wrong advice."""
+    """--tp 3 on 8-GPU nodes, or --pp 7 on 32 GPUs: exit 2 naming the flag and the degrees that divide (--tp 1 or 2
+    or 4 or 8), never 'use fewer nodes'."""
     base = ["evaluate", "--model", "llama3-8b", "--server", "dgx-h100", "--nodes", "4"]
     code, _, err = run(capsys, *base, "--tp", "3")
     assert code == 2 and "--tp 3 does not divide the 8 GPUs of a dgx-h100 node" in err
@@ -59,7 +61,8 @@ def test_a_fixed_layout_that_cannot_divide_the_cluster_says_which_flag(capsys: p
 
 
 def test_evaluate_of_a_configuration_that_does_not_fit_exits_1(tmp_path: Path) -> None:
-    """Was exit 0 with a time, energy and cost for a run that cannot start (947 GB per 80 GB GPU)."""
+    """A configuration that does not fit in GPU memory (947 GB per 80 GB GPU) cannot start: exit 1, fits_memory
+    false and a note saying so (and that the run would outlast the servers' life)."""
     args = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "1"]
     p = planner_process(*args, "--json")
     assert p.returncode == 1, p.stderr
@@ -87,7 +90,7 @@ def test_argument_errors_are_one_message_not_a_screen_of_usage(capsys: pytest.Ca
 
 
 def test_life_years_is_bounded_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: 'request: life_years: Input should be less than or equal to 15' (the field, not the option)."""
+    """--life-years above 15 is an argument error naming the option and its range (0, 15], not the field."""
     code, _, err = run(capsys, "solve", "--model", "llama3-8b", "--deadline-days", "30", "--life-years", "16")
     assert code == 2 and "argument --life-years: must be a number of years in (0, 15], got '16'" in err
 
@@ -101,7 +104,7 @@ def test_a_cpu_only_server_in_servers_is_bad_input_saying_why(capsys: pytest.Cap
 def test_validate_out_a_directory_is_bad_input_before_the_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Was an internal error (IsADirectoryError, exit 3) after rerunning every measurement."""
+    """`validate --out` a directory, or a path under a file: exit 2 before any measurement is rerun."""
     code, _, err = run(capsys, "validate", "--out", str(tmp_path))
     assert code == 2 and "is a directory; give a file name" in err
     (tmp_path / "f").write_text("x")
@@ -112,12 +115,13 @@ def test_validate_out_a_directory_is_bad_input_before_the_work(
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ('model,deadline_days\nbert-large,1\n"unterminated,2\n', 3),  # was: internal error (TypeError), exit 3
-        ("model,deadline_days\nbert-large\n", 2),  # a missing cell: was the same crash
-        ("model,deadline_days\nbert-large,1,5\n", 2),  # an extra cell: was silently dropped
+        ('model,deadline_days\nbert-large,1\n"unterminated,2\n', 3),  # an unterminated quote
+        ("model,deadline_days\nbert-large\n", 2),  # a missing cell
+        ("model,deadline_days\nbert-large,1,5\n", 2),  # an extra cell
     ],
 )
 def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: Path, text: str, line: int) -> None:
+    """A malformed CSV scenario table is bad input (exit 2) naming the file and line, not an internal error."""
     f = tmp_path / "s.csv"
     f.write_text(text)
     p = planner_process("batch", str(f), "--out", str(tmp_path / "out"), "--no-progress")
@@ -128,8 +132,8 @@ def test_a_malformed_csv_scenario_table_is_bad_input_naming_the_line(tmp_path: P
 
 # ---------------------------------------------------------------------------------------------- notes
 def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> None:
-    """--gpus B200 allowed 'gb200' too (it matched substrings): the README's own example planned GB200 NVL72 racks.
-    A pattern is now a GPU id, a family or the start of an id."""
+    """A --gpus pattern is a GPU id, a family or the start of an id, never a substring: B200 does not allow GB200
+    (NVL72 racks); a pattern that matches nothing is bad input."""
     from planner.checks import match_gpus, servers_with_gpus
 
     assert match_gpus(shipped, ["B200"]) == {"b200"}
@@ -147,7 +151,7 @@ def test_allowed_gpu_patterns_are_ids_families_or_prefixes(shipped: Catalog) -> 
 
 
 def test_owned_servers_past_their_life_are_said_not_silently_unused(shipped: Catalog) -> None:
-    from planner.present import owned_notes
+    from planner.plan import owned_notes
 
     old = OwnedServers(server="dgx-h100", count=64, fabric="ndr400", age_years=10)
     (note,) = owned_notes(shipped, PlanRequest(model="llama3-8b", deadline_days=30, owned=[old]))
@@ -165,8 +169,9 @@ def test_pareto_table_names_its_objective_columns_with_units(capsys: pytest.Capt
 
 
 def test_fleet_schedule_splits_on_site_and_rented_power_in_whole_nodes() -> None:
-    """Was one 'facility_power_kw' row adding rented power to the on-site envelope's, printed as 13.047609."""
-    from planner.cli.plan import fleet_schedule_text
+    """The fleet schedule per slot shows whole nodes busy and facility power in two rows, on site (what counts
+    against the envelope) and rented, each to 0.1 kW."""
+    from planner.cli.fleet import fleet_schedule_text
     from planner.fleet import FleetPlan
 
     schedule = [
@@ -214,7 +219,9 @@ def test_no_module_of_the_package_imports_the_package_itself() -> None:
 
 
 def test_cli_modules_import_each_other_one_way() -> None:
-    """cli/main.py and cli/plan.py both use cli/common.py; common imports neither; plan never imports main."""
+    """common imports no other module of the CLI; plan (the single-job request of solve and pareto) imports only
+    common; a command module imports neither main nor another command (solve and pareto share plan); main imports
+    every command; no presentation module imports the CLI."""
 
     def planner_imports(name: str) -> set[str]:
         tree = ast.parse((ROOT / "planner" / f"{name}.py").read_text())
@@ -224,13 +231,19 @@ def test_cli_modules_import_each_other_one_way() -> None:
                 found.add(node.module.removeprefix("planner."))
         return found
 
-    assert not planner_imports("cli/common") & {"cli.main", "cli.plan", "cli"}
-    assert not planner_imports("cli/plan") & {"cli.main", "cli"}
-    assert not {m for m in planner_imports("present/views") if m.startswith("cli")}
+    commands = {f"cli.{c}" for c in ("catalog", "evaluate", "validate", "solve", "pareto", "fleet", "batch")}
+    assert not {m for m in planner_imports("cli/common") if m.startswith("cli")}
+    assert not planner_imports("cli/plan") & {"cli.main", "cli", *commands}
+    for command in sorted(commands):
+        assert not planner_imports(command.replace(".", "/")) & {"cli.main", "cli", *(commands - {command})}, command
+    assert commands <= planner_imports("cli/main")
+    for path in sorted((ROOT / "planner" / "present").glob("*.py")):
+        assert not {m for m in planner_imports(f"present/{path.stem}") if m.startswith("cli")}, path.name
 
 
 def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
-    """Was silent until the plan (a minute or more for many jobs): stderr now says what runs and its time limit."""
+    """`planner fleet` says on stderr what runs and when it stops (its time limit) before the plan, which may take a
+    minute or more for many jobs; the schedule per slot shows on-site and rented power."""
     f = tmp_path / "tiny.yaml"
     f.write_text(
         "slots: 2\nslot_hours: 24\nsite: us-colo\nobjective: cost\npurchase: buy\ngpus: [L40S]\nmax_nodes: 4\n"
@@ -243,7 +256,8 @@ def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
 
 
 def test_batch_exports_counts_as_whole_numbers(tmp_path: Path) -> None:
-    """Was `nodes` 1.0 and `gpus` 8.0 in results.csv wherever another row had no plan (NaN made them floats)."""
+    """results.csv writes counts (nodes, gpus, attempts) as whole numbers even beside a row with no plan, whose
+    count cells are empty."""
     import csv
 
     from planner.batch import run as batch
@@ -260,8 +274,8 @@ def test_batch_exports_counts_as_whole_numbers(tmp_path: Path) -> None:
 
 
 def test_the_apps_command_line_reproduces_the_request_exactly() -> None:
-    """Was `--tokens 1.49996e+13` for the app's 14999552000000 tokens (:g keeps 6 digits: another request), and
-    budgets such as 1234567.89 likewise; fields the command did not carry were dropped."""
+    """The app's `planner` command for a request parses back into the same request: every digit of the tokens
+    (14999552000000, not 1.49996e+13), of budgets such as 1234567.89, and every field set."""
     import argparse
     import shlex
 
@@ -304,8 +318,8 @@ def test_the_apps_command_line_reproduces_the_request_exactly() -> None:
 
 
 def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A solve over --max-nodes 100000 ran ~40 s without a word; on a terminal the seconds now tick on one line,
-    and nothing is added where stderr is a file (scripts)."""
+    """A long solve (--max-nodes 100000: ~40 s) ticks its seconds on one line of a terminal's stderr, then says
+    when it is done; where stderr is a file (scripts) nothing is added."""
     import io
     import time
 
@@ -328,7 +342,7 @@ def test_long_solves_tick_their_seconds_on_a_terminal(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("text", ["scenarios: []\n", "[]\n"])
 def test_an_empty_scenario_list_is_said_to_be_empty(tmp_path: Path, text: str) -> None:
-    """Was one scenario of nothing, reported as 'model: Field required'."""
+    """A scenario file whose list is empty is bad input saying the list is empty (not one scenario of nothing)."""
     from planner.batch import load_scenarios
     from planner.errors import PlannerInputError
 
@@ -341,8 +355,8 @@ def test_an_empty_scenario_list_is_said_to_be_empty(tmp_path: Path, text: str) -
 def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
     capsys: pytest.CaptureFixture[str], shipped: Catalog
 ) -> None:
-    """Was: `--rent --power-caps 0.5 --servers hgx-b200` -> "no parallel layout fits GPU memory" (exit 1); the
-    B200 fits, but a rented cloud server runs at 1.0 of TDP only, which the caps left out."""
+    """A rented cloud server runs at 1.0 of TDP only: `--rent --power-caps 0.5 --servers hgx-b200` is exit 2 saying
+    so and to add 1.0 to --power-caps; where other rentals remain, a note names the rentals the caps exclude."""
     from planner.checks import rentals_without_caps
     from planner.cli.plan import note_rentals_without_caps
 
@@ -365,7 +379,7 @@ def test_caps_that_leave_out_full_power_with_rented_cloud_gpus_are_said(
 def test_more_local_workers_than_cores_is_a_note(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--workers up to 1024 were started silently on a 2-core machine (one process and its memory each)."""
+    """More local --workers than CPU cores is a note (each is a process with its own memory)."""
     f = tmp_path / "s.yaml"
     f.write_text("scenarios:\n  - {model: no-such-model, deadline_days: 1}\n")
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
@@ -374,8 +388,8 @@ def test_more_local_workers_than_cores_is_a_note(
 
 
 def test_every_csv_read_checks_its_rows_against_the_header(tmp_path: Path) -> None:
-    """A catalog or scenario CSV with a missing cell crashed in the reader (a None cell), and an extra cell was
-    dropped silently: every CSV the planner reads is now checked row by row, naming the line."""
+    """Every CSV the planner reads (catalog or scenarios) is checked row by row against its header: a missing or an
+    extra cell is bad input naming the line; an empty cell is None."""
     from planner.data import read_records
 
     good = tmp_path / "ok.csv"

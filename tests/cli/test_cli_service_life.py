@@ -1,10 +1,8 @@
 """A bought plan must end within its servers' service life (--life-years), as owned servers must.
 
-Was: `planner solve --model llama3-405b --tokens 15e12 --deadline-days 6000 --max-nodes 1` returned one GB200
-NVL72 rack bought for $3.1M running 15.9 years at a cost of $14.0M (a hardware share of 4 x the capex), and an
-infeasible request was told "needs a deadline of at least 5,517 days" -- a run the bought servers retire 11 years
-before it ends. Now a bought run that outlasts the life is not a plan (the owned-server rule, `in_service`): its
-hardware share (capex x T / life) never exceeds the capex, relaxations never ask for a deadline past the life of
+A bought run that outlasts the life is not a plan (the owned-server rule, `in_service`): a plan's hardware share
+(capex x T / life) never exceeds its capex (`planner solve --model llama3-405b --tokens 15e12 --deadline-days 6000
+--max-nodes 1` buys no GB200 NVL72 rack to run for 15.9 years), relaxations never ask for a deadline past the life of
 what would be bought, a deadline past it that only a rental can meet says so, and `evaluate` of such a run exits 1.
 
 Toy world (tests/conftest.py): T(n) = steps x (20/n + 1) s on n toy-a nodes (price $10,000, rent $1 per node-hour).
@@ -56,9 +54,9 @@ def test_a_bought_run_longer_than_the_life_is_not_a_plan_and_the_relaxation_asks
 
 
 def test_no_deadline_relaxation_past_the_life_of_what_would_be_bought() -> None:
-    # 2e10 samples = 2e7 steps: T(1) = 13.3, T(2) = 6.97, T(4) = 3.80 years; life 4 years; at most 2 nodes. Before:
-    # "a deadline of at least 2,546 days" (6.97 years, on 2 bought nodes). Now no deadline alone suffices; every
-    # deadline stated (alone or in a pair) is within the 4-year life, and brute force agrees.
+    # 2e10 samples = 2e7 steps: T(1) = 13.3, T(2) = 6.97, T(4) = 3.80 years; life 4 years; at most 2 nodes. No
+    # deadline alone suffices (2,546 days, 6.97 years on 2 bought nodes, would outlast the life); every deadline
+    # stated (alone or in a pair) is within the 4-year life, and brute force agrees.
     cat, r = _cat(), _toy(samples=2e10, max_nodes=2, deadline_days=30)
     res = solve(r, cat)
     assert res.plan is None and res.explanation is not None
@@ -82,7 +80,7 @@ def test_a_deadline_only_a_rental_can_meet_says_so_in_years() -> None:
 
 def test_when_every_fitting_configuration_outlasts_the_life_the_message_says_so() -> None:
     # Up to 64 nodes (the explanation's horizon) every count takes ~0.8 years (> 2e7 steps x 1.3 s) > a 0.5-year
-    # life. Was: "fits no allowed server ... no parallel layout fits GPU memory" (every row was dropped).
+    # life: the message says so and names the fastest configuration, not GPU memory.
     cat, r = _cat(), _toy(samples=2e10, max_nodes=1, deadline_days=30, life_years=0.5)
     res = solve(r, cat)
     assert res.plan is None and res.explanation is not None
@@ -109,9 +107,8 @@ def test_evaluate_of_a_bought_run_past_the_life_exits_1_and_says_why() -> None:
 
 def test_owned_servers_that_retire_before_the_run_ends_are_said_not_silently_unused() -> None:
     # 4 owned toy-a, 1 hour before the end of their 4-year life; the fastest run takes T(4) = 6,000 s = 1.67 h, so
-    # no plan can use them. Was: "4 owned nodes unused (retired or off for the run)" and no reason.
-    from planner.plan import OwnedServers
-    from planner.present import plan_notes
+    # no plan can use them: a note says when they leave service and that the run would end after it.
+    from planner.plan import OwnedServers, plan_notes
 
     old = OwnedServers(server="toy-a", count=4, age_years=4 - 1 / cost.HOURS_PER_YEAR)
     cat, r = _cat(), _toy(max_nodes=4, deadline_days=1.0, objective="time", owned=[old])

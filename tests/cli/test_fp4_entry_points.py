@@ -1,6 +1,7 @@
-"""Defects a new user met planning FP4 (NVFP4 / MXFP4) training on Blackwell, in every entry point; each test
-fails before its fix. A request may allow GPUs with and without fp4: a plan or alternative on one without computes
-in the fallback (fp4 in fp8, fp8 in bf16), and every table that lists such plans says in which precision."""
+"""FP4 (NVFP4 / MXFP4) training on Blackwell in every entry point. A request may allow GPUs with and without fp4: a
+plan or alternative on one without computes in the fallback (fp4 in fp8, fp8 in bf16), and every table that lists
+such plans says in which precision; catalog and calibration numbers that would make fp4 faster than its peak are
+bad input."""
 
 from __future__ import annotations
 
@@ -29,9 +30,8 @@ FP4_MIX = dict(model="llama3-8b", tokens=1e11, deadline_days=30, precision="fp4"
 
 
 def test_the_alternatives_say_in_which_precision_each_computes(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: `solve --precision fp4 --gpus H100,B200` listed the best H100 plan among the alternatives (computed in
-    fp8) in a table without a precision, and its JSON alternatives had no precision either; the plan's own precision
-    was printed nowhere (only `evaluate` printed it)."""
+    """`solve --precision fp4 --gpus H100,B200`: the plan's summary says its precision, and the alternatives (text
+    table and JSON) say each one's: the best H100 plan computes in fp8, the B200's in fp4."""
     args = ["solve", "--model", "llama3-8b", "--tokens", "1e11", "--deadline-days", "30", "--precision", "fp4",
             "--gpus", "H100,B200", "--objective", "cost"]  # fmt: skip
     d = json.loads(_run(capsys, [*args, "--json"])[0])
@@ -57,9 +57,8 @@ def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[str, str]
 
 
 def test_the_app_tables_and_card_show_the_precision(shipped: Catalog) -> None:
-    """Was: the app's plan card had no precision, and its alternatives table (and the plan CSV) none either: an
-    alternative on an H100 under an fp4 request looked like an fp4 plan; 'why this plan' named the H100 runner-up
-    without saying it computes in fp8."""
+    """The app's plan card and alternatives table (and the plan CSV) show the precision; 'why this plan' says the
+    H100 runner-up of an fp4 request computes in fp8."""
     from planner.present import alternatives_frame, alternatives_table, plan_card, why_this_plan
 
     cat = cheap_h100(shipped)
@@ -76,9 +75,8 @@ def test_the_app_tables_and_card_show_the_precision(shipped: Catalog) -> None:
 def test_a_pareto_front_says_which_points_fall_back(
     shipped: Catalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Was: `planner pareto --precision fp4 --gpus H100,B200` (and the app's Pareto tab) showed a front whose cheap
-    points ran on H100s in fp8 and fast ones on B200s in fp4, with no precision column and no note: the only entry
-    point where a fallback was silent."""
+    """`planner pareto --precision fp4 --gpus H100,B200` (and the app's Pareto tab): a front whose cheap points run
+    on H100s in fp8 and fast ones on B200s in fp4 has a precision column, and a note names the GPU that falls back."""
     from planner.present import front_with_precision, pareto_table
 
     cat = cheap_h100(shipped)
@@ -111,10 +109,9 @@ def _gpu(**kw: Any) -> Gpu:
 
 
 def test_a_catalog_gpu_with_fp4_needs_fp8_and_a_finite_peak_at_least_fp8s() -> None:
-    """Was: a GPU with fp4_tflops and no fp8_tflops was taken (every GPU with FP4 tensor cores has FP8, and the
-    model keeps an fp4 run's tensors and collectives in FP8), an FP4 peak below FP8's -- 10 for 10 PFLOP/s typed in
-    the wrong unit -- planned fp4 ten times slower than fp8, and fp4_tflops: .inf (any catalog number .inf) gave
-    GEMMs that take no time."""
+    """A catalog GPU with fp4_tflops needs fp8_tflops (every GPU with FP4 tensor cores has FP8, and the model keeps
+    an fp4 run's tensors and collectives in FP8); each lower precision's peak is at least the higher one's (10 for
+    10 PFLOP/s typed in the wrong unit is refused); every catalog number is finite (.inf is refused)."""
     assert _gpu(fp4_tflops=None).fp4_tflops is None and _gpu(fp4_tflops=4500).fp4_tflops == 4500  # equal: allowed
     with pytest.raises(ValidationError, match="fp4_tflops is given but fp8_tflops is not"):
         _gpu(fp8_tflops=None)
@@ -130,6 +127,8 @@ def test_a_catalog_gpu_with_fp4_needs_fp8_and_a_finite_peak_at_least_fp8s() -> N
 def test_a_catalog_file_with_those_mistakes_exits_2_with_the_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """`planner catalog gpus` on a gpus.yaml with an infinite fp4 peak, one below fp8's, or fp4 without fp8: exit 2
+    naming the GPU and the field."""
     from planner.cli.main import main
 
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
@@ -151,9 +150,9 @@ def test_a_catalog_file_with_those_mistakes_exits_2_with_the_field(
 def test_an_efficiency_ratio_above_one_is_bad_input(
     key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Was: `fp4_efficiency_ratio: 8` (0.8 mistyped) in catalog/calibration.yaml was taken, and `evaluate
-    --precision fp4` on 4 HGX B200 printed 'MFU 144.3%': GEMMs faster than the FP4 peak. The ratios are the GEMMs'
-    efficiency at the lower precision relative to the higher one's, in (0, 1]."""
+    """The efficiency ratios of catalog/calibration.yaml are the GEMMs' efficiency at the lower precision relative
+    to the higher one's, in (0, 1]: `fp4_efficiency_ratio: 8` (0.8 mistyped, an MFU above 100%) is bad input naming
+    the file and key."""
     from planner.cli.main import main
 
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
@@ -168,8 +167,8 @@ def test_an_efficiency_ratio_above_one_is_bad_input(
 
 
 def test_the_scaling_chart_says_each_gpus_precision(shipped: Catalog) -> None:
-    """Was: under an fp4 request the app's scaling chart drew the H100 curve (fp8) beside the B200's (fp4) with no
-    precision in its data or tooltips."""
+    """Under an fp4 request the app's scaling chart has each GPU's precision in its data and tooltips (H100 in fp8,
+    B200 in fp4)."""
     from planner.present import scaling_chart, scaling_frame
 
     req = PlanRequest(**FP4_MIX, max_nodes=4)
@@ -179,8 +178,9 @@ def test_the_scaling_chart_says_each_gpus_precision(shipped: Catalog) -> None:
 
 
 def test_precision_flags_take_any_case_and_name_nvfp4_as_fp4(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was: `--precision nvfp4` (the format's own name, as NVIDIA calls it) and `--precision FP4` were only 'invalid
-    choice', and neither --help said what fp4 stands for."""
+    """--precision takes any case (FP4 is fp4); a format's own name (nvfp4, as NVIDIA calls it) is said to be
+    --precision fp4; an unknown precision lists the valid ones; the --help of evaluate, solve and pareto says what
+    fp4 stands for."""
     from planner.cli.main import build_parser, main
 
     with pytest.raises(SystemExit) as stop:  # argparse's errors: exit 2 from main's parser

@@ -25,8 +25,9 @@ KEYS = (
 def test_an_empty_calibration_key_exits_2_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
 ) -> None:
-    """`fp8_efficiency_ratio:` with no value reads as null. It passed the schema (the keys are optional) and then
-    failed inside the model with a TypeError, exit 3, on every evaluate for three of these keys."""
+    """`fp8_efficiency_ratio:` with no value reads as null: bad input naming the key, exit 2. The keys are
+    optional, so the schema alone would let the null through, to fail inside the model with a TypeError (exit 3)
+    on every evaluate."""
     cat = tmp_path / "catalog"
     shutil.copytree(ROOT / "catalog", cat)
     path = cat / "calibration.yaml"

@@ -6,6 +6,7 @@ than a slot (here 10 h). toy-a costs 10,000 USD, toy-b 20,000 USD; switches, NIC
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -21,9 +22,12 @@ from hypothesis import strategies as st
 from planner.data import Catalog, Fabric
 from planner.fleet import (
     ANY_FABRIC,
+    DEFAULT_TUNING,
+    FleetMIP,
     FleetRequest,
     Owned,
     billing_blocks,
+    build_fleet_model,
     evaluate_fleet,
     fleet,
     job_modes,
@@ -32,11 +36,22 @@ from planner.fleet import (
     pareto_mask,
     pools_of,
 )
-from planner.fleet import fleet as fleet_mod
+from planner.fleet import run as run_mod
+from planner.fleet.run import explain_infeasible
+from planner.fleet.starts import (
+    StartPlan,
+    StartState,
+    current_plan,
+    flatten_start,
+    set_plan_start,
+    squeeze_start,
+)
 from planner.physics import cable_count, capex_usd, switch_count
 from tests.conftest import toy_catalog, toy_gpu, toy_server, toy_workload
 
 BASE = {"slot_hours": 10.0, "site": "clean", "power_caps": [1.0], "node_counts": [1, 2]}
+# every fleet, however small, through the start heuristics (LP relaxation, restricted MIP, flatten, squeeze, pack)
+WITH_STARTS = dataclasses.replace(DEFAULT_TUNING, restricted_start_modes=0)
 
 
 def freq(**kw: Any) -> FleetRequest:
@@ -169,7 +184,7 @@ def test_owned_servers_past_their_service_life_are_not_used() -> None:
         _brown_catalog(),
     )
     assert plan.totals["capex_usd"] == pytest.approx(20_000)
-    # and reports them retired, not kept (they serve in no slot; were 'keeps 2 of 2, retires none')
+    # and reports them retired, not kept: they serve in no slot
     owned = [p for p in plan.purchases if p["owned"]]
     assert [(p["kept"], p["retired"]) for p in owned] == [(0, 2)]
 
@@ -225,7 +240,7 @@ def test_a_rental_longer_than_a_slot_is_paid_once_per_period_for_jobs_in_several
 
 def test_an_hourly_rental_on_more_nodes_may_pay_fewer_node_hours() -> None:
     # an hourly offer bills nodes x ceil(T / 1 h): for 2.64M samples 3 nodes finish in fewer whole node-hours than 2
-    # (15 against 16, found by a property test), so the mode on more nodes must survive the dominance pruning that
+    # (15 against 16), so the mode on more nodes must survive the dominance pruning that
     # would drop it for its nodes and energy alone -- the plan is brute force's cheapest rental
     cat = toy_catalog(servers=[toy_server(id="s0", rent_billing_period="hour", nic_ports=3)], overhead_ms=0.0)
     req = freq(
@@ -278,7 +293,7 @@ def _exact_subsets(window: list[int], d: int) -> list[tuple[int, ...]]:
 def _enumerate(cat: Catalog, req: FleetRequest) -> float:
     """The best fleet by enumeration: every mode (unpruned) and schedule of every job, every fabric choice
     per bought type, every number of owned nodes kept; nodes bought = the fewest the schedule needs (every
-    term grows with them). Priced by planner.fleet.fleet.evaluate_fleet (planner/physics/cost.py)."""
+    term grows with them). Priced by planner.fleet.evaluate_fleet (planner/physics/cost.py)."""
     pools = pools_of(cat, req)
     modes = job_modes(cat, req, prune=False, pools=pools)
     if not len(modes):
@@ -476,8 +491,7 @@ def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> Non
     # the start heuristic (LP relaxation, MIP over the modes it uses, squeeze) runs here on every instance: the
     # optimum is still brute force's, and the LP bound it reports lies below it
     cat, req = _tiny(data)
-    with mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0):
-        plan = fleet(req, cat, explain=False)
+    plan = fleet(req, cat, explain=False, tuning=WITH_STARTS)
     brute = _enumerate(cat, req)
     if math.isinf(brute):
         assert plan.objective_value is None
@@ -491,9 +505,9 @@ def test_the_restricted_mip_start_leaves_the_optimum_unchanged(data: Any) -> Non
     # (flatten_start improves none of these starts: it is tested from stacked starts below)
 
 
-def side_by_side_start(toy: Catalog) -> tuple[FleetRequest, Any]:
-    """(request, model) of two 1.5e6-sample toy jobs free in two 6 h slots, started side by side on 2 + 2 toy-a in
-    slot 0 (4 nodes bought): the start the squeeze tests begin from."""
+def side_by_side_start(toy: Catalog) -> tuple[FleetRequest, FleetMIP, StartState]:
+    """(request, MIP, start state) of two 1.5e6-sample toy jobs free in two 6 h slots, started side by side on 2 + 2
+    toy-a in slot 0 (4 nodes bought; not known to be a plan): the start the squeeze tests begin from."""
     req = freq(
         slots=2,
         slot_hours=6.0,
@@ -501,13 +515,14 @@ def side_by_side_start(toy: Catalog) -> tuple[FleetRequest, Any]:
         jobs=[{"id": j, "model": "toy-model", "samples": 1.5e6, "due_slot": 1} for j in ("a", "b")],
     )
     pools = pools_of(toy, req)
-    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
-    ix = m.ix
+    mip = build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    ix = mip.index
     two = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 2) for j in ("a", "b")}
     fab = str(ix.modes.at[two["a"], "fabric"])
-    side_by_side = fleet_mod.StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
-    fleet_mod.set_plan_start(m, toy, req, side_by_side)
-    return req, m
+    side_by_side = StartPlan({j: (k, [0]) for j, k in two.items()}, {("toy-a", fab): 4})
+    state = StartState()
+    set_plan_start(mip, toy, req, side_by_side, state, feasible=False)
+    return req, mip, state
 
 
 def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Catalog) -> None:
@@ -516,12 +531,12 @@ def test_squeeze_runs_jobs_that_shared_nodes_one_after_another_on_fewer(toy: Cat
     # the jobs that ran on 2 nodes keep their 2-node modes and run one after another (slots 0 and 1) on 2 nodes;
     # squeezed again to 1, 1-node runs need both slots each and do not fit: the start ends at 2 nodes, which is
     # also the optimum's purchase.
-    req, m = side_by_side_start(toy)
-    ix, pools = m.ix, m.ix.pools
+    req, mip, state = side_by_side_start(toy)
+    ix, pools = mip.index, mip.index.pools
     fab = pools.buy["toy-a"][0]  # the start bought its 4 nodes on it
-    before = pyo.value(m.objective)
-    out = fleet_mod.squeeze_start(m, toy, req, req.solver, None)
-    plan = fleet_mod.current_plan(m)
+    before = pyo.value(mip.model.objective)
+    out = squeeze_start(mip, toy, req, state, req.solver)
+    plan = current_plan(mip)
     assert plan is not None and out["squeeze_steps"] == 1
     assert plan.bought == {("toy-a", fab): 2}
     assert sorted(slots for _k, slots in plan.chosen.values()) == [[0], [1]]
@@ -598,7 +613,7 @@ def test_a_horizon_past_the_servers_life_is_bad_input_when_buying() -> None:
 
 def test_the_objective_prices_lateness_only_of_jobs_with_a_penalty(toy: Catalog) -> None:
     # a zero-price late[j] in the objective is left out of the solver's model and has no value after a solve, so
-    # evaluating the objective on a loaded solution (squeeze_start) failed on one random draw of the property tests
+    # evaluating the objective on a loaded solution (squeeze_start) would fail
     from pyomo.core.expr.visitor import identify_variables
 
     req = freq(
@@ -609,7 +624,7 @@ def test_the_objective_prices_lateness_only_of_jobs_with_a_penalty(toy: Catalog)
         ],
     )
     pools = pools_of(toy, req)
-    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    m = build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools).model
     late = {v.index() for v in identify_variables(m.objective.expr) if v.parent_component() is m.late}
     assert late == {"a"}
 
@@ -655,17 +670,16 @@ def test_flatten_moves_a_job_off_the_peak_so_the_cluster_buys_fewer_nodes(toy: C
     req = freq(slots=2, servers=["toy-a"], jobs=[{"id": j, "model": "toy-model", "due_slot": 1} for j in ("a", "b")])
     pools = pools_of(toy, req)
     modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    ix = m.ix
+    mip = build_fleet_model(toy, req, modes, pools)
+    ix = mip.index
     one = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
     fab = pools.buy["toy-a"][0]
-    fleet_mod.set_plan_start(
-        m, toy, req, fleet_mod.StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
-    )
-    m.start_feasible = True
-    before = pyo.value(m.objective)
-    out = fleet_mod.flatten_start(m, toy, req, 10.0)
-    plan = fleet_mod.current_plan(m)
+    state = StartState()
+    stacked = StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
+    set_plan_start(mip, toy, req, stacked, state, feasible=True)
+    before = pyo.value(mip.model.objective)
+    out = flatten_start(mip, toy, req, state, 10.0)
+    plan = current_plan(mip)
     assert plan is not None and out["flatten_moves"] >= 1
     assert plan.bought == {("toy-a", fab): 1}
     assert sorted(slots for _k, slots in plan.chosen.values()) == [[0], [1]]
@@ -684,26 +698,26 @@ def _late_and_over_budget() -> FleetRequest:
 
 
 def test_an_infeasible_fleets_explanation_shares_the_whole_calls_time_limit(toy: Catalog) -> None:
-    # the explanation's re-solves come out of the call's own limit: none is given more than is left of it (each
-    # was given the full 20 s again, so the call could take 4 x 20 s)
+    # the explanation's re-solves come out of the call's own limit: none is given more than is left of it (the
+    # call never takes 4 x its 20 s, one full limit per relaxation)
     req = _late_and_over_budget()
     req = req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": 20.0})})
     ends: list[float] = []  # when each re-solve's limit runs out
-    real = fleet_mod.fleet
+    real = run_mod.fleet
 
-    def spy(r: FleetRequest, cat: Catalog | None = None, explain: bool = True) -> Any:
+    def spy(r: FleetRequest, cat: Catalog | None = None, explain: bool = True, tuning: Any = DEFAULT_TUNING) -> Any:
         ends.append(time.perf_counter() + r.solver.time_limit_s)
-        return real(r, cat, explain)
+        return real(r, cat, explain, tuning)
 
     t0 = time.perf_counter()
-    with mock.patch.object(fleet_mod, "fleet", spy):
+    with mock.patch.object(run_mod, "fleet", spy):
         plan = real(req, toy)
     assert plan.status == "infeasible" and "budget of at least $10,000" in (plan.explanation or "")
     assert len(ends) == 3 and max(ends) <= t0 + 20.0
 
 
 def test_an_explanation_out_of_time_says_it_was_cut_short_and_claims_no_relaxation(toy: Catalog) -> None:
-    msg = fleet_mod._explain(toy, _late_and_over_budget(), deadline=time.perf_counter())
+    msg = explain_infeasible(toy, _late_and_over_budget(), deadline=time.perf_counter())
     assert "cut the explanation short" in msg and "budget, the power, the due slots" in msg
     assert "It needs" not in msg
 
@@ -763,8 +777,7 @@ def test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum(data:
     req = freq(slots=slots, servers=["toy-a"], node_counts=[1, 2, 3], objective=objective, jobs=jobs)
     pools = pools_of(toy, req)
     modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    ix = m.ix
+    ix = build_fleet_model(toy, req, modes, pools).index
     fab = pools.buy["toy-a"][0]
     chosen: dict[str, tuple[int, list[int]]] = {}
     usage = np.zeros(slots)
@@ -774,24 +787,24 @@ def test_flatten_from_a_stacked_start_keeps_a_plan_never_below_the_optimum(data:
         sl = list(ix.window[j][: int(ix.modes.at[k, "slots_needed"])])
         chosen[j] = (int(k), sl)
         usage[sl] += int(ix.modes.at[k, "nodes"])
-    start = fleet_mod.StartPlan(chosen, {("toy-a", fab): round(usage.max())})
+    start = StartPlan(chosen, {("toy-a", fab): round(usage.max())})
     rows = {j: ix.modes.loc[k] for j, (k, _s) in chosen.items()}
     ev0 = evaluate_fleet(toy, req, pools, rows, {j: s for j, (_k, s) in chosen.items()}, start.bought, [])
     assert ev0 is not None
     power = ev0["peak_site_power_kw"] * data.draw(st.floats(1.0, 1.3))  # a cap the stacked start just meets
     req = req.model_copy(update={"power_kw": power})
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    fleet_mod.set_plan_start(m, toy, req, start)
-    m.start_feasible = True
-    assert _row_violations(m) == []
-    out = fleet_mod.flatten_start(m, toy, req, 10.0)
+    mip = build_fleet_model(toy, req, modes, pools)
+    state = StartState()
+    set_plan_start(mip, toy, req, start, state, feasible=True)
+    assert _row_violations(mip.model) == []
+    out = flatten_start(mip, toy, req, state, 10.0)
     FLATTENED["runs"] += 1
     if "flatten_objective" not in out:
         return
     FLATTENED["improved"] += 1
-    plan = fleet_mod.current_plan(m)
+    plan = current_plan(mip)
     assert plan is not None
-    assert _row_violations(m) == []
+    assert _row_violations(mip.model) == []
     rows = {j: ix.modes.loc[k] for j, (k, _s) in plan.chosen.items()}
     ev = evaluate_fleet(toy, req, pools, rows, {j: s for j, (_k, s) in plan.chosen.items()}, plan.bought, [])
     assert ev is not None and ev["value"] < ev0["value"]
@@ -812,22 +825,22 @@ def test_flatten_improved_most_stacked_starts() -> None:
 def test_an_infeasibility_is_confirmed_by_a_solve_without_presolve_never_by_the_same_solve_again(
     toy: Catalog,
 ) -> None:
-    # after a restricted start with less than FULL_PRESOLVE_MIN_S left, the full MIP is already solved without
-    # presolve: its "infeasible" is the confirmation (the same solve was run a second time)
+    # after the start heuristics with less than full_presolve_min_s left, the full MIP is already solved without
+    # presolve: its "infeasible" is the confirmation (the same solve is not run a second time)
     req = _late_and_over_budget()
     full: list[bool] = []  # presolve of each full-MIP solve of fleet() itself
-    real = fleet_mod.solve_model
+    real = run_mod.solve_model
 
     def spy(m: Any, options: Any, **kw: Any) -> Any:
         if "build_time_s" in kw:
             full.append(options.presolve)
         return real(m, options, **kw)
 
-    with mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0), mock.patch.object(fleet_mod, "solve_model", spy):
-        plan = fleet(req, toy, explain=False)
+    with mock.patch.object(run_mod, "solve_model", spy):
+        plan = fleet(req, toy, explain=False, tuning=WITH_STARTS)
     assert plan.status == "infeasible"
     assert full == [False]
-    with mock.patch.object(fleet_mod, "solve_model", spy):
+    with mock.patch.object(run_mod, "solve_model", spy):
         full.clear()
         assert fleet(req, toy, explain=False).status == "infeasible"
     assert full == [True, False]  # a claim made with presolve is confirmed without it
@@ -838,7 +851,7 @@ def test_flatten_keeps_its_good_moves_when_a_later_one_would_break_the_power_env
     # Start: j1, j0, j2 on 2 nodes each in slots 0, 1, 2 (2 nodes bought), the power cap exactly the start's peak
     # (idle of 2 nodes + one 2-node run). One node uses a little less energy per job, so flatten moves j2 to 1
     # node (slot 2 then draws less) and then j0 to 1 node over slots 1-2 -- but two 1-node runs in slot 2 draw
-    # more than one 2-node run: over the cap. That move must be refused and j2's kept (all were thrown away).
+    # more than one 2-node run: over the cap. That move must be refused and j2's kept.
     jobs = [
         {"id": "j0", "model": "toy-model", "samples": 1.5e6, "release_slot": 1, "due_slot": 2},
         {"id": "j1", "model": "toy-model", "samples": 1.5e6, "due_slot": 0, "penalty_usd_per_slot": 5.0},
@@ -857,21 +870,21 @@ def test_flatten_keeps_its_good_moves_when_a_later_one_would_break_the_power_env
         assert energy[mode[(j, 1)]] < energy[mode[(j, 2)]]
     assert power[mode[("j0", 1)]] + power[mode[("j2", 1)]] > power[mode[("j2", 2)]]
     fab = pools.buy["toy-a"][0]
-    start = fleet_mod.StartPlan(
+    start = StartPlan(
         {"j1": (mode[("j1", 2)], [0]), "j0": (mode[("j0", 2)], [1]), "j2": (mode[("j2", 2)], [2])}, {("toy-a", fab): 2}
     )
     peak = 2 * pools.idle_kw["toy-a"] + power.max()
     req = req.model_copy(update={"power_kw": peak})
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    fleet_mod.set_plan_start(m, toy, req, start)
-    m.start_feasible = True
-    before = pyo.value(m.objective)
-    out = fleet_mod.flatten_start(m, toy, req, 10.0)
-    plan = fleet_mod.current_plan(m)
+    mip = build_fleet_model(toy, req, modes, pools)
+    state = StartState()
+    set_plan_start(mip, toy, req, start, state, feasible=True)
+    before = pyo.value(mip.model.objective)
+    out = flatten_start(mip, toy, req, state, 10.0)
+    plan = current_plan(mip)
     assert plan is not None and out.get("flatten_moves") == 1
     assert plan.chosen == {"j1": (mode[("j1", 2)], [0]), "j0": (mode[("j0", 2)], [1]), "j2": (mode[("j2", 1)], [2])}
     assert plan.bought == {("toy-a", fab): 2} and out["flatten_objective"] < before
-    assert _row_violations(m) == []
+    assert _row_violations(mip.model) == []
 
 
 def test_a_job_that_cannot_finish_in_its_window_is_told_the_earliest_due_slot_that_would_do(toy: Catalog) -> None:
@@ -887,7 +900,7 @@ def test_a_job_that_cannot_finish_in_its_window_is_told_the_earliest_due_slot_th
 
 
 def test_an_infinite_budget_or_a_due_slot_past_the_horizon_is_bad_input() -> None:
-    # budget_usd: .inf and a due slot past the horizon were taken silently (no budget; the horizon's end)
+    # an infinite budget or power is not 'no limit', and a due slot past the horizon is not the horizon's end
     from pydantic import ValidationError
 
     jobs = [{"id": "a", "model": "toy-model", "due_slot": 1}]

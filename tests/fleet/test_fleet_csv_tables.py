@@ -1,6 +1,6 @@
-"""`planner fleet FILE --csv DIR` (review 10, findings 2, 7, 8 and 10): DIR is checked before the solve, the plan
-is printed before the tables are written, each table is replaced atomically, the tables read back to the plan's
-values (job ids such as '007' and '1e3' too), and the slots text reads back or says what is wrong with it."""
+"""`planner fleet FILE --csv DIR`: DIR is checked before the solve, the plan is printed before the tables are
+written, each table is replaced atomically, the tables read back to the plan's values (job ids such as '007' and
+'1e3' too), and the slots text reads back or says what is wrong with it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from planner.cli.main import main
+from planner.data import Catalog
 from planner.formatting import FLEET_CSV_TEXT_COLUMNS, parse_slot_ranges, slot_ranges
 
 # two L40S jobs over 4 daily slots, ids that pandas reads as numbers unless told not to: '007' -> 7, '1e3' -> 1000.0;
@@ -60,15 +61,15 @@ def files_in(out: Path) -> dict[str, bytes]:
 def test_a_directory_the_tables_cannot_go_to_is_bad_input_before_the_solve(
     tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Was: only "an existing file" was refused before the solve; a path under a file or a directory that cannot
-    be written failed after the whole solve (up to the time limit) and printed no plan, and `--csv ''` wrote the
-    tables into the working directory. Now each is exit 2 at once, saying what to give; the solve never starts."""
-    import planner.fleet.fleet
+    """An existing file, a path under a file, a directory that cannot be written, an empty name or a table name
+    taken by a directory: each is exit 2 at once, saying what to give -- the solve (up to the time limit) never
+    starts, and `--csv ''` writes nothing into the working directory."""
+    import planner.fleet
 
     def no_solve(*args: object, **kwargs: object) -> None:
         raise AssertionError("the fleet was solved before --csv DIR was checked")
 
-    monkeypatch.setattr(planner.fleet.fleet, "fleet", no_solve)
+    monkeypatch.setattr(planner.fleet, "fleet", no_solve)
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -127,10 +128,9 @@ pd.DataFrame.to_csv = half_then_ctrl_c
 
 
 def test_an_interrupted_write_leaves_the_earlier_tables_whole_and_the_plan_printed(tiny: Path, tmp_path: Path) -> None:
-    """Was: the tables were written in place after the solve and before the plan was printed: a Ctrl-C while
-    jobs.csv was written left half of it under its final name beside the earlier run's schedule.csv, and no plan.
-    A real process, interrupted (SIGINT) half-way through jobs.csv: exit 130, the plan is on stdout, the earlier
-    run's three tables are as they were, and no temp file is left."""
+    """A real process, interrupted (SIGINT) half-way through jobs.csv: exit 130, the plan is on stdout (printed
+    before the tables), the earlier run's three tables are as they were -- no half table under a final name -- and
+    no temp file is left."""
     out = tmp_path / "plan"
     before = old_tables(out)
     proc = planner_process(
@@ -163,10 +163,9 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_a_full_disk_keeps_the_plan_and_leaves_no_partial_table(tiny: Path, full_disk: Path) -> None:
-    """Was: a disk that filled while the tables were written lost the plan (exit 2 with stdout empty: the plan was
-    printed after the tables) and left an empty purchases.csv behind. A real full disk: the plan is printed (JSON
-    or tables), exit 2 says what happened, and no table or temp file is left; where an earlier run's tables are
-    (written in place, the old code reused their space; a new copy needs its own), they stay whole."""
+    """A real full disk: the plan is printed (JSON or tables) before the tables are written, exit 2 says what
+    happened, and no table or temp file (not even an empty purchases.csv) is left; where an earlier run's tables
+    are, they stay whole (each new table is a new file, which needs space of its own)."""
     for args in (["--json"], []):  # the plan as JSON, or as tables
         for where in ("new", "earlier"):
             before = files_in(full_disk / where)
@@ -187,9 +186,9 @@ def text_columns(frame: pd.DataFrame) -> set[str]:
 
 
 def test_every_table_reads_back_to_the_plan_numeric_looking_job_ids_too(tiny: Path, tmp_path: Path) -> None:
-    """Was: the documented recipe (dtype={"slots": str}) read job '007' back as 7 and '1e3' as 1000.0. Read as
-    write_fleet_csv says (the id and text columns as text, FLEET_CSV_TEXT_COLUMNS), each table holds the values
-    of the plan from the same run's --json; that list names every text column of the tables and no number's."""
+    """Read as write_fleet_csv says (the id and text columns as text, FLEET_CSV_TEXT_COLUMNS), each table holds the
+    values of the plan from the same run's --json; that list names every text column of the tables and no
+    number's. Read with dtype={"slots": str} alone, job '007' would come back as 7 and '1e3' as 1000.0."""
     from planner.fleet import FleetPlan
 
     out = tmp_path / "plan"
@@ -203,15 +202,15 @@ def test_every_table_reads_back_to_the_plan_numeric_looking_job_ids_too(tiny: Pa
         pd.testing.assert_frame_equal(back, frame, check_dtype=False)
         assert text_columns(frame) <= set(FLEET_CSV_TEXT_COLUMNS)
         assert not set(FLEET_CSV_TEXT_COLUMNS) & (set(frame) - text_columns(frame))
-    assert sorted(pd.read_csv(out / "jobs.csv", dtype={"slots": str})["job"]) == [7.0, 1000.0]  # the old recipe
+    assert sorted(pd.read_csv(out / "jobs.csv", dtype={"slots": str})["job"]) == [7.0, 1000.0]  # slots alone: no
     plain = pd.read_csv(out / "jobs.csv")  # slots of one slot each come back as NumPy integers: still read back
     assert [parse_slot_ranges(s) for s in plain["slots"]] == [a["slots"] for a in plan.assignments]
 
 
 # ------------------------------------------------------------------------------------------- the slots text
 def test_slot_ranges_read_back_from_numbers_and_say_what_is_wrong_with_bad_text() -> None:
-    """Was: a NumPy integer (a read_csv column of single slots) raised AttributeError ('numpy.int64' object has
-    no attribute 'strip'); '3-1' read as no slots; '-3' and '3,,4' raised a bare "invalid literal for int()"."""
+    """A NumPy integer (a read_csv column of single slots) reads back as its slot; descending runs ('3-1'), a
+    negative slot, an empty part ('3,,4') and slots out of order are errors that say what is wrong with them."""
     assert [parse_slot_ranges(v) for v in (np.int64(7), np.int32(0), 7, 7.0, np.float64(12.0))] == [
         [7],
         [0],
@@ -246,8 +245,8 @@ def test_slot_ranges_read_back_from_numbers_and_say_what_is_wrong_with_bad_text(
 
 def test_the_tables_are_written_when_the_reader_of_the_plan_leaves_early(tiny: Path, tmp_path: Path) -> None:
     """`planner fleet FILE --csv DIR | head -1`: the plan is printed before the tables are written, and the broken
-    pipe of a reader that left after one line ended the command (exit 0, as for any `| head`) before it wrote
-    them -- the tables asked for were silently missing (session 10, found after review 10's fix)."""
+    pipe of a reader that leaves after one line ends the command (exit 0, as for any `| head`) only after it has
+    written them: the tables asked for are never silently missing."""
     out = tmp_path / "tables"
     proc = subprocess.Popen(
         [sys.executable, "-m", "planner.cli", "fleet", str(tiny), "--csv", str(out), "--time-limit", "30"],
@@ -266,9 +265,9 @@ def test_the_tables_are_written_when_the_reader_of_the_plan_leaves_early(tiny: P
 
 def test_a_killed_run_s_temp_files_are_removed_by_the_next_write(tmp_path: Path) -> None:
     """A run killed with SIGKILL between writing its tables and renaming them cannot remove its temp files (its
-    earlier tables stay whole, checked by hand in session 10); the next write into the directory removes those of
+    earlier tables stay whole); the next write into the directory removes those of
     processes that are gone and leaves a live writer's alone."""
-    from planner.cli.plan import write_fleet_csv
+    from planner.cli.fleet import write_fleet_csv
     from tests.api.test_fleet_summary_and_frames import a_fleet_plan
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -282,3 +281,39 @@ def test_a_killed_run_s_temp_files_are_removed_by_the_next_write(tmp_path: Path)
     write_fleet_csv(a_fleet_plan(), out)
     assert not any(f.exists() for f in stale) and live.exists()
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(TABLES)
+
+
+def test_a_solved_fleets_assignment_table_round_trips_through_the_csv_writer(toy: Catalog, tmp_path: Path) -> None:
+    """fleet() on the toy world, written by the command line's CSV writer (write_fleet_csv) and read back with the
+    recipe its docstring gives: jobs.csv is the plan's assignment frame, cell for cell -- the ids '007' and '1e3' as
+    text, a job's slots as runs ('1-2') that parse back into the plan's list. The plan's status is a PlanStatus,
+    the same type as a single-job plan's, and the plan reads back from its JSON equal."""
+    from planner.cli.fleet import write_fleet_csv
+    from planner.fleet import FleetPlan, FleetRequest, fleet
+    from planner.solver import PlanStatus
+
+    # 6 h slots on one toy node: 1.5e6 samples take 8.75 h (two slots), 1e6 samples 5.83 h (one slot)
+    req = FleetRequest.model_validate(
+        {
+            "slots": 3,
+            "slot_hours": 6.0,
+            "site": "clean",
+            "power_caps": [1.0],
+            "node_counts": [1],
+            "servers": ["toy-a"],
+            "jobs": [
+                {"id": "007", "model": "toy-model", "samples": 1.5e6, "due_slot": 2},
+                {"id": "1e3", "model": "toy-model", "due_slot": 2},
+            ],
+        }
+    )
+    plan = fleet(req, toy)
+    assert plan.status is PlanStatus.OPTIMAL and plan.status.has_plan
+    assert FleetPlan.model_validate_json(plan.model_dump_json()) == plan
+    write_fleet_csv(plan, tmp_path)
+    back = pd.read_csv(tmp_path / "jobs.csv", **RECIPE)
+    frame = plan.assignment_frame()
+    pd.testing.assert_frame_equal(back, frame, check_dtype=False)
+    assert sorted(back["job"]) == ["007", "1e3"] and any("-" in text for text in back["slots"])  # a run: '0-1'
+    assert [parse_slot_ranges(s) for s in back["slots"]] == [a["slots"] for a in plan.assignments]
+    assert sorted(len(a["slots"]) for a in plan.assignments) == [1, 2]

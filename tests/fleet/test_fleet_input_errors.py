@@ -1,11 +1,11 @@
-"""QA walk of `planner fleet` on examples/portfolio.yaml changed in plausible wrong ways (session 9).
+"""`planner fleet` on examples/portfolio.yaml changed in plausible wrong ways.
 
 * A job whose window is backwards, or whose model is unknown, is bad input (exit 2) naming the job by its id
-  (was 'jobs.1: Value error, ...' and the unknown id alone, the job to be searched for).
+  (not 'jobs.1: Value error, ...', nor the unknown id alone, the job to be searched for).
 * A job's work it cannot take (two of samples/tokens/epochs, tokens for a vision model) names the job, in
-  ``fleet()`` and before the CLI's progress line (session 10).
+  ``fleet()`` and before the CLI's progress line.
 * Owned servers past the end of their service are never silently retired: the plan says so and how to keep them
-  (was: 'Keeps 0 of 64 owned ..., retires 64' and nothing on why).
+  (not 'Keeps 0 of 64 owned ..., retires 64' and nothing on why).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def test_the_cli_exits_2_naming_the_job_without_planning(tmp_path: Path) -> None
 def test_work_a_job_cannot_take_names_the_job_in_the_api_and_the_cli(
     changes: dict[str, Any], expect: str, tmp_path: Path
 ) -> None:
-    """Session 10: work_from's message ('give only one of samples, tokens or epochs') came from the mode stage,
-    after the CLI's progress line and with no job named; fleet() and the CLI now check every job first."""
+    """fleet() and the CLI check every job's work first (check_fleet_ids): work_from's message ('give only one of
+    samples, tokens or epochs') names the job and comes before the CLI's progress line, not from the mode stage."""
     from planner.fleet import fleet
 
     spec = with_job(1, **changes)
@@ -123,8 +123,9 @@ def test_owned_servers_out_of_service_are_said(shipped: Catalog, age: float, lif
 
 
 def test_a_batch_file_given_to_fleet_and_a_fleet_file_given_to_batch_say_which_command_reads_them() -> None:
-    """Was: `planner fleet examples/mixed.yaml` -> 'jobs: Field required / slots: Field required / base: Extra inputs
-    are not permitted ...'; `planner batch examples/portfolio.yaml` -> 'unknown top-level keys [...]' only."""
+    """`planner fleet examples/mixed.yaml` says it is a batch scenario file for `planner batch` (not 'jobs: Field
+    required / slots: Field required / ...'), and `planner batch examples/portfolio.yaml` says it is a fleet request
+    for `planner fleet` (not only 'unknown top-level keys [...]')."""
     from planner.batch import expand
 
     mixed = (PORTFOLIO.parent / "mixed.yaml").read_bytes()

@@ -1,11 +1,13 @@
 """The full fleet MIP's HiGHS in a child process (planner/solver/highs.py, ``solve_model(..., isolate=True)``): the same
 answer as in this process; a HiGHS that never answers is killed at the time limit (a real process, SIGKILL), one
 that dies is reported as such, and ``fleet()`` then returns its best start plan -- re-checked like every plan --
-within the call's limit (planner/fleet/fleet.py (viii): HiGHS's root phase on the 50-job MIP ignored the interrupt).
+within the call's limit (HiGHS's root phase on a large fleet MIP does not always answer its interrupt:
+docs/fleet-bound.md, "The time limit").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -18,8 +20,8 @@ import pyomo.environ as pyo
 import pytest
 
 from planner.data import Catalog
-from planner.fleet import evaluate_fleet, fleet
-from planner.fleet import fleet as fleet_mod
+from planner.fleet import DEFAULT_TUNING, evaluate_fleet, fleet, job_modes, pools_of
+from planner.fleet import run as run_mod
 from planner.solver import ISOLATE_GRACE_S, SolverOptions, SolverStatus, solve_model
 from tests.fleet.test_fleet import freq, side_by_side_start
 
@@ -53,7 +55,8 @@ def _dies(problem: Any, options: Any, deadline: float, conn: Any) -> None:
 def test_an_isolated_solve_answers_as_the_solve_in_this_process(toy: Catalog) -> None:
     # the squeeze tests' model (two jobs side by side on 2 + 2 toy-a, a start): the child is handed the same arrays
     # and the same start, so HiGHS finds the same optimum, read back into the same values
-    _req, m = side_by_side_start(toy)
+    _req, mip, _state = side_by_side_start(toy)
+    m = mip.model
     opts = SolverOptions(time_limit_s=30.0, mip_rel_gap=1e-9)
     here = solve_model(m, opts)
     there = solve_model(m, opts, isolate=True)
@@ -81,7 +84,7 @@ class _Children:
 def test_an_isolated_solve_that_never_answers_is_killed_at_its_time_limit(toy: Catalog) -> None:
     # the child ignores SIGTERM and would sleep 600 s: it is SIGKILLed at the limit + ISOLATE_GRACE_S and reaped,
     # and the report says there is no solution and why
-    _req, m = side_by_side_start(toy)
+    m = side_by_side_start(toy)[1].model
     children = _Children()
     t = time.perf_counter()
     with mock.patch.object(subprocess, "Popen", children):
@@ -97,8 +100,8 @@ def test_an_isolated_solve_that_never_answers_is_killed_at_its_time_limit(toy: C
 def test_an_isolated_solve_that_answered_but_exits_late_keeps_its_answer(toy: Catalog) -> None:
     # the child answers (the toy MIP is solved at once) and then lingers past the limit + grace: it is killed, but
     # its whole answer was on the pipe, and that answer is the result -- not 'killed at the time limit: HiGHS did
-    # not stop' (review 9: a 0.8-1.4 s interpreter teardown on a loaded machine threw answers away)
-    _req, m = side_by_side_start(toy)
+    # not stop' (an interpreter's teardown on a loaded machine takes 0.8-1.4 s)
+    m = side_by_side_start(toy)[1].model
     opts = SolverOptions(time_limit_s=2.0, mip_rel_gap=1e-9)
     here = solve_model(m, opts)
     t = time.perf_counter()
@@ -109,7 +112,7 @@ def test_an_isolated_solve_that_answered_but_exits_late_keeps_its_answer(toy: Ca
 
 
 def test_an_isolated_solve_whose_process_dies_says_so(toy: Catalog) -> None:
-    _req, m = side_by_side_start(toy)
+    m = side_by_side_start(toy)[1].model
     out = solve_model(m, SolverOptions(time_limit_s=60.0), isolate=True, child=_dies)
     assert out.unanswered and out.report.status == SolverStatus.NO_SOLUTION
     assert out.report.highs_status == "the HiGHS process ended without an answer (exit code 3)"
@@ -128,7 +131,7 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
     limit = 4.0
     req = freq(slots=4, slot_hours=6.0, servers=["toy-a"], node_counts=[1, 2], jobs=jobs)
     req = req.model_copy(update={"solver": req.solver.model_copy(update={"time_limit_s": limit})})
-    real = fleet_mod.solve_model
+    real = run_mod.solve_model
     starts: list[float] = []
 
     def never(m: Any, options: Any, **kw: Any) -> Any:
@@ -138,14 +141,10 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
         return real(m, options, **kw)
 
     children = _Children()
-    with (
-        mock.patch.object(fleet_mod, "RESTRICTED_START_MODES", 0),
-        mock.patch.object(fleet_mod, "ISOLATE_MODES", 0),
-        mock.patch.object(fleet_mod, "solve_model", never),
-        mock.patch.object(subprocess, "Popen", children),
-    ):
+    tuning = dataclasses.replace(DEFAULT_TUNING, restricted_start_modes=0, isolate_modes=0)
+    with mock.patch.object(run_mod, "solve_model", never), mock.patch.object(subprocess, "Popen", children):
         t = time.perf_counter()
-        plan = fleet(req, toy, explain=False)
+        plan = fleet(req, toy, explain=False, tuning=tuning)
         took = time.perf_counter() - t
     assert len(starts) == 1
     assert plan.status == "time_limit" and plan.solver is not None
@@ -155,8 +154,8 @@ def test_fleet_returns_its_best_start_within_the_limit_when_highs_never_answers(
     assert took < limit + 6.0  # the call's limit holds (the child would have slept 600 s)
     assert len(children.procs) == 1 and children.procs[0].returncode == -signal.SIGKILL
     # the plan as returned is within every rule
-    pools = fleet_mod.pools_of(toy, req)
-    modes = fleet_mod.job_modes(toy, req, pools=pools)
+    pools = pools_of(toy, req)
+    modes = job_modes(toy, req, pools=pools)
     rows = {}
     for a in plan.assignments:
         hit = modes[

@@ -1,4 +1,4 @@
-"""pack_start (planner/fleet/fleet.py): every job on one bought cluster of as few nodes as it packs them into.
+"""pack_start (planner/fleet/starts/pack.py): every job on one bought cluster of as few nodes as it packs them into.
 
 Its plans must be plans of the full MIP (every row, every exact rule of evaluate_fleet, priced alike) and never
 below the optimum found by brute force; on a hand-made instance it finds the optimum the stacked start misses.
@@ -21,8 +21,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.data import Catalog
-from planner.fleet import evaluate_fleet, fleet, job_modes, pools_of
-from planner.fleet import fleet as fleet_mod
+from planner.fleet import FleetMIP, build_fleet_model, evaluate_fleet, fleet, job_modes, pools_of
+from planner.fleet.starts import (
+    StartPlan,
+    StartState,
+    cluster_fits,
+    current_plan,
+    pack_cluster,
+    pack_options,
+    pack_size_bound,
+    pack_start,
+    plan_value,
+    set_plan_start,
+    smallest_packing,
+    squeeze_start,
+)
+from planner.fleet.starts import pack as pack_mod
+from planner.fleet.starts import squeeze as squeeze_mod
 from tests.conftest import toy_catalog
 from tests.fleet.test_fleet import (
     _enumerate,
@@ -35,12 +50,12 @@ from tests.fleet.test_fleet import (
 )
 
 
-def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str, float]) -> float:
+def _check_installed(mip: FleetMIP, cat: Catalog, req: Any, out: dict[str, float]) -> float:
     """The plan pack_start installed: within every MIP row and evaluate_fleet's rules, priced as reported."""
-    plan = fleet_mod.current_plan(m)
+    plan = current_plan(mip)
     assert plan is not None
-    assert _row_violations(m) == []
-    ix = m.ix
+    assert _row_violations(mip.model) == []
+    ix = mip.index
     rows = {j: ix.modes.loc[k] for j, (k, _s) in plan.chosen.items()}
     slots = {j: s for j, (_k, s) in plan.chosen.items()}
     kept = plan.kept if plan.kept is not None else [e.count for e in ix.pools.owned]
@@ -51,39 +66,40 @@ def _check_installed(m: pyo.ConcreteModel, cat: Catalog, req: Any, out: dict[str
     return float(ev["value"])
 
 
-def _pack_and_check(m: Any, cat: Catalog, req: Any) -> float | None:
-    """pack_start on the model, counted in PACKED; the installed plan checked (``_check_installed``) and its value,
+def _pack_and_check(mip: FleetMIP, cat: Catalog, req: Any, state: StartState) -> float | None:
+    """pack_start on the MIP, counted in PACKED; the installed plan checked (``_check_installed``) and its value,
     or None when packing left the start alone."""
-    out = fleet_mod.pack_start(m, cat, req, 10.0)
+    out = pack_start(mip, cat, req, state, 10.0)
     PACKED["runs"] += 1
     if "pack_objective" not in out:
         return None
     PACKED["installed"] += 1
-    return _check_installed(m, cat, req, out)
+    return _check_installed(mip, cat, req, out)
 
 
-def _two_jobs_on_toy_a(toy: Catalog) -> tuple[Any, Any, dict[str, int], str]:
-    """(request, model, each job's one-node mode, toy-a's fabric) of two 5.83 h jobs free in slots 0 and 1."""
+def _two_jobs_on_toy_a(toy: Catalog) -> tuple[Any, FleetMIP, dict[str, int], str]:
+    """(request, MIP, each job's one-node mode, toy-a's fabric) of two 5.83 h jobs free in slots 0 and 1."""
     req = freq(slots=2, servers=["toy-a"], jobs=[{"id": j, "model": "toy-model", "due_slot": 1} for j in ("a", "b")])
     pools = pools_of(toy, req)
     modes = job_modes(toy, req, pools=pools)
-    m = fleet_mod.build_fleet_model(toy, req, modes, pools)
-    one = {j: next(k for k in m.ix.by_job[j] if m.ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
-    return req, m, one, pools.buy["toy-a"][0]
+    mip = build_fleet_model(toy, req, modes, pools)
+    ix = mip.index
+    one = {j: next(k for k in ix.by_job[j] if ix.modes.at[k, "nodes"] == 1) for j in ("a", "b")}
+    return req, mip, one, pools.buy["toy-a"][0]
 
 
 def test_pack_runs_two_jobs_one_after_another_on_one_node(toy: Catalog) -> None:
     # two 5.83 h jobs on one toy-a node, both free in slots 0 and 1: a start that stacks both in slot 0 buys 2
     # nodes (20,000 USD); packing finds that one node holds both (the fluid bound: 2 node-slots / 2 slots = 1)
-    req, m, one, fab = _two_jobs_on_toy_a(toy)
-    start = fleet_mod.StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
-    fleet_mod.set_plan_start(m, toy, req, start)
-    m.start_feasible = True
-    before = pyo.value(m.objective)
-    out = fleet_mod.pack_start(m, toy, req, 10.0)
+    req, mip, one, fab = _two_jobs_on_toy_a(toy)
+    start = StartPlan({j: (k, [0]) for j, k in one.items()}, {("toy-a", fab): 2})
+    state = StartState()
+    set_plan_start(mip, toy, req, start, state, feasible=True)
+    before = pyo.value(mip.model.objective)
+    out = pack_start(mip, toy, req, state, 10.0)
     assert out["pack_nodes"] == 1 and out["pack_objective"] < before
-    value = _check_installed(m, toy, req, out)
-    plan = fleet_mod.current_plan(m)
+    value = _check_installed(mip, toy, req, out)
+    plan = current_plan(mip)
     assert plan is not None and sorted(s for _k, s in plan.chosen.values()) == [[0], [1]]
     best = fleet(req, toy).objective_value
     assert best is not None and value == pytest.approx(best, abs=1e-4)
@@ -91,15 +107,13 @@ def test_pack_runs_two_jobs_one_after_another_on_one_node(toy: Catalog) -> None:
 
 def test_pack_keeps_a_cheaper_start(toy: Catalog) -> None:
     # the start is already the one-node optimum: packing finds nothing cheaper and leaves it alone
-    req, m, one, fab = _two_jobs_on_toy_a(toy)
-    start = fleet_mod.StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
-    fleet_mod.set_plan_start(m, toy, req, start)
-    m.start_feasible = True
-    out = fleet_mod.pack_start(m, toy, req, 10.0)
+    req, mip, one, fab = _two_jobs_on_toy_a(toy)
+    start = StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
+    state = StartState()
+    set_plan_start(mip, toy, req, start, state, feasible=True)
+    out = pack_start(mip, toy, req, state, 10.0)
     assert "pack_objective" not in out
-    assert fleet_mod.current_plan(m) == fleet_mod.StartPlan(
-        {"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1}, []
-    )
+    assert current_plan(mip) == StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1}, [])
 
 
 PACKED = {"runs": 0, "installed": 0}
@@ -116,8 +130,8 @@ def test_pack_plans_are_plans_never_below_the_brute_force_optimum(data: Any) -> 
     modes = job_modes(cat, req, pools=pools)
     if not len(modes) or any(not (modes["job"] == j.id).any() for j in req.jobs):
         return
-    m = fleet_mod.build_fleet_model(cat, req, modes, pools)
-    value = _pack_and_check(m, cat, req)
+    mip = build_fleet_model(cat, req, modes, pools)
+    value = _pack_and_check(mip, cat, req, StartState())
     if value is None:
         return
     brute = _enumerate(cat, req)
@@ -134,8 +148,8 @@ def test_pack_from_a_stacked_start_is_a_plan_never_below_the_optimum(data: Any) 
     req = freq(slots=slots, node_counts=[1, 2, 3], objective=objective, jobs=jobs)
     pools = pools_of(cat, req)
     modes = job_modes(cat, req, pools=pools)
-    m = fleet_mod.build_fleet_model(cat, req, modes, pools)
-    ix = m.ix
+    mip = build_fleet_model(cat, req, modes, pools)
+    ix = mip.index
     fab = pools.buy["toy-a"][0]
     chosen: dict[str, tuple[int, list[int]]] = {}
     usage = np.zeros(slots)
@@ -146,9 +160,9 @@ def test_pack_from_a_stacked_start_is_a_plan_never_below_the_optimum(data: Any) 
         sl = list(ix.window[j][: int(ix.modes.at[k, "slots_needed"])])
         chosen[j] = (int(k), sl)
         usage[sl] += int(ix.modes.at[k, "nodes"])
-    fleet_mod.set_plan_start(m, cat, req, fleet_mod.StartPlan(chosen, {("toy-a", fab): round(usage.max())}))
-    m.start_feasible = True
-    value = _pack_and_check(m, cat, req)
+    state = StartState()
+    set_plan_start(mip, cat, req, StartPlan(chosen, {("toy-a", fab): round(usage.max())}), state, feasible=True)
+    value = _pack_and_check(mip, cat, req, state)
     if value is None:
         return
     exact = req.solver.model_copy(update={"time_limit_s": 60, "mip_rel_gap": 1e-9})
@@ -167,8 +181,8 @@ def test_pack_installed_plans_in_many_examples() -> None:
 def test_squeeze_gives_its_solve_only_the_time_its_build_left(toy: Catalog) -> None:
     # squeeze_start builds a MIP per step, then solves it: the solve gets what is left of squeeze's limit after
     # that build (it got the time left before the build, so a slow build overran the whole call's limit at 50 jobs)
-    req, m = side_by_side_start(toy)
-    real_build, real_solve = fleet_mod.build_fleet_model, fleet_mod.solve_model
+    req, mip, state = side_by_side_start(toy)
+    real_build, real_solve = squeeze_mod.build_fleet_model, squeeze_mod.solve_model
     limits: list[float] = []
 
     def slow_build(*a: Any, **kw: Any) -> Any:
@@ -181,37 +195,37 @@ def test_squeeze_gives_its_solve_only_the_time_its_build_left(toy: Catalog) -> N
 
     opts = req.solver.model_copy(update={"time_limit_s": 2.0})
     with (
-        mock.patch.object(fleet_mod, "build_fleet_model", slow_build),
-        mock.patch.object(fleet_mod, "solve_model", solve),
+        mock.patch.object(squeeze_mod, "build_fleet_model", slow_build),
+        mock.patch.object(squeeze_mod, "solve_model", solve),
     ):
-        fleet_mod.squeeze_start(m, toy, req, opts, None)
+        squeeze_start(mip, toy, req, state, opts)
     assert limits and limits[0] <= 2.0 - 0.6
 
 
 def test_pack_runs_a_penalised_job_before_one_that_can_wait(toy: Catalog) -> None:
     # one toy-a node, 4 slots: job b is due in slot 0 at 1,000 USD a slot late, job a may run until slot 3. The repair
     # search may leave a in slot 0 and b in slot 1 (1,000 USD late); laid out earliest due first, b runs in slot 0
-    # and a after it, as the optimum does (found in review: the packed start paid 1,012.50 against 12.50)
+    # and a after it, as the optimum does (12.50 USD, not 1,012.50)
     jobs = [
         {"id": "a", "model": "toy-model", "due_slot": 3},
         {"id": "b", "model": "toy-model", "due_slot": 0, "penalty_usd_per_slot": 1000.0},
     ]
     req = freq(slots=4, servers=["toy-a"], jobs=jobs, node_counts=[1])
     pools = pools_of(toy, req)
-    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
-    out = fleet_mod.pack_start(m, toy, req, 10.0)
-    plan = fleet_mod.current_plan(m)
+    mip = build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    out = pack_start(mip, toy, req, StartState(), 10.0)
+    plan = current_plan(mip)
     assert plan is not None and plan.chosen["b"][1] == [0] and plan.chosen["a"][1] != [0]
     best = fleet(req, toy).objective_value
     assert best is not None and out["pack_objective"] == pytest.approx(best, rel=1e-6)
 
 
 def test_evaluate_fleet_refuses_a_plan_outside_a_window_short_of_slots_or_over_max_nodes(toy: Catalog) -> None:
-    # the re-check every plan passes (found in review: it trusted the heuristics for these rows): the same valid
-    # one-node plan, then each rule broken once -- a slot outside the job's window (due slot 1 of 2; no penalty),
-    # fewer slots than its mode needs, a job without a mode, more nodes bought than max_nodes
-    req, m, one, fab = _two_jobs_on_toy_a(toy)
-    ix = m.ix
+    # the re-check every plan passes, the heuristics' plans too: the same valid one-node plan, then each rule broken
+    # once -- a slot outside the job's window (due slot 1 of 2; no penalty), fewer slots than its mode needs, a job
+    # without a mode, more nodes bought than max_nodes
+    req, mip, one, fab = _two_jobs_on_toy_a(toy)
+    ix = mip.index
     rows = {j: ix.modes.loc[k] for j, k in one.items()}
     assert all(int(r["slots_needed"]) == 1 for r in rows.values())
     kept: list[int] = []
@@ -227,30 +241,34 @@ def test_evaluate_fleet_refuses_a_plan_outside_a_window_short_of_slots_or_over_m
 
 
 def test_pack_sizes_200_one_slot_jobs_due_in_slot_1_from_their_window_bound(toy: Catalog) -> None:
-    # found in review (finding 2): 200 toy-model jobs of one node-slot each (T(1) = 5.83 h < 6 h), all in slots 0..1
-    # of 52, need 200 node-slots in 2 slots: 100 nodes, and 100 nodes hold them (100 in slot 0, 100 in slot 1). The
-    # windowless fluid bound is ceil(200 / 52) = 4, and climbing from it one node at a time took 11.8 s and found
-    # no plan within 2 s; the bound over the window [0, 1] is 100, so each option is packed once, at 100 nodes
+    # 200 toy-model jobs of one node-slot each (T(1) = 5.83 h < 6 h), all in slots 0..1 of 52, need 200 node-slots in
+    # 2 slots: 100 nodes, and 100 nodes hold them (100 in slot 0, 100 in slot 1). The windowless fluid bound is
+    # ceil(200 / 52) = 4, far below; the bound over the window [0, 1] is 100, so each option is packed once, at 100
+    # nodes, within 2 s
     jobs = [{"id": f"j{i}", "model": "toy-model", "due_slot": 1} for i in range(200)]
     req = freq(slots=52, slot_hours=6.0, servers=["toy-a"], jobs=jobs, node_counts=[1, 2], max_nodes=4096)
     pools = pools_of(toy, req)
-    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
-    real = fleet_mod._pack_cluster
+    mip = build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    real = pack_mod.pack_cluster
     sizes: list[int] = []
 
-    def counted(*a: Any) -> Any:
+    def counted(*a: Any, **kw: Any) -> Any:
         sizes.append(a[5])  # cap
-        return real(*a)
+        return real(*a, **kw)
 
-    with mock.patch.object(fleet_mod, "_pack_cluster", counted):
-        out = fleet_mod.pack_start(m, toy, req, 2.0)
+    state = StartState()
+    with mock.patch.object(pack_mod, "pack_cluster", counted):
+        out = pack_start(mip, toy, req, state, 2.0)
     assert out["pack_nodes"] == 100 and sizes and set(sizes) == {100}
-    _check_installed(m, toy, req, out)
+    _check_installed(mip, toy, req, out)
     # packed at its window bound, the size is proved the fewest (pack_size_bound); the proof's value bound is the
     # cluster at 100 nodes plus each job's least energy, never above the plan's value
-    proof = m.pack_proof
+    proof = state.pack_proof
+    assert proof is not None
     assert out["pack_min_proved"] == 1.0 and proof.nodes == 100 and proof.server == "toy-a"
-    value = fleet_mod._plan_value(toy, req, m.ix, fleet_mod.current_plan(m))
+    plan = current_plan(mip)
+    assert plan is not None
+    value = plan_value(toy, req, mip.index, plan)
     assert value is not None and proof.bound <= value + 1e-6
 
 
@@ -263,12 +281,12 @@ def test_smallest_packing_gallops_up_then_bisects() -> None:
         tried.append(n)
         return f"packing at {n}" if n >= 77 else None
 
-    assert fleet_mod.smallest_packing(packs, 4, 4096, lambda: True) == (77, "packing at 77")
+    assert smallest_packing(packs, 4, 4096, lambda: True) == (77, "packing at 77")
     assert tried == [4, 5, 7, 11, 19, 35, 67, 131, 99, 83, 75, 79, 77, 76]
-    assert fleet_mod.smallest_packing(packs, 4, 76, lambda: True) is None  # no size up to hi packs
-    assert fleet_mod.smallest_packing(packs, 4, 100, lambda: True) == (77, "packing at 77")  # hi tried last
-    assert fleet_mod.smallest_packing(packs, 80, 100, lambda: True) == (80, "packing at 80")
-    assert fleet_mod.smallest_packing(packs, 4, 4096, lambda: False) is None  # out of time before any size
+    assert smallest_packing(packs, 4, 76, lambda: True) is None  # no size up to hi packs
+    assert smallest_packing(packs, 4, 100, lambda: True) == (77, "packing at 77")  # hi tried last
+    assert smallest_packing(packs, 80, 100, lambda: True) == (80, "packing at 80")
+    assert smallest_packing(packs, 4, 4096, lambda: False) is None  # out of time before any size
 
 
 def _packs_at(cap: int, choices: list[list[tuple[int, int, list[int]]]], slots: int) -> bool:
@@ -303,7 +321,7 @@ def test_pack_size_bound_is_never_above_the_smallest_cluster_by_brute_force(data
     cat = toy_catalog()
     slots, jobs, objective = draw_toy_jobs(data)
     # identical jobs lift the bound above one or two nodes; at most 8 jobs in all, as the search below is exponential
-    # (15 jobs took up to 17.7 s on a few draws of 300: review 9)
+    # (15 jobs take up to 18 s on some draws)
     copies = data.draw(st.integers(1, max(1, min(3, 8 // len(jobs)))))
     jobs = [{**j, "id": f"{j['id']}-{c}"} for j in jobs for c in range(copies)]
     req = freq(slots=slots, node_counts=[1, 2, 3], objective=objective, jobs=jobs, servers=["toy-a"])
@@ -311,7 +329,7 @@ def test_pack_size_bound_is_never_above_the_smallest_cluster_by_brute_force(data
     modes = job_modes(cat, req, pools=pools)
     if any(not (modes["job"] == j["id"]).any() for j in jobs):
         return
-    ix = fleet_mod.build_fleet_model(cat, req, modes, pools).ix
+    ix = build_fleet_model(cat, req, modes, pools).index
     fab = pools.buy["toy-a"][0]
     window = {j: np.asarray(ts, dtype=np.int64) for j, ts in ix.window.items()}
     cands = {
@@ -326,7 +344,7 @@ def test_pack_size_bound_is_never_above_the_smallest_cluster_by_brute_force(data
     }
     area = {j: min(n * d for n, d in pairs) for j, pairs in nd.items()}
     fewest = max(min(n for n, _d in pairs) for pairs in nd.values())
-    lb = fleet_mod.pack_size_bound(area, fewest, window)
+    lb = pack_size_bound(area, fewest, window)
     assert lb >= max(fewest, math.ceil(sum(area.values()) / slots))
     choices = [[(n, d, [int(t) for t in window[j]]) for n, d in nd[j]] for j in sorted(nd)]
     assert not _packs_at(lb - 1, choices, slots)
@@ -336,33 +354,33 @@ def test_pack_searches_no_option_whose_bound_is_not_below_the_plan_in_hand(toy: 
     # the start is already the one-node optimum (a in slot 0, b in slot 1). Any plan that runs both jobs on one toy-a
     # cluster has at least one node and each job's least energy: that bound (pack_options) equals the start's value,
     # so no option is searched at all, and the start stays
-    req, m, one, fab = _two_jobs_on_toy_a(toy)
-    start = fleet_mod.StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
-    fleet_mod.set_plan_start(m, toy, req, start)
-    m.start_feasible = True
-    value = fleet_mod._plan_value(toy, req, m.ix, start)
-    options = fleet_mod.pack_options(m, toy, req)
+    req, mip, one, fab = _two_jobs_on_toy_a(toy)
+    start = StartPlan({"a": (one["a"], [0]), "b": (one["b"], [1])}, {("toy-a", fab): 1})
+    state = StartState()
+    set_plan_start(mip, toy, req, start, state, feasible=True)
+    value = plan_value(toy, req, mip.index, start)
+    options = pack_options(mip, toy, req)
     assert options and all(o.size_bound == 1 for o in options)
     assert value is not None and min(o.bound for o in options) == pytest.approx(value, rel=1e-9)
     calls: list[int] = []
-    real = fleet_mod._pack_cluster
+    real = pack_mod.pack_cluster
 
     def counted(*a: Any, **kw: Any) -> Any:
         calls.append(a[5])
         return real(*a, **kw)
 
-    with mock.patch.object(fleet_mod, "_pack_cluster", counted):
-        out = fleet_mod.pack_start(m, toy, req, 10.0)
+    with mock.patch.object(pack_mod, "pack_cluster", counted):
+        out = pack_start(mip, toy, req, state, 10.0)
     assert calls == [] and "pack_objective" not in out
 
 
 def test_pack_start_with_no_time_left_bounds_and_packs_nothing(toy: Catalog) -> None:
-    # review 10: the options' bounds (0.3 s at 50 jobs) were computed before pack_start's deadline began, so a
-    # limit of 0.01 s took 0.30 s. Past its deadline pack_options bounds no option, and no time means no search
-    req, m, _one, _fab = _two_jobs_on_toy_a(toy)
-    assert fleet_mod.pack_options(m, toy, req, deadline=0.0) == []
-    assert len(fleet_mod.pack_options(m, toy, req)) >= 1
-    assert fleet_mod.pack_start(m, toy, req, 0.0) == {"pack_s": 0.0}
+    # bounding the options takes time too (0.3 s for 126 options at 50 jobs): it comes out of pack_start's limit.
+    # Past its deadline pack_options bounds no option, and no time means no search
+    req, mip, _one, _fab = _two_jobs_on_toy_a(toy)
+    assert pack_options(mip, toy, req, deadline=0.0) == []
+    assert len(pack_options(mip, toy, req)) >= 1
+    assert pack_start(mip, toy, req, StartState(), 0.0) == {"pack_s": 0.0}
 
 
 def _one_node_jobs() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, np.ndarray]]:
@@ -377,17 +395,16 @@ def test_pack_cluster_repairs_a_first_placement_and_gives_up_at_its_deadline() -
     # the repair moves a to slot 1. With its deadline already passed, the search stops at its first repair move
     cands, nodes, d, window = _one_node_jobs()
     rng = np.random.default_rng(0)
-    found = fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng)
+    found = pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng)
     assert found == {"a": (0, [1]), "b": (1, [0])}
-    assert fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng, deadline=0.0) is None
+    assert pack_cluster(cands, nodes, d, window, 2, 1, ["a", "b"], 400, rng, deadline=0.0) is None
     # no repair is needed in the other order: the deadline does not matter
-    assert fleet_mod._pack_cluster(cands, nodes, d, window, 2, 1, ["b", "a"], 400, rng, deadline=0.0) == found
+    assert pack_cluster(cands, nodes, d, window, 2, 1, ["b", "a"], 400, rng, deadline=0.0) == found
 
 
 def test_a_packing_one_repair_search_may_miss_is_found_within_eight() -> None:
-    # review 10's instance: five jobs on 4 slots; brute force packs them on 6 nodes, not on 5. One search of 2,000
-    # moves misses at 6 for 49 of 300 seeds (measured); eight fresh searches found it for every one of them -- here
-    # the first 40 seeds
+    # five jobs on 4 slots; brute force packs them on 6 nodes, not on 5. One search of 2,000 moves misses at 6 for 49
+    # of 300 seeds (measured); eight fresh searches find it for every one of them -- here the first 40 seeds
     spec = {
         "j0": [(4, 2), (2, 3)],
         "j1": [(4, 1), (4, 1)],
@@ -409,9 +426,7 @@ def test_a_packing_one_repair_search_may_miss_is_found_within_eight() -> None:
     n_arr, d_arr = np.asarray(nodes), np.asarray(d)
     for seed in range(40):
         assert any(
-            fleet_mod._pack_cluster(
-                cands, n_arr, d_arr, window, 4, 6, sorted(cands), 2000, np.random.default_rng([seed, retry])
-            )
+            pack_cluster(cands, n_arr, d_arr, window, 4, 6, sorted(cands), 2000, np.random.default_rng([seed, retry]))
             is not None
             for retry in range(8)
         )
@@ -462,9 +477,9 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
     # 2-6 jobs, each with 1-3 modes (nodes 1-4, slots 1-3) and a window of consecutive slots in 4: every packing the
     # repair search returns is a packing (one of the job's modes, that many distinct slots of its window, no slot over
     # the size), and at the smallest size that packs (depth-first over every mode and slot subset) it finds one
-    # within 8 fresh searches: the search is randomised and one search alone misses on some instances (review 10:
-    # 38 of 200 seeds on one 5-job instance, about 1 in 6,000 random instances), so the test asks 8 -- a miss on
-    # all of them at 19% each is ~2e-6 -- and never accepts a wrong packing
+    # within 8 fresh searches: the search is randomised and one search alone misses on some instances (38 of 200
+    # seeds on one 5-job instance, about 1 in 6,000 random instances), so the test asks 8 -- a miss on all of them
+    # at 19% each is ~2e-6 -- and never accepts a wrong packing
     slots = 4
     cands, window, nodes, d, n_jobs = _draw_packing(data)
     n_arr, d_arr = np.asarray(nodes), np.asarray(d)
@@ -473,11 +488,11 @@ def test_pack_cluster_packs_at_the_smallest_size_by_brute_force(data: Any) -> No
     order = sorted(cands)
     seed = data.draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
-    assert fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest - 1, order, 2000, rng) is None
+    assert pack_cluster(cands, n_arr, d_arr, window, slots, smallest - 1, order, 2000, rng) is None
     found = None
     for retry in range(8):
         rng = np.random.default_rng([seed, retry])
-        found = fleet_mod._pack_cluster(cands, n_arr, d_arr, window, slots, smallest, order, 2000, rng)
+        found = pack_cluster(cands, n_arr, d_arr, window, slots, smallest, order, 2000, rng)
         if found is not None:
             break
     assert found is not None
@@ -494,7 +509,7 @@ def test_cluster_fits_answers_as_brute_force_does(data: Any) -> None:
     cands, window, nodes, d, _n_jobs = _draw_packing(data)
     choices = [[(nodes[k], d[k], [int(t) for t in window[j]]) for k in cands[j]] for j in sorted(cands)]
     cap = data.draw(st.integers(1, 12))
-    fits, packing = fleet_mod.cluster_fits(cands, np.asarray(nodes), np.asarray(d), window, cap, 30.0)
+    fits, packing = cluster_fits(cands, np.asarray(nodes), np.asarray(d), window, cap, 30.0)
     assert fits is _packs_at(cap, choices, slots)
     if fits:
         assert packing is not None
@@ -509,8 +524,8 @@ def test_cluster_fits_proves_the_hand_derived_smallest_size() -> None:
     cands = {"a": np.asarray([0]), "b": np.asarray([1]), "c": np.asarray([2])}
     nodes, d = np.asarray([1, 1, 3]), np.asarray([1, 1, 1])
     window = {"a": np.asarray([0, 1]), "b": np.asarray([0]), "c": np.asarray([0])}
-    assert fleet_mod.cluster_fits(cands, nodes, d, window, 3, 30.0) == (False, None)
-    fits, packing = fleet_mod.cluster_fits(cands, nodes, d, window, 4, 30.0)
+    assert cluster_fits(cands, nodes, d, window, 3, 30.0) == (False, None)
+    fits, packing = cluster_fits(cands, nodes, d, window, 4, 30.0)
     assert fits is True and packing == {"a": (0, [1]), "b": (1, [0]), "c": (2, [0])}
 
 
@@ -518,37 +533,40 @@ def test_cluster_fits_proves_the_hand_derived_smallest_size() -> None:
 def test_pack_start_proves_its_cluster_the_fewest_when_the_window_bound_is_below_it(
     toy: Catalog, objective: str
 ) -> None:
-    # review 10b: three 2-node one-slot toy jobs due in slot 1 of 2 (node_counts [2]): the window bound is
+    # three 2-node one-slot toy jobs due in slot 1 of 2 (node_counts [2]): the window bound is
     # ceil(6 node-slots / 2 slots) = 3, but two jobs share a slot, so 4 nodes are the fewest. pack_start packs at 4,
     # its repair search fails at 3, HiGHS proves 3 infeasible, and the proof's bound (the cluster at 4 nodes plus
     # each job's least energy) is never above the plan's value, whatever the objective
     jobs = [{"id": f"j{i}", "model": "toy-model", "due_slot": 1} for i in range(3)]
     req = freq(slots=2, slot_hours=6.0, servers=["toy-a"], jobs=jobs, node_counts=[2], objective=objective)
     pools = pools_of(toy, req)
-    m = fleet_mod.build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
+    mip = build_fleet_model(toy, req, job_modes(toy, req, pools=pools), pools)
     asked: list[tuple[int, bool | None]] = []
-    real = fleet_mod.cluster_fits
+    real = pack_mod.cluster_fits
 
     def spy(*a: Any) -> Any:
         got = real(*a)
         asked.append((a[4], got[0]))
         return got
 
-    with mock.patch.object(fleet_mod, "cluster_fits", spy):
-        out = fleet_mod.pack_start(m, toy, req, 10.0)
+    state = StartState()
+    with mock.patch.object(pack_mod, "cluster_fits", spy):
+        out = pack_start(mip, toy, req, state, 10.0)
     assert (3, False) in asked and out["pack_nodes"] == 4 and out["pack_min_proved"] == 1.0
-    proof = m.pack_proof
-    value = fleet_mod._plan_value(toy, req, m.ix, fleet_mod.current_plan(m))
+    proof = state.pack_proof
+    plan = current_plan(mip)
+    assert proof is not None and plan is not None
+    value = plan_value(toy, req, mip.index, plan)
     assert proof.nodes == 4 and value is not None and proof.bound <= value + 1e-9 * abs(value)
 
 
 def test_cluster_fits_decides_after_a_solve_on_more_threads() -> None:
-    # review 10b: HiGHS shares one thread pool per process; with threads=1 set here, a solve after a 2-thread one
-    # (the fleet LP on a machine of 4+ cores) failed and every question came back undecided. In a child process,
-    # so that this test's thread pool does not reach the others
+    # HiGHS shares one thread pool per process; asking for another thread count than an earlier solve's (the fleet
+    # LP on a machine of 4+ cores runs 2) fails the solve, and every question would come back undecided. In a child
+    # process, so that this test's thread pool does not reach the others
     code = (
         "import highspy, numpy as np\n"
-        "from planner.fleet.fleet import cluster_fits\n"
+        "from planner.fleet.starts import cluster_fits\n"
         "h = highspy.Highs(); h.setOptionValue('output_flag', False); h.setOptionValue('threads', 2)\n"
         "h.addVars(2, np.zeros(2), np.ones(2)); h.changeColsCost(2, np.arange(2, dtype=np.int32), np.ones(2))\n"
         "h.addRow(1.0, 2.0, 2, np.arange(2, dtype=np.int32), np.ones(2)); h.run()\n"

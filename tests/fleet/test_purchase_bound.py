@@ -20,8 +20,9 @@ from tests.fleet.test_fleet import _enumerate, _settings, _tiny, freq
 
 
 def _model(cat: Catalog, req: FleetRequest) -> Any:
+    """The fleet MIP's Pyomo model of the request."""
     pools = pools_of(cat, req)
-    return build_fleet_model(cat, req, job_modes(cat, req, pools=pools), pools)
+    return build_fleet_model(cat, req, job_modes(cat, req, pools=pools), pools).model
 
 
 def test_three_one_slot_jobs_in_two_slots_buy_two_nodes_not_one_and_a_half(toy: Catalog) -> None:
@@ -57,7 +58,8 @@ def test_the_purchase_bound_lies_between_the_root_lp_and_the_optimum(data: Any, 
     if any(not len(modes) or not (modes["job"] == j.id).any() for j in req.jobs):
         assert math.isinf(brute)  # a job with no mode: no model to bound (fleet() reports it infeasible)
         return
-    res = purchase_bound(build_fleet_model(cat, req, modes, pools), None, 30.0, leaf_mip_s=30.0 if leaf_mip else 0.0)
+    m = build_fleet_model(cat, req, modes, pools).model
+    res = purchase_bound(m, None, 30.0, leaf_mip_s=30.0 if leaf_mip else 0.0)
     assert res.complete
     if math.isinf(res.root):  # the LP relaxation is infeasible: so is every plan
         assert math.isinf(brute) and math.isinf(res.bound)
@@ -105,10 +107,10 @@ class _Replay:
 
 
 def test_an_infeasible_lp_that_the_dual_simplex_leaves_unknown_is_proved_infeasible() -> None:
-    # Found by hypothesis (test_the_purchase_bound_lies_between_the_root_lp_and_the_optimum): one server type, a
-    # toy-cheap fabric whose switches cost 6.4e-81 USD, two jobs due in the one 6-hour slot, two owned nodes that
-    # retire within it, a 0.33 kW site. The LP is infeasible; the warm-started dual simplex without presolve ended
-    # 'Unknown', so the bound stopped at its root (complete False, root -inf). Now it re-solves with presolve.
+    # A draw of test_the_purchase_bound_lies_between_the_root_lp_and_the_optimum: one server type, a toy-cheap
+    # fabric whose switches cost 6.4e-81 USD, two jobs due in the one 6-hour slot, two owned nodes that retire
+    # within it, a 0.33 kW site. The LP is infeasible; the warm-started dual simplex without presolve ends 'Unknown'
+    # on it, and the bound re-solves with presolve (not stopping at its root with complete False, root -inf).
     draws = [1, 27114.41940360533, 15929.233678469489, "month", 47.4820283362757, 2.00001, 624.1666927690313]
     draws += [6.392772871494956e-81, 241.34920561638233, 3716.4429772847634, 1, 6.0, 2, 0, 1000000.0, 0]
     draws += [87.29458427827647, 0, 2999999.9999999995, 0, None, True, "s0", 1.0826637845194451, 2, "toy-cheap", 1]
@@ -116,6 +118,6 @@ def test_an_infeasible_lp_that_the_dual_simplex_leaves_unknown_is_proved_infeasi
     cat, req = _tiny(_Replay(draws))
     pools = pools_of(cat, req)
     modes = job_modes(cat, req, pools=pools)
-    res = purchase_bound(build_fleet_model(cat, req, modes, pools), None, 30.0, leaf_mip_s=30.0)
+    res = purchase_bound(build_fleet_model(cat, req, modes, pools).model, None, 30.0, leaf_mip_s=30.0)
     assert res.complete and math.isinf(res.root) and math.isinf(res.bound)
     assert math.isinf(_enumerate(cat, req))  # brute force: no plan either

@@ -18,6 +18,7 @@ from planner.data import Catalog, Configuration, Layout
 from planner.errors import PlannerInputError
 from planner.physics import compute, evaluate
 from planner.plan import PlanRequest, solve
+from planner.validation import AT_SCALE_FP4_RUNS, at_scale_configuration, at_scale_table, reference_dir
 
 
 def test_fp4_peak_and_its_fallback_chain(shipped: Catalog) -> None:
@@ -88,13 +89,13 @@ def test_fp4_on_a_gpu_without_it(shipped: Catalog) -> None:
     row = run_scenario({**s, "id": scenario_id(s)}, shipped)
     assert row["status"] == "bad_input" and "give precision: bf16" in row["message"], row
     assert "e.g. gpus: [B200, MI355X]" in row["message"]
-    from planner.present import plan_notes
+    from planner.plan import plan_notes
 
     both = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, precision="fp4", gpus=["H100", "B200"],
                        objective="cost", alternatives=0)  # fmt: skip
     h = shipped.server("dgx-h100").model_copy(update={"price_usd": 20_000.0})  # the H100 plan is the cheapest
     cheap_h100 = shipped.replace(servers={**shipped.servers, "dgx-h100": h})
-    res = solve(both, cheap_h100)  # was: exit 2 ("h100-sxm has no fp4") when the best plan was on the H100
+    res = solve(both, cheap_h100)  # a plan, not exit 2 ("h100-sxm has no fp4"), when the best plan is on the H100
     assert res.plan is not None and res.plan.estimate.gpu == "h100-sxm", res.plan
     assert res.plan.estimate.precision == "fp8"
     assert "h100-sxm has no fp4: this plan computes in fp8" in plan_notes(cheap_h100, both, res.plan)
@@ -120,27 +121,26 @@ def test_fp4_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_nvidias_v5_1_llama31_405b_runs_are_predicted_in_fp4_and_no_other(shipped: Catalog) -> None:
-    """The one rule (validation.AT_SCALE_FP4_RUNS): NVIDIA's own v5.1 Llama 3.1 405B results trained in NVFP4; a
+    """The one rule (planner.validation.AT_SCALE_FP4_RUNS): NVIDIA's own v5.1 Llama 3.1 405B results trained in NVFP4; a
     partner's v5.1 405B run, NVIDIA's v5.1 LoRA and NVIDIA's v5.0 405B are FP8. All are test rows (no fit uses FP4)."""
-    from planner.validation import validation as V
-
-    t = V.at_scale_table(V.reference_dir(None))
+    t = at_scale_table(reference_dir(None))
     seen = set()
     for _, row in t.iterrows():
-        _, config = V.at_scale_configuration(shipped, row)
+        _, config = at_scale_configuration(shipped, row)
         key = (row["round"], row["submitter"], row["benchmark"])
-        if key in V.AT_SCALE_FP4_RUNS:
+        if key in AT_SCALE_FP4_RUNS:
             assert config.precision == "fp4" and row["split"] == "test", key
         elif row["benchmark"] != "resnet" and row["benchmark"] != "bert":
             assert config.precision in ("fp8", None), key
-        seen.add((key in V.AT_SCALE_FP4_RUNS, row["benchmark"], row["round"], row["submitter"] == "NVIDIA"))
+        seen.add((key in AT_SCALE_FP4_RUNS, row["benchmark"], row["round"], row["submitter"] == "NVIDIA"))
     assert (True, "llama31_405b", "v5.1", True) in seen
     assert (False, "llama31_405b", "v5.1", False) in seen and (False, "llama2_70b_lora", "v5.1", True) in seen
 
 
 def test_the_python_api_refuses_a_precision_asked_for_by_name_that_the_gpu_lacks(shipped: Catalog) -> None:
-    """Was: planner.evaluate(Configuration(precision="fp4", server="dgx-h100", ...)) returned an fp8 estimate
-    quietly, where `planner evaluate --precision fp4 --server dgx-h100` exits 2; solve and pareto refuse it too."""
+    """planner.evaluate(Configuration(precision="fp4", server="dgx-h100", ...)) is bad input naming the precision
+    to give, as `planner evaluate --precision fp4 --server dgx-h100` exits 2 -- an fp8 estimate returned quietly
+    would answer another question. A configuration that names no precision takes the workload's."""
     import planner
 
     base = {"model": "llama3-8b", "nodes": 1, "samples": 1e6}
@@ -156,9 +156,9 @@ def test_the_python_api_refuses_a_precision_asked_for_by_name_that_the_gpu_lacks
 
 
 def test_a_fleet_job_may_ask_for_fp4_and_each_assignment_says_what_it_computes_in(shipped: Catalog) -> None:
-    """Was: `precision: fp4` on a fleet job was refused as an unknown field (no way to plan an NVFP4 fleet). Now the
-    job's modes are the model's in that precision; a pool whose GPU lacks it computes in its fallback and the
-    assignment says which; asked for where no allowed server has it: bad input."""
+    """`precision: fp4` on a fleet job plans an NVFP4 fleet: the job's modes are the model's in that precision; a
+    pool whose GPU lacks it computes in its fallback and the assignment says which; asked for where no allowed
+    server has it: bad input."""
     from planner.fleet import fleet
 
     base = {"slots": 4, "slot_hours": 168, "objective": "cost", "purchase": "buy", "max_nodes": 8,

@@ -6,11 +6,13 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from planner.data import PowerCapCurve
+from planner.data import Configuration, Layout, PowerCapCurve
+from planner.data import calibration as calib
 from planner.physics import communication as comm
-from planner.physics import compute, cost, memory, power
+from planner.physics import compute, cost, evaluate, memory, power
 
 
 def test_ring_allreduce_1gb_over_4_at_10gbs() -> None:
@@ -157,9 +159,6 @@ def test_convergence_growth_from_mlperf(shipped) -> None:  # type: ignore[no-unt
 def test_interleaved_pipeline_divides_the_bubble_and_multiplies_p2p(shipped: Any) -> None:
     # Megatron's interleaved 1F1B: with v model chunks per GPU the bubble is (p-1)/(v m) of the busy time and
     # every micro-batch crosses v times as many stage boundaries.
-    from planner.data import Configuration, Layout
-    from planner.physics import evaluate
-
     def run(v: int) -> Any:
         lay = Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1, recompute=True, virtual_stages=v)
         return evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64, layout=lay))
@@ -179,10 +178,6 @@ def test_power_cap_binds_only_below_the_uncapped_demand() -> None:
     # Two synthetic runs whose throughput depends only on x = cap / demand: f(x) = min(1, x), board power =
     # min(cap, demand). The normalized fit recovers f, so a light load (demand 0.45) is not slowed by a 0.5
     # cap, while a heavy one (demand 0.9) runs at 0.5 / 0.9 of its speed, and power follows min(cap, demand).
-    import pandas as pd
-
-    from planner.data import calibration as calib
-
     rows = []
     for net, d in (("heavy", 0.9), ("light", 0.45)):
         for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):

@@ -14,7 +14,7 @@ import pytest
 
 from planner.data import Catalog
 from planner.physics import store as physics_store
-from planner.plan import PlanRequest, optimize, solve
+from planner.plan import PlanRequest, candidates, solve
 
 ROOT = Path(__file__).resolve().parents[2]
 REQ = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["H100"], max_nodes=16, alternatives=0)
@@ -23,15 +23,15 @@ REQ = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, gpus=["H100"
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path / "store"))
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     yield tmp_path / "store"
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
 
 
 def model_calls() -> tuple[list[int], Any]:
-    """(a list that grows by one per call, optimize.evaluate_space wrapped to count its calls)."""
+    """(a list that grows by one per call, candidates.evaluate_space wrapped to count its calls)."""
     calls: list[int] = []
-    real = optimize.evaluate_space
+    real = candidates.evaluate_space
 
     def counting(*a: object, **k: object) -> object:
         calls.append(1)
@@ -50,8 +50,8 @@ def test_a_new_process_reprices_stored_chunks_without_evaluating_the_model(
     first = solve(REQ, shipped)
     files = sorted(store.glob("physics-*.pkl"))
     assert first.plan is not None and files
-    optimize._PHYSICS.clear()  # as a fresh process: nothing in memory
-    monkeypatch.setattr(optimize, "evaluate_space", _no_model)
+    candidates.PHYSICS.clear()  # as a fresh process: nothing in memory
+    monkeypatch.setattr(candidates, "evaluate_space", _no_model)
     again = solve(REQ, shipped)
     assert again.plan is not None and again.plan.model_dump() == first.plan.model_dump()
     assert again.objective_value == first.objective_value
@@ -62,9 +62,9 @@ def test_another_catalog_request_or_code_version_is_never_read_back(
 ) -> None:
     solve(REQ, shipped)
     n = len(list(store.glob("physics-*.pkl")))
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     calls, counting = model_calls()
-    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    monkeypatch.setattr(candidates, "evaluate_space", counting)
     gpu = shipped.gpu("h100-sxm").model_copy(update={"memory_bandwidth_tbps": 3.0})  # another physics
     solve(REQ, shipped.replace(gpus={**shipped.gpus, "h100-sxm": gpu}))
     assert calls, "a catalog of other physics read the stored chunks"
@@ -73,7 +73,7 @@ def test_another_catalog_request_or_code_version_is_never_read_back(
     assert calls
     calls.clear()
     monkeypatch.setattr(physics_store, "_CODE", ["another planner version"])
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     solve(REQ, shipped)
     assert calls and len(list(store.glob("physics-*.pkl"))) > n
 
@@ -84,13 +84,13 @@ def test_an_unreadable_file_is_recomputed_and_an_unwritable_store_ignored(
     first = solve(REQ, shipped)
     for f in store.glob("physics-*.pkl"):
         f.write_bytes(f.read_bytes()[:100])  # truncated, as by a process killed mid-write without the rename
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     again = solve(REQ, shipped)
     assert again.plan is not None and first.plan is not None and again.plan.nodes == first.plan.nodes
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("PLANNER_CACHE_DIR", str(blocker / "store"))
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     assert solve(REQ, shipped).plan is not None  # nothing stored, nothing lost
     monkeypatch.setenv("PLANNER_CACHE_DIR", "off")
     assert physics_store.directory() is None
@@ -120,9 +120,10 @@ def test_two_real_processes_print_the_same_plan_and_the_second_reads_the_store(t
 
 
 def test_a_store_it_may_not_read_is_no_store(store: Path, shipped: Catalog) -> None:
-    """Was: a store directory the user cannot read (or list) raised PermissionError out of every solve."""
+    """A store directory the user cannot read (or list) reads as no store: the solve recomputes and plans the
+    same nodes as with the store readable, with no PermissionError out of it."""
     first = solve(REQ, shipped)
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     store.chmod(0)
     try:
         if os.access(store, os.R_OK):  # root reads anything: nothing to check
@@ -161,9 +162,9 @@ def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
     solve(REQ, shipped)
     key_files = list(store.glob("physics-*.pkl"))
     assert key_files
-    optimize._PHYSICS.clear()
+    candidates.PHYSICS.clear()
     calls, counting = model_calls()
-    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    monkeypatch.setattr(candidates, "evaluate_space", counting)
     monkeypatch.setattr(physics_store.os, "getuid", lambda: os.getuid() + 1, raising=False)
     assert solve(REQ, shipped).plan is not None and calls  # not ours: recomputed
     monkeypatch.undo()
@@ -172,10 +173,10 @@ def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
         raise PermissionError(f"[Errno 13] Permission denied: '{path}'")
 
     monkeypatch.setattr(physics_store, "_ours", denied)
-    monkeypatch.setattr(optimize, "evaluate_space", counting)
+    monkeypatch.setattr(candidates, "evaluate_space", counting)
     calls.clear()
-    optimize._PHYSICS.clear()
-    assert solve(REQ, shipped).plan is not None and calls  # was: PermissionError out of solve
+    candidates.PHYSICS.clear()
+    assert solve(REQ, shipped).plan is not None and calls  # recomputed, no PermissionError out of solve
     assert all(f.is_file() for f in key_files)  # and nothing of the store removed
 
 

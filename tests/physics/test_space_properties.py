@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 from planner.data import Catalog, Configuration, Layout, load_catalog
 from planner.errors import PlannerInputError
-from planner.physics import WORK_PROPORTIONAL_COLUMNS, Work, evaluate, evaluate_space, scale_work, step
+from planner.physics import (
+    WORK_PROPORTIONAL_COLUMNS,
+    Work,
+    candidate_layouts,
+    evaluate,
+    evaluate_space,
+    scale_work,
+    step,
+)
 
 CAT = load_catalog()
 GPU_SERVERS = sorted(s.id for s in CAT.gpu_servers())
@@ -28,14 +36,22 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
     site=st.sampled_from(sorted(CAT.sites)),
     purchase=st.sampled_from(["buy", "rent"]),
 )
-def test_throughput_never_falls_when_the_cap_rises(
+def test_a_higher_cap_never_trains_slower_nor_at_lower_throughput_for_the_same_batch(
     model: str, server: str, nodes: int, site: str, purchase: str
 ) -> None:
+    """The search minimizes time to train, and every layout's step time falls as the cap rises, so the time to
+    train never rises with the cap; throughput never falls between caps whose chosen layouts train the same global
+    batch. (Across batches it may: at a higher cap a layout of a smaller batch can win by needing fewer samples --
+    Llama 2 70B LoRA on 200 MI355X nodes over HDR goes from batch 50 at a 60% cap to batch 40 at 70%, 0.1% less
+    throughput and 2.5% less time to train.)"""
     df = evaluate_space(CAT, model, servers=[server], nodes=[nodes], site=site, purchase=purchase)
     for _, g in df.groupby("fabric", observed=True):
         g = g.sort_values("power_cap")
+        hours = g.loc[g["valid_layout"], "time_to_train_h"].to_numpy()  # no time to train without a valid layout
+        assert np.all(np.diff(hours) <= 1e-9 * hours[:-1])
         thr = g["throughput_samples_per_s"].to_numpy()
-        assert np.all(np.diff(thr) >= -1e-9 * thr[:-1])
+        same_batch = np.diff(g["global_batch"].to_numpy()) == 0
+        assert np.all((np.diff(thr) >= -1e-9 * thr[:-1]) | ~same_batch)
 
 
 @SETTINGS
@@ -140,15 +156,11 @@ def test_rent_cost_is_node_hours_billed_whole(shipped: Catalog) -> None:
 
 
 def test_cpu_only_server_is_a_clear_error() -> None:
-    from planner.errors import PlannerInputError
-
     with pytest.raises(PlannerInputError, match="has no GPU"):
         evaluate(CAT, Configuration(model="resnet50", server="rental-ryzen5-3600", nodes=1))
 
 
 def test_power_cap_outside_range_is_a_clear_error() -> None:
-    from planner.errors import PlannerInputError
-
     with pytest.raises(PlannerInputError, match="outside h100-sxm's configurable range"):
         evaluate(CAT, Configuration(model="resnet50", server="dgx-h100", nodes=1, power_cap=0.1))
 
@@ -181,8 +193,6 @@ def test_pruned_layout_search_is_exact_with_zero3(framework: str) -> None:
 
 
 def _assert_search_is_exhaustive(cat: Catalog, model: str) -> None:
-    from planner.physics import candidate_layouts
-
     rng = np.random.default_rng(7)
     rows = [
         {
@@ -232,8 +242,6 @@ def test_virtual_stages_beyond_the_layers_or_without_a_pipeline_are_clear_errors
 def test_deepspeed_pipelines_run_with_zero1_only() -> None:
     # DeepSpeed's pipeline engine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism": the search
     # offers its pipelines at ZeRO-1 and keeps stages 2 and 3 for pure data parallelism
-    from planner.physics import candidate_layouts
-
     wl = CAT.workload("gpt3-175b").model_copy(update={"framework": "deepspeed"})
     lays = candidate_layouts(CAT, wl, 8)
     assert {lay.zero_stage for lay in lays if lay.pipeline_parallel > 1} == {1}

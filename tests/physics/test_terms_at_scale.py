@@ -10,6 +10,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from planner.data import Configuration, Layout, load_catalog
@@ -17,6 +18,15 @@ from planner.errors import PlannerInputError
 from planner.physics import communication as comm
 from planner.physics import compute, evaluate, evaluate_space, memory, power, reliability, step
 from planner.physics.layouts import virtual_options
+from planner.validation import (
+    Case,
+    lora_gap_text,
+    megatron_workload,
+    nvlink_domain,
+    round_trend,
+    round_trend_text,
+    step_gap_table,
+)
 
 CAT = load_catalog()
 
@@ -229,8 +239,6 @@ def test_llm_gpu_power_is_near_tdp_on_hopper() -> None:
 
 
 def test_a_105_layer_model_fills_35_nodes_with_a_pipeline_that_divides_its_layers() -> None:
-    from planner.validation import megatron_workload
-
     wl = megatron_workload(529.6, 280).model_copy(update={"id": "mt-nlg-530b", "framework": "megatron"})
     cat = CAT.replace(workloads={**CAT.workloads, wl.id: wl})
     est = evaluate(cat, Configuration(model=wl.id, server="dgx-a100-80gb", nodes=35, global_batch=280))
@@ -343,7 +351,6 @@ def test_nvl72_rack_is_one_nvlink_domain_holding_pipeline_stages() -> None:
     assert 1 < pp <= 9
     # MLPerf runs on NVL72 racks, as the validation lays them out: the whole run while it fits a rack, else
     # the largest whole share of a rack dividing it (72, or 64 = 16 of 18 trays)
-    from planner.validation import nvlink_domain
 
     assert [nvlink_domain(g, 72) for g in (8, 36, 72, 144, 512, 576, 2496, 5120)] == [8, 36, 72, 72, 64, 72, 64, 64]
 
@@ -405,7 +412,6 @@ def test_fp8_training_keeps_gemm_inputs_in_one_byte() -> None:
 def test_step_gap_table_states_the_missed_seconds_per_step() -> None:
     # A run published at 2.0 min over 60 steps (2.0 s/step), predicted at 1.5 min (1.5 s/step): the model misses
     # 0.5 s per step, -25%. Cases of other benchmarks and without steps are not in the table.
-    from planner.validation import Case, step_gap_table
 
     lora = Case(
         "time_to_train",
@@ -456,7 +462,6 @@ def test_round_trend_compares_the_first_and_last_round_of_one_configuration() ->
     # 3.0 s/step (the first round: rounds order by number, not text), v5.1 at 1.5 s/step; the model says 1.8.
     # First round v4.1 (3.0 s/step), last v5.1 (1.5): -50%. A configuration seen in one round only, a case
     # without steps and an energy case are left out.
-    from planner.validation import Case, round_trend, round_trend_text
 
     def case(name: str, minutes: float, inputs: str, steps: float = 60.0, kind: str = "time_to_train") -> Case:
         return Case(kind, name, "test", minutes, 1.8, "min", "blackwell", "llm", inputs, gpus=8, steps=steps)
@@ -499,7 +504,7 @@ def test_interleaved_pipeline_memory() -> None:
     v2 = evaluate(CAT, Configuration(**base, layout=Layout(**lay, virtual_stages=2)))
     act = memory.transformer_activation_gb(2048, 12288, 96, 96, 1.0, 4, True, "full", False)[()]
     assert v2.memory_per_gpu_gb - v1.memory_per_gpu_gb == pytest.approx(act * 7 / 16, rel=1e-9)
-    # the search never picks an interleave whose activations overflow the GPU (was 94.9 GB of 80 here)
+    # the search never picks an interleave whose activations overflow the GPU: within the usable share of 80 GB
     for nodes in (16, 32, 64):
         est = evaluate(CAT, Configuration(model="gpt3-175b", server="dgx-h100", nodes=nodes))
         assert est.memory_per_gpu_gb <= memory.USABLE_FRACTION * 80.0 + 1e-9, est.layout
@@ -568,8 +573,8 @@ def test_the_busiest_pipeline_stage_sets_the_pace() -> None:
 def test_recompute_that_buys_a_larger_interleave_is_searched() -> None:
     # GPT-3 175B on 6 DGX H100, batch 8: without recomputation the layout TP8 PP6 fits only at v = 1 (75.8 GB);
     # with full recomputation it fits at v = 8, whose 8x smaller bubble outweighs the extra forward pass. The
-    # search must not let the plain layout stand in for its recompute variant on that row (it did: 0.873 s
-    # instead of 0.804 s)
+    # search must not let the plain layout stand in for its recompute variant on that row (that would give
+    # 0.873 s instead of 0.804 s)
     base = dict(model="gpt3-175b", server="dgx-h100", nodes=6, global_batch=8)
     searched = evaluate(CAT, Configuration(**base))
     vp8 = Layout(
@@ -683,11 +688,8 @@ def test_the_busiest_pipeline_stage_holds_its_share_of_the_model_state() -> None
 
 
 def test_the_lora_paragraph_takes_its_figures_from_the_table() -> None:
-    """Was: ranges typed into the generated report, stale on the next physics change."""
-    import pandas as pd
-
-    from planner.validation import lora_gap_text
-
+    """The report's LoRA paragraph computes its ranges from the table it describes, so they follow the next
+    physics change -- ranges typed into the text would go stale."""
     t = pd.DataFrame(
         [
             ("v5.0 A h200_n2", "hopper", "h200", 16, 0.1, 40.0),

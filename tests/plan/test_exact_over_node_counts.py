@@ -1,10 +1,11 @@
-"""The optimizer is exact over every integer node count (issue 12).
+"""The optimizer is exact over every integer node count, not over a ladder of sampled counts.
 
 Each check compares `solve` / `pareto` with brute force over every integer node count (tests/brute.py, written
-independently of the optimizer's scan, reductions and MIP). The named instances are the ones reported in
-issue 12; they assert properties (a plan is found when one exists, it is no worse than brute force, it meets
-every limit including rack units, relaxations are the brute-force thresholds), not model outputs, which change
-as the physics is refined. CI runs a sample; bench/bench_exactness.py runs >= 300 requests.
+independently of the optimizer's scan, reductions and MIP). The named instances are requests that a search over a
+dense-then-geometric node ladder answers wrongly (the best count lies between rungs); they assert properties (a
+plan is found when one exists, it is no worse than brute force, it meets every limit including rack units,
+relaxations are the brute-force thresholds), not model outputs, which change as the physics is refined. CI runs a
+sample; bench/bench_exactness.py runs >= 300 requests.
 """
 
 from __future__ import annotations
@@ -48,25 +49,25 @@ def test_llama3_405b_up_to_4096_nodes_equals_brute_force(shipped: Catalog, seed:
     _agree(shipped, r)
 
 
-# --------------------------------------------------------------------------------- named instances (issue 12)
+# --------------------------------------------------------------- named instances (a ladder search fails each)
 def test_405b_on_h100_within_200_days_is_found_when_brute_force_finds_a_plan(shipped: Catalog) -> None:
-    # reported: "infeasible, needs 273 days or 1,836 nodes" while 1,024 x dgx-h100 met 200 days
+    # a ladder search says "infeasible, needs 273 days or 1,836 nodes" although 1,024 x dgx-h100 meet 200 days
     r = PlanRequest(model="llama3-405b", tokens=15.6e12, deadline_days=200, power_kw=40_000, gpus=["H100"])
     v = _agree(shipped, r)
     assert v.feasible_brute == v.feasible_solve
-    # the off-ladder counts matter: with node limits that the old ladder skipped, still exact
+    # the off-ladder counts matter: with node limits that a ladder skips, still exact
     for max_nodes in (2200, 2255):
         _agree(shipped, r.model_copy(update={"max_nodes": max_nodes}))
 
 
 def test_405b_rented_minimum_time_under_2157_kw_is_not_worse_than_brute_force(shipped: Catalog) -> None:
-    # reported: 13,675 h where 236 x hgx-b200 at cap 0.5 gave 13,063 h (an off-ladder count)
+    # a ladder search gives 13,675 h where 236 x hgx-b200 at cap 0.5 give 13,063 h (an off-ladder count)
     r = PlanRequest(model="llama3-405b", tokens=15.6e12, objective="time", purchase="rent", power_kw=2157)
     _agree(shipped, r)
 
 
 def test_rack_units_are_respected(shipped: Catalog) -> None:
-    # reported: 118 x hgx-b200 = 1,180 U > 1,178 (the refinement did not check rack units)
+    # a refinement between rungs that skips the rack-unit limit picks 118 x hgx-b200 = 1,180 U > 1,178
     r = PlanRequest(
         model="llama3-405b", tokens=15.6e12, objective="time", purchase="rent", gpus=["B200"], max_rack_units=1178
     )
@@ -85,7 +86,8 @@ def test_rack_units_are_respected(shipped: Catalog) -> None:
     ],
 )
 def test_stated_relaxations_equal_the_brute_force_thresholds(shipped: Catalog, limits: dict[str, Any]) -> None:
-    # reported: "deadline at least 71.2 days" where 62.75 sufficed, "152 nodes" where 140 sufficed
+    # each stated minimum is the true threshold: a ladder overstates them ("deadline at least 71.2 days" where
+    # 62.75 suffice, "152 nodes" where 140 do)
     r = PlanRequest.model_validate({"model": "llama3-405b", "tokens": 15.6e12, **limits})
     res = solve(r, shipped)
     v = _agree(shipped, r)
@@ -107,7 +109,7 @@ def _printed(message: str) -> float:
 
 
 def test_pareto_points_are_not_dominated_by_any_plan_at_any_node_count(shipped: Catalog) -> None:
-    # reported: 2 of 29 Pareto points dominated by plans at off-ladder counts
+    # no front point is dominated by a plan at an off-ladder count (a ladder search leaves 2 of 29 so)
     r = PlanRequest(
         model="llama3-405b", tokens=15.6e12, deadline_days=200, power_kw=40_000, gpus=["H100", "B200"], max_nodes=2048
     )

@@ -8,8 +8,8 @@ from planner.cli.main import main
 
 
 def test_a_gpu_no_server_carries_names_the_gpus_that_servers_do_carry(capsys: pytest.CaptureFixture[str]) -> None:
-    """Was '--servers  carry a100-pcie-80gb, ..., which --gpus h100-pcie does not allow: ... or leave one of the two
-    out' -- a flag the user never gave, with an empty value (review of this session)."""
+    """`--gpus h100-pcie` (no server carries it) is refused naming that flag and the GPUs servers do carry
+    (h100-sxm among them) -- never a '--servers' flag the user did not give, with an empty value."""
     assert main(["solve", "--model", "resnet50", "--deadline-days", "5", "--gpus", "h100-pcie"]) == 2
     err = capsys.readouterr().err
     assert "--gpus h100-pcie: no server in the catalog carries it" in err, err
@@ -17,8 +17,9 @@ def test_a_gpu_no_server_carries_names_the_gpus_that_servers_do_carry(capsys: py
 
 
 def test_the_python_api_refuses_fp8_where_no_allowed_gpu_has_it() -> None:
-    """The command line, the app and batch refused it; `planner.solve` and `planner.pareto` returned a plan silently
-    computed in bf16 (review of this session)."""
+    """`planner.solve` and `planner.pareto` refuse fp8 where no allowed GPU has it, as the command line, the app
+    and batch do -- a plan computed in bf16 for an fp8 request would answer another question. With one allowed GPU
+    that has fp8, there is a plan."""
     from planner import load_catalog
     from planner.errors import PlannerInputError
     from planner.plan import PlanRequest, pareto, solve

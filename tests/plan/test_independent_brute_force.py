@@ -2,15 +2,14 @@
 catalog: every allowed server, fabric, power cap, site, buy/rent and node count 1..max_nodes, one `evaluate` call
 each.
 
-What tests/brute.py and tests/plan/test_exact_over_node_counts.py already cover (the default objective and the others
-on large
-node limits, relaxations of infeasible requests, Pareto fronts) is not repeated; these requests add what they
-leave out: owned servers (credit, fabric, age and retirement), monthly and hourly rent billing, rent-only and
-buy-only servers, rented servers whose power limit is not settable, precisions asked for by name and the
+What tests/brute.py and tests/plan/test_exact_over_node_counts.py already cover (the default objective and the
+others on large node limits, relaxations of infeasible requests, Pareto fronts) is not repeated; these requests add
+what they leave out: owned servers (credit, fabric, age and retirement), monthly and hourly rent billing, rent-only
+and buy-only servers, rented servers whose power limit is not settable, precisions asked for by name and the
 workload's own (fp4 -> fp8 -> bf16 fallback per GPU; fp8/fp4 where no allowed GPU has it is bad input), framework
 profiles, fixed global batches, samples / tokens / epochs, short server lives (a bought run must end within it),
-evaluation chunks of a few node counts (optimize.CHUNK_CONFIGS patched small), and limits drawn at a candidate's
-own deadline, budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (inside optimize.within's 1e-9),
+evaluation chunks of a few node counts (candidates.CHUNK_CONFIGS patched small), and limits drawn at a candidate's
+own deadline, budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (inside plan.limits.within's 1e-9),
 1 +- 5e-9 (outside), ..., so that requests are barely feasible or barely infeasible; site power envelopes that bind
 small plans (a catalog with its sites' envelopes lowered). For each: the same feasibility (and the same bad input),
 the same optimum (relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate`
@@ -37,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import PlannerInputError, load_catalog
-from planner.plan import PlanRequest, optimize, solve
+from planner.plan import PlanRequest, candidates, check_plan, solve
 from tests import indep_brute as ib
 
 CAT = load_catalog()
@@ -53,7 +52,7 @@ CATALOGS = {
 BRUTES = {name: ib.Brute(c) for name, c in CATALOGS.items()}
 LIFE_FACTORS = [1.0, 1 - 1e-4, 1 + 1e-4, 0.5, 2.0]
 SCALE = int(os.environ.get("INDEP_BRUTE_SCALE", "1"))  # node limits up to SCALE x each world's (the sweep)
-# limits at, just inside the rounding allowance of (optimize.within: a relative 1e-9), just outside and far from
+# limits at, just inside the rounding allowance of (plan.limits.within: a relative 1e-9), just outside and far from
 # a candidate's own figure
 FACTORS = [1.0, 1 + 1e-12, 1 - 1e-12, 1 - 4e-10, 1 - 5e-9, 1 + 5e-9, 0.999, 1.001, 0.7, 1.5, 3.0]
 
@@ -295,7 +294,7 @@ def check_one(r: PlanRequest, tally: Tally, chunk: int | None = None, catalog: s
         if chunk is None:
             res = solve(r, brute.base)
         else:
-            with mock.patch.object(optimize, "CHUNK_CONFIGS", chunk):
+            with mock.patch.object(candidates, "CHUNK_CONFIGS", chunk):
                 res = solve(r, brute.base)
     except PlannerInputError as e:
         tally.input_errors += 1
@@ -373,13 +372,13 @@ def test_sweep() -> None:
     assert not tally.disagreements
 
 
-# ------------------------------------------------------------------------ found by this checker (mended)
-# optimize.within (the one definition of meeting a limit, used by the presolve and check_plan) allows a relative
-# 1e-9 on the deadline, budget and power; the MIP's rows (5)-(7) (planner/plan/formulation.py) bounded them exactly,
-# under
-# HiGHS's absolute tolerances. A plan within the allowance was kept by the presolve as its hardware option's only
-# candidate and then cut by the MIP: the request was called infeasible, or another option's worse plan was
-# returned silently. The rows now carry the same allowance (mip.with_allowance); these three failed before.
+# ------------------------------------------------------------------ limits met only within the allowance
+# plan.limits.within (the one definition of meeting a limit, used by the presolve and check_plan) allows a relative
+# 1e-9 on the deadline, budget and power; the MIP's rows (5)-(7) (planner/plan/formulation.py) carry the same
+# allowance (formulation.with_allowance). Rows bounded exactly, under HiGHS's absolute tolerances, would cut a plan
+# the presolve keeps as its hardware option's only candidate: the request would be called infeasible, or another
+# option's worse plan returned silently. In each of these three requests (the third found by the sweep) the best
+# plan meets a limit only within the allowance.
 
 
 def _8b(**kw: Any) -> PlanRequest:
@@ -397,35 +396,35 @@ def _8b(**kw: Any) -> PlanRequest:
 
 
 def test_a_budget_the_optimum_meets_within_rounding_keeps_the_optimum() -> None:
-    # On main e763073: the optimum is 8 x dgx-h100 on ndr400 (41,245 kWh, $3,292,600 up front); a budget a third
-    # of a cent lower ($3,292,599.9997, 1e-10 below) returns 7 x dgx-h100 on roce400 (41,632 kWh), although
-    # check_plan says the ndr400 plan meets every limit of that request.
+    # the optimum (8 x dgx-h100 on ndr400 in the shipped catalog, about $3.29M up front) with a budget 1e-10 below
+    # its up-front cost -- a third of a cent -- still meets every limit by check_plan, so it stays the plan; an
+    # exact budget row would return a worse one (7 x dgx-h100 on roce400).
     best = solve(_8b(), CAT).plan
     assert best is not None
     r = _8b(budget_usd=best.upfront_usd * (1 - 1e-10))
-    assert optimize.check_plan(best, r, CAT) == []
+    assert check_plan(best, r, CAT) == []
     res = solve(r, CAT)
     assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
 
 
 def test_a_deadline_the_optimum_meets_within_rounding_is_not_infeasible() -> None:
-    # On main e763073: 10^13 tokens on up to 16 x dgx-h100 (ndr400) within 300 days: 8 nodes, 5,151 h. With the
-    # deadline 4e-10 below that (214.63085 days) solve says infeasible, although the 8-node plan meets it by
-    # check_plan and 9-16 nodes finish sooner.
+    # 10^13 tokens on up to 16 x dgx-h100 (ndr400) within 300 days; with the deadline 4e-10 below the optimum's
+    # time to train, the optimum still meets it by check_plan (and 9-16 nodes finish sooner): a plan, not
+    # "infeasible".
     r0 = _8b(tokens=1e13, deadline_days=300, fabrics=["ndr400"], life_years=15)
     best = solve(r0, CAT).plan
     assert best is not None
     r = r0.model_copy(update={"deadline_days": best.time_to_train_h / 24 * (1 - 4e-10)})
-    assert optimize.check_plan(best, r, CAT) == []
+    assert check_plan(best, r, CAT) == []
     res = solve(r, CAT)
     assert res.plan is not None and res.objective_value == pytest.approx(best.facility_energy_kwh, rel=1e-9)
 
 
 def test_a_budget_met_within_rounding_on_one_option_is_not_explained_by_negative_relaxations() -> None:
-    # On main e763073 (found by the sweep): DLRM on one dgx-a100-80gb ($185,000) with a budget 4e-10 below it and
-    # a loose deadline: "infeasible ... relaxing any one alone is not enough. The smallest pairs: +-0.0032 days
-    # and +$0.01 budget ...; or +-0.0032 days and +-5e+03 kW ...; or ... +0 nodes" -- relaxations by negative
-    # amounts, of limits the plan meets.
+    # DLRM on one dgx-a100-80gb ($185,000) with a budget 4e-10 below its price and a loose deadline: the plan
+    # meets the budget within the allowance. An exact budget row would call it infeasible and explain it by
+    # relaxations of negative amounts, of limits the plan meets ("+-0.0032 days and +$0.01 budget ...; or ... +0
+    # nodes").
     r = PlanRequest(
         model="dlrm-dcnv2",
         samples=1e9,
@@ -441,4 +440,4 @@ def test_a_budget_met_within_rounding_on_one_option_is_not_explained_by_negative
     res = solve(r, CAT)
     pairs = [] if res.explanation is None else res.explanation.pairs
     assert not any("+-" in p.message for p in pairs), [p.message for p in pairs]
-    assert res.plan is not None and optimize.check_plan(res.plan, r, CAT) == []
+    assert res.plan is not None and check_plan(res.plan, r, CAT) == []

@@ -1,7 +1,9 @@
-"""QA walk of a brownfield `planner solve --owned` (session 9): the plan says what it ADDS to the owned servers.
+"""A brownfield `planner solve --owned`: the plan says what it ADDS to the owned servers.
 
-Was: '4 x dgx-a100-80gb ..., buy at us-colo' (and 'Purchase: buy at us-colo' on the app's card) for a plan that
-runs on 4 owned nodes and buys nothing, and alternatives tables with no count of owned nodes.
+A plan that runs on 4 owned nodes and buys nothing says 'nothing to buy: runs on 4 owned nodes' on the command line
+and the app's card -- 'buy at us-colo' would tell the user to buy servers they have -- and the alternatives tables
+count the owned nodes. Owned servers past their service life are said in the terms of the interface they were
+given in (a flag, an app label, a field name).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def test_a_plan_on_owned_servers_only_says_nothing_to_buy(brownfield: PlanResult
     assert head.endswith("nothing to buy: runs on 4 owned nodes at us-colo"), head
     assert "buy at" not in head
     assert plan_card(brownfield)["Purchase"] == "nothing to buy: runs on 4 owned nodes at us-colo"
-    assert plan_card(brownfield)["Owned servers"] == "4 used, 0 new"  # was '...; 0 unused (0 kW idle if left on)'
+    assert plan_card(brownfield)["Owned servers"] == "4 used, 0 new"  # no '0 unused (0 kW idle if left on)'
 
 
 def test_the_alternatives_say_their_owned_nodes(brownfield: PlanResult) -> None:
@@ -81,8 +83,10 @@ def test_without_owned_servers_the_tables_are_unchanged(shipped: Catalog) -> Non
 def test_owned_servers_past_their_life_are_said_in_the_terms_of_where_they_were_given(
     shipped: Catalog, style: str, said: str, not_said: str
 ) -> None:
-    """Was: the app and a batch row told to raise '--life-years', a flag neither has."""
-    from planner.present import plan_notes
+    """The note names the service life in the terms of the interface the request came from: '--life-years' on the
+    command line, the app's label in the app, 'life_years' in a batch row -- never a flag the app or a batch file
+    does not have."""
+    from planner.plan import plan_notes
 
     req = PlanRequest(**JOB, owned=[{"server": "dgx-a100-80gb", "count": 4, "age_years": 9}])
     plan = solve(req, shipped).plan

@@ -1,7 +1,7 @@
 """Single-job plans on servers a team already owns (`PlanRequest.owned`, `planner solve --owned`).
 
 Specifications: owned servers serve a run only on the fabric they are cabled to and only while in service
-(the fleet planner's rule, planner/fleet/fleet.py); a plan pays capex(n) - capex(min(n, owned)) on that fabric and the
+(the fleet planner's rule, planner/fleet/billing.py); a plan pays capex(n) - capex(min(n, owned)) on that fabric and the
 full capex on any other. Hand-derived toy cases, and MIP == brute force over every node count with an
 independently written credit.
 """
@@ -66,7 +66,7 @@ def test_owned_on_the_default_fabric_extend_that_cluster() -> None:
 
 def test_owned_on_a_named_fabric_put_the_plan_on_that_fabric() -> None:
     # one toy-a on toy-net2: growing that cluster to 2 costs capex(2) - capex(1) = 22,000 - 10,000 = 12,000 USD
-    # (the owned node alone had no NIC: now both need one), less than 20,000 fresh on toy-net
+    # (one node alone needs no NIC, two on the fabric need one each), less than 20,000 fresh on toy-net
     res = solve(
         req(deadline_days=4 * H, owned=[{"server": "toy-a", "count": 1, "fabric": "toy-net2"}]), two_fabric_toy()
     )
@@ -276,9 +276,9 @@ def test_owned_summary_line_on_the_command_line(capsys: pytest.CaptureFixture[st
 def test_the_apps_command_line_round_trips_owned_precision_and_framework(owned: list[dict[str, Any]]) -> None:
     import shlex
 
+    from planner import present
     from planner.cli.main import build_parser
     from planner.cli.plan import request_from_args
-    from planner.present import views
 
     r = PlanRequest.model_validate(
         {
@@ -290,7 +290,7 @@ def test_the_apps_command_line_round_trips_owned_precision_and_framework(owned: 
             "objective": "cost",
         }
     )
-    argv = shlex.split(views.cli_command(r))[1:]
+    argv = shlex.split(present.cli_command(r))[1:]
     args = build_parser().parse_args([*argv, "--objective", "cost"])
     back = request_from_args(args, args.objective, args.alternatives)
     assert back.model_dump(exclude={"solver"}) == r.model_dump(exclude={"solver"})

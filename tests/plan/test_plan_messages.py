@@ -10,12 +10,13 @@ from planner.checks import PlanRequest
 from planner.cli.main import main
 from planner.data import load_catalog
 from planner.errors import PlannerInputError
-from planner.plan.optimize import _phrase, solve
+from planner.plan import solve
+from planner.plan.explain import _phrase
 
 
 def test_the_summary_of_a_plan_on_owned_servers_alone_says_it_buys_nothing() -> None:
     # 4 owned dgx-a100-80gb carry 1e11 tokens of Llama 3 8B in 30 days at the least cost: the plan buys no node,
-    # and its first line says so (it said 'buy at us-colo', as a purchase of 4 nodes would)
+    # and its first line says so (not 'buy at us-colo', which reads as a purchase of 4 nodes)
     res = solve(
         PlanRequest(
             model="llama3-8b",
@@ -54,7 +55,7 @@ def test_a_power_limit_from_the_site_is_said_as_the_sites_not_as_given() -> None
 def test_a_server_that_cannot_be_had_as_asked_is_bad_input_not_an_infeasible_plan(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # rental-i5-13500-rtx4000 has a rent and no price: buying it is bad input that says to rent it (it was an
+    # rental-i5-13500-rtx4000 has a rent and no price: buying it is bad input that says to rent it (exit 2, not an
     # infeasible plan blamed on GPU memory, exit 1); a dgx-h100 without a rent cannot be rented
     with pytest.raises(PlannerInputError, match=r"rental-i5-13500-rtx4000\) can be bought: .*no price.*--rent"):
         solve(PlanRequest(model="resnet50", epochs=1, deadline_days=5, servers=["rental-i5-13500-rtx4000"]))
@@ -72,8 +73,8 @@ def test_a_server_that_cannot_be_had_as_asked_is_bad_input_not_an_infeasible_pla
 
 
 def test_the_fleet_api_says_what_is_wrong_with_its_arguments() -> None:
-    # as solve does: a bad field is a PlannerInputError naming it (was pydantic's ValidationError), a path says
-    # how to read a YAML file (was a ValidationError), a wrong catalog type says what to pass (was AttributeError)
+    # as solve does: a bad field is a PlannerInputError naming it (not pydantic's ValidationError), a path says
+    # how to read a YAML file (not a ValidationError), a wrong catalog type says what to pass (not AttributeError)
     from planner.fleet import fleet, load_fleet_request
 
     with pytest.raises(PlannerInputError, match=r"fleet request: .*slots: Input should be greater than or equal"):
@@ -85,7 +86,8 @@ def test_the_fleet_api_says_what_is_wrong_with_its_arguments() -> None:
 
 
 def test_a_configuration_with_a_non_finite_cap_or_life_says_it_must_be_finite() -> None:
-    # was 'Input should be less than or equal to 1' for a NaN cap (NaN compares false with everything)
+    # a NaN cap is named as not finite, not 'Input should be less than or equal to 1' (NaN compares false with
+    # everything, so a range check alone misreads it)
     from planner.physics import evaluate
 
     for field in ("power_cap", "life_years"):
@@ -115,8 +117,8 @@ def test_a_pareto_front_with_owned_servers_says_how_many_of_each_points_nodes_ar
 
 def test_rented_servers_at_full_power_only_with_caps_below_full_power_are_bad_input() -> None:
     # the shipped DGX/HGX rent offers do not let the renter set the GPU power limit (power_cap_settable: false):
-    # renting them with caps [0.6] was 'infeasible: no parallel layout fits GPU memory'; now it says why and what to
-    # do; with 1.0 among the caps, or buying allowed, it plans
+    # renting them with caps [0.6] is bad input that says why and what to do (not 'infeasible: no parallel layout
+    # fits GPU memory'); with 1.0 among the caps, or buying allowed, it plans
     servers = ["dgx-a100-80gb", "dgx-h100", "hgx-h200"]
     assert not any(load_catalog().server(s).power_cap_settable for s in servers)
     base = {"model": "resnet50", "deadline_days": 30, "servers": servers}

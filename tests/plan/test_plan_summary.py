@@ -19,7 +19,9 @@ def test_switches_are_counted_in_words() -> None:
 
 
 def test_a_cost_objective_is_written_in_whole_dollars_as_the_cost_line_is() -> None:
-    """Was 'objective cost = 2,454,000 USD' (4 significant figures) under 'cost $2,453,791', and '(1 switches)'."""
+    """The objective line writes the cost in whole dollars, the same figure as the cost line below it (4
+    significant figures would print 'objective cost = 2,454,000 USD' above 'cost $2,453,791'), and the switch
+    count in words ('1 switch')."""
     res = solve(
         PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="cost", alternatives=0), load_catalog()
     )

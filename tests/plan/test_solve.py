@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from planner.data import Catalog, Site
 from planner.physics import evaluate_space
-from planner.plan import OBJECTIVE_COLUMNS, PlanRequest, node_ladder, pareto, solve
+from planner.plan import OBJECTIVE_COLUMNS, PlanRequest, pareto, solve
+from planner.present import node_ladder
 from tests.conftest import toy_catalog, toy_gpu, toy_server
 
 # The hand-derived toy times leave out the all-reduce of its 2-byte gradient: one bucket, produced when the

@@ -1,12 +1,17 @@
-"""The validation's fit split and its unseen-GPU-family measure, as specifications."""
+"""The validation against published training measurements (MLPerf and others): its fit split and its
+unseen-GPU-family measure, as specifications; `planner validate` says what it does before its half minute;
+docs/VALIDATION.md's accuracy table is what the code and catalog of this commit compute."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+import planner.cli.main as cli_main
+from planner import validation
 from planner.data import load_catalog, reference_dir
 from planner.physics import compute
 from planner.validation import (
@@ -15,6 +20,8 @@ from planner.validation import (
     NVLINK_DOMAIN_MAX,
     at_scale_table,
     family_cases_fitted_and_unseen,
+    run_cases,
+    summarize_binned,
     unseen_family_cases,
 )
 
@@ -75,16 +82,17 @@ def test_a_family_whose_fit_equals_the_fallback_rule_is_predicted_alike_unseen()
 def test_validate_says_what_it_does_before_its_half_minute(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """`planner validate` runs ~25 s (every case, then each GPU family unseen) without a word before; it now says
-    what it does first (and ticks on a terminal, as solve does). The work itself is replaced by a stub here: the
-    test checks the command's wording and exit code, the cases are checked above."""
-    import pandas as pd
+    """`planner validate` runs ~25 s (every case, then each GPU family unseen), so it says what it does before it
+    starts (and ticks on a terminal, as solve does) rather than sitting silent. The work itself is replaced by a
+    stub here: the test checks the command's wording and exit code, the cases are checked above."""
 
-    from planner.cli.main import main
-    from planner.validation import validation
+    def stub(out: Path, catalog: Path | None, reference: Path | None) -> pd.DataFrame:
+        return pd.DataFrame({"bin": ["<= 64"]})
 
-    monkeypatch.setattr(validation, "validate", lambda out, catalog, reference: pd.DataFrame({"bin": ["<= 64"]}))
-    assert main(["validate", "--out", str(tmp_path / "V.md")]) == 0
+    monkeypatch.setattr(validation, "validate", stub)
+    if hasattr(cli_main, "validate"):  # the command's module holds its own reference once it imports it at its top
+        monkeypatch.setattr(cli_main, "validate", stub)
+    assert cli_main.main(["validate", "--out", str(tmp_path / "V.md")]) == 0
     err = capsys.readouterr().err
     assert "planner: predicting every published case, then each GPU family as if unseen" in err, err
 
@@ -93,8 +101,6 @@ def test_the_shipped_accuracy_report_is_the_models_at_this_commit() -> None:
     """docs/VALIDATION.md states the model's accuracy; its summary table must be what `planner validate` computes
     from the code and catalog of this commit (a physics or calibration change without a re-run of `planner
     validate` fails here, so no stated figure goes stale)."""
-    from planner.validation import run_cases, summarize_binned
-
     table = summarize_binned(run_cases(load_catalog(), reference_dir())).to_markdown(index=False, floatfmt=".1f")
     doc = (Path(__file__).resolve().parents[2] / "docs" / "VALIDATION.md").read_text()
     assert table in doc, "docs/VALIDATION.md is stale: run `planner validate`"

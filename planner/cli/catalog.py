@@ -1,0 +1,103 @@
+"""`planner catalog TABLE` and `planner models`: the hardware catalog and the workload library as tables or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from planner.cli.common import EXIT_OK, add_catalog_args, catalog_from, clean, emit_json, table
+
+CATALOG_TABLES = ("gpus", "servers", "fabrics", "sites", "frameworks")
+
+# the columns of each table shown as text (a column no row has is left out); --json prints every field
+CATALOG_COLUMNS: dict[str, list[str]] = {
+    "gpus": [
+        "id",
+        "family",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp4_tflops",
+        "memory_gb",
+        "tdp_w",
+        "price_usd",
+        "rent_usd_per_gpu_hour",
+    ],
+    "servers": [
+        "id",
+        "gpu",
+        "gpus_per_node",
+        "nic_ports",
+        "fabrics",
+        "price_usd",
+        "rent_usd_per_month",
+        "rent_billing_period",
+        "power_cap_settable",
+    ],
+    "fabrics": [
+        "id",
+        "kind",
+        "port_bandwidth_gbps",
+        "latency_us",
+        "switch_radix",
+        "nic_price_usd",
+        "switch_price_usd",
+    ],
+    "sites": ["id", "pue", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "power_envelope_kw"],
+    "frameworks": [
+        "id",
+        "name",
+        "overlap_fraction",
+        "step_overhead_ms",
+        "tensor_parallel",
+        "pipeline_parallel",
+        "max_zero_stage",
+    ],
+}
+MODEL_COLUMNS = ["id", "family", "params", "precision", "framework", "default_samples", "default_global_batch"]
+
+
+def add_catalog_commands(sub: Any) -> None:
+    """Register `catalog` and `models` on the subcommands of the `planner` parser."""
+    c = sub.add_parser("catalog", help="list GPUs, servers, fabrics, sites or framework profiles")
+    c.add_argument("table", choices=list(CATALOG_TABLES), help="which table to list")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_catalog_args(c)
+    c.set_defaults(func=cmd_catalog)
+
+    m = sub.add_parser("models", help="list the workload library")
+    m.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_catalog_args(m)
+    m.set_defaults(func=cmd_models)
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    """`planner catalog TABLE`: one table of the catalog; a server's NIC ports are also its ``fabric_ports``."""
+    cat = catalog_from(args)
+    rows = [x.model_dump() for x in getattr(cat, args.table).values()]
+    if args.table == "servers":
+        for r in rows:
+            r["fabric_ports"] = r["nic_ports"]
+    if args.json:
+        emit_json(clean(rows))
+        return EXIT_OK
+    for r in rows:
+        if isinstance(r.get("fabrics"), list):
+            r["fabrics"] = ",".join(r["fabrics"])
+    cols = CATALOG_COLUMNS[args.table]
+    print(table(rows, [c for c in cols if any(c in r for r in rows)]))
+    return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """`planner models`: the workload library, each model's parameters counted with its embeddings."""
+    cat = catalog_from(args)
+    rows = []
+    for w in cat.workloads.values():
+        d = w.model_dump()
+        d["params"] = w.params + w.embedding_params
+        rows.append(d)
+    if args.json:
+        emit_json(clean(rows))
+        return EXIT_OK
+    print(table(rows, MODEL_COLUMNS))
+    return EXIT_OK

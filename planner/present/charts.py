@@ -1,0 +1,345 @@
+"""Charts for people (Altair / Vega-Lite), units on every axis: the Pareto front, scaling over node counts, power
+caps, the cost and energy of the plan and its alternatives; HTML and PNG export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.checks import allowed_servers, catalog_for
+from planner.data import Catalog
+from planner.formatting import color_scheme, precision_caveat, round_sig
+from planner.physics import (
+    Work,
+    compute,
+    evaluate_space,
+    work_from,
+)
+from planner.plan import PLAN_METRIC, PlanRequest, PlanResult
+from planner.present.tables import human, readable
+
+SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def chart_html(chart: Any) -> str:
+    """A self-contained HTML page of the chart: Vega, Vega-Lite and vega-embed inlined from the installed
+    vl-convert bundle, so it renders offline (no CDN)."""
+    return str(chart.to_html(inline=True))
+
+
+def chart_png(chart: Any) -> bytes:
+    """The chart as a PNG (vl-convert, offline)."""
+    import vl_convert as vlc
+
+    return bytes(vlc.vegalite_to_png(chart.to_json(), scale=2))
+
+
+def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
+    alt = altair()
+    units = {"cost": "USD", "energy": "kWh (facility)", "carbon": "kg CO2e", "time": "h"}
+    return (
+        alt.Chart(front)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(f"{x}:Q", title=f"{x} ({units[x]})"),
+            y=alt.Y(f"{y}:Q", title=f"{y} ({units[y]})"),
+            tooltip=[
+                alt.Tooltip(f"{x}:Q", title=f"{x} ({units[x]})", format=",.4~r"),
+                alt.Tooltip(f"{y}:Q", title=f"{y} ({units[y]})", format=",.4~r"),
+                "server",
+                *(["precision"] if "precision" in front else []),  # front_with_precision's column
+                "nodes",
+                "fabric",
+                alt.Tooltip("power_cap:Q", title="cap (of TDP)", format=".0%"),
+                alt.Tooltip("time_to_train_days:Q", title="time to train (days)", format=",.4~r"),
+            ],
+        )
+        .properties(title=f"Pareto front: {x} vs {y}", width=520, height=320)
+    )
+
+
+def pareto_table(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """The front for people: the two objectives under their plan names with units (cost -> 'Cost (USD)', energy ->
+    'Facility energy (kWh)', as `planner pareto` prints them) and epsilon as the limit it puts on y ('Facility
+    energy limit (kWh)'); were 'Cost', 'Energy', 'Epsilon'."""
+    base, unit = PLAN_METRIC[y].rsplit("_", 1)
+    named = front.rename(columns={"epsilon": f"{base}_limit_{unit}", x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
+    return readable(named)
+
+
+def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """(the Pareto front with the precision each point computes in, a note per GPU of the front that lacks the
+    precision asked for: '<gpu> has no fp4: the front's plans on it compute in fp8', and textfmt.precision_caveat's
+    for a precision no published recipe backs), as plan_notes says it of a plan: a front may mix GPUs with and
+    without the precision, never silently."""
+    if front.empty or "gpu" not in front:
+        return front, []
+    asked = req.precision or catalog.workload(req.model).precision
+    used = {g: compute.precision_used(catalog.gpu(g), asked) for g in dict.fromkeys(front["gpu"])}
+    front = front.copy()
+    front.insert(list(front.columns).index("gpu") + 1, "precision", front["gpu"].map(used))
+    notes = [
+        f"{g} has no {asked}: the front's plans on it compute in {u}"
+        for g, u in used.items()
+        if asked in compute.LOW_PRECISION_FIELDS and u != asked
+    ]
+    family = catalog.workload(req.model).family  # fp4 for a CNN: an extrapolation (plan_notes says it of a plan)
+    notes += [c for u in dict.fromkeys(used.values()) if (c := precision_caveat(req.model, family, u))]
+    return front, notes
+
+
+def pareto_note(front: pd.DataFrame, points: int) -> str:
+    """Why the front may show fewer points than epsilon values were solved."""
+    if len(front) >= points:
+        return f"{len(front)} optimal plans, one per epsilon value."
+    return (
+        f"{len(front)} distinct optimal plans from {points} epsilon values: the front is a staircase of a few "
+        "hardware choices, so several epsilon values share the same optimal plan (each is shown once)."
+    )
+
+
+def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
+    """Throughput and scaling efficiency vs node count (up to the request's max nodes), best allowed server per
+    allowed GPU type (the request's GPUs, servers and fabrics, as the plan), cap 1.0. Efficiency = per-GPU
+    throughput relative to the GPU type's first plotted (smallest fitting) point."""
+    catalog = catalog_for(catalog, req)
+    wl = catalog.workload(req.model)
+    samples = work_from(wl, req.samples, req.tokens, req.epochs)
+    nodes = [n for n in SCALING_NODES if n <= req.max_nodes]
+    if req.max_nodes not in nodes and req.max_nodes < SCALING_NODES[-1]:
+        nodes.append(req.max_nodes)
+    df = evaluate_space(
+        catalog,
+        wl,
+        servers=allowed_servers(catalog, req),
+        fabrics=list(req.fabrics) if req.fabrics else None,
+        caps=[1.0],
+        nodes=nodes,
+        work=Work(samples, req.global_batch, req.precision),
+    )
+    df = df[df["fits_memory"]]
+    if df.empty:
+        return df
+    best = df.sort_values("throughput_samples_per_s", ascending=False).drop_duplicates(["gpu", "nodes"])
+    best = best.sort_values(["gpu", "nodes"]).copy()
+    per_gpu = best["throughput_samples_per_s"] / best["gpus"]
+    first = per_gpu.groupby(best["gpu"], observed=True).transform("first")
+    best["scaling_efficiency"] = per_gpu / first
+    best["gpu"] = best["gpu"].astype(str)
+    best["server"] = best["server"].astype(str)
+    best["bottleneck"] = best["bottleneck"].astype(str)
+    best["precision"] = best["precision"].astype(str)  # a GPU without the precision asked for: its fallback
+    cols = ["gpu", "server", "precision", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency"]
+    return best[[*cols, "bottleneck"]]
+
+
+def gpu_colors(gpus: pd.Series) -> Any:
+    """A colour scale with a colour of its own for each GPU type (textfmt.color_scheme): Vega's default scheme has
+    10 colours and repeats them, so with the whole catalog (14+ GPU types) two curves -- a100-pcie and mi325x --
+    shared one blue and the legend could not tell them apart."""
+    alt = altair()
+    n = int(pd.Series(gpus).nunique())
+    scheme = color_scheme(n)
+    return alt.Scale(scheme=scheme, count=n) if scheme == "rainbow" else alt.Scale(scheme=scheme)
+
+
+def scaling_chart(
+    frame: pd.DataFrame, res: PlanResult | None, max_nodes: int | None = None, deadline_days: float | None = None
+) -> Any:
+    alt = altair()
+    top = max_nodes or int(frame["nodes"].max())
+    ticks = sorted({n for n in SCALING_NODES if n <= top} | {top})  # the plotted counts (were 2,0003,000 overlapping)
+    xs = alt.X(
+        "nodes:Q", scale=alt.Scale(type="log", domain=[1, top]), title="nodes (servers)", axis=alt.Axis(values=ticks)
+    )
+    series, legend = "gpu", "GPU"
+    if "precision" in frame and frame["precision"].nunique() > 1:
+        # GPUs without the precision asked for compute in its fallback (fp4 in fp8, fp8 in bf16): said in the legend,
+        # not only in a tooltip -- never silent
+        frame = frame.assign(series=frame["gpu"] + " (" + frame["precision"] + ")")
+        series, legend = "series", "GPU (precision)"
+    base = alt.Chart(frame).encode(x=xs, color=alt.Color(f"{series}:N", title=legend, scale=gpu_colors(frame[series])))
+    thr = base.mark_line(point=True).encode(
+        y=alt.Y("throughput_samples_per_s:Q", scale=alt.Scale(type="log"), title="throughput (samples/s)"),
+        tooltip=[
+            "server",
+            *(["precision"] if "precision" in frame else []),
+            "nodes",
+            alt.Tooltip("throughput_samples_per_s:Q", format=",.4g"),
+            "bottleneck",
+        ],
+    )
+    eff = base.mark_line(point=True).encode(
+        y=alt.Y("scaling_efficiency:Q", title="per-GPU throughput vs first point"),
+        tooltip=["server", "nodes", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
+    )
+    layers = [thr]
+    if res is not None and res.plan is not None:
+        mark = pd.DataFrame(
+            [
+                {
+                    "nodes": res.plan.nodes,
+                    "throughput_samples_per_s": res.plan.throughput_samples_per_s,
+                    "gpu": res.plan.gpu,
+                    "label": f"plan: {res.plan.nodes} x {res.plan.server}",
+                }
+            ]
+        )
+        pt = alt.Chart(mark).encode(x=xs, y="throughput_samples_per_s:Q")
+        layers += [
+            pt.mark_point(shape="diamond", size=250, filled=True, color="black").encode(tooltip=["label"]),
+            pt.mark_text(align="left", dx=10, dy=-8).encode(text="label"),
+        ]
+        if deadline_days:
+            # throughput that finishes the plan's amount of work (at the plan's batch) by the deadline
+            need = res.plan.estimate.samples_to_train / (deadline_days * 86400.0)
+            rule = pd.DataFrame({"need": [need], "label": [f"deadline {deadline_days:g} days: >= {human(need)}/s"]})
+            r = alt.Chart(rule).encode(y="need:Q")
+            layers += [
+                r.mark_rule(color="firebrick", strokeDash=[6, 4]),
+                r.mark_text(color="firebrick", align="left", x=5, dy=-6).encode(text="label:N"),
+            ]
+    return alt.vconcat(
+        alt.layer(*layers).properties(
+            title="Scaling: best allowed server per GPU type at full power (diamond: the plan; dashed: the deadline)",
+            width=520,
+            height=260,
+        ),
+        eff.properties(
+            title="Scaling efficiency: per-GPU throughput relative to each GPU type's first plotted point",
+            width=520,
+            height=180,
+        ),
+    )
+
+
+def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.DataFrame:
+    p = res.plan
+    assert p is not None
+    catalog = catalog_for(catalog, req)
+    wl = catalog.workload(req.model)
+    samples = work_from(wl, req.samples, req.tokens, req.epochs)
+    server = catalog.server(p.server)
+    gpu = catalog.gpu(server.gpu or "")
+    lowest = gpu.min_power_limit_w / gpu.tdp_w
+    caps = sorted(c for c in set(req.power_caps) | {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0} if c >= lowest - 1e-9)
+    if p.purchase == "rent" and not server.power_cap_settable:
+        caps = [1.0]  # the rented offer does not let the renter set the GPU power limit
+    df = evaluate_space(
+        catalog,
+        wl,
+        space=pd.DataFrame({"server": p.server, "fabric": p.fabric, "power_cap": caps, "nodes": p.nodes}),
+        site=p.site,
+        purchase=p.purchase,
+        work=Work(samples, req.global_batch, req.precision),
+    )
+    df = df.assign(
+        time_to_train_days=df["time_to_train_h"] / 24.0,
+        label=[f"{c:.0%}" for c in df["power_cap"]],
+        plan=np.isclose(df["power_cap"], p.power_cap),
+    ).reset_index(drop=True)
+    # caps above the load's demand do not bind: equal points get one label ("90%, 100%") instead of overprinting
+    key = [
+        (round_sig(t, 6), round_sig(e, 6))
+        for t, e in zip(df["time_to_train_days"], df["facility_energy_kwh"], strict=True)
+    ]
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, k in enumerate(key):
+        groups.setdefault(k, []).append(i)
+    labels = [""] * len(df)
+    for rows in groups.values():
+        labels[rows[0]] = ", ".join(str(df.at[i, "label"]) for i in rows)
+    df["label"] = labels
+    return df[["power_cap", "power_cap_w", "label", "plan", "time_to_train_days", "facility_energy_kwh", "cost_usd"]]
+
+
+def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> Any:
+    """Time vs energy at each cap level of the plan's hardware: points labelled with the cap, the plan's cap
+    circled, the deadline as a vertical rule."""
+    alt = altair()
+    base = alt.Chart(frame).encode(
+        x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
+        y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)", scale=alt.Scale(zero=False)),
+    )
+    line = base.mark_line(point=True).encode(
+        tooltip=[
+            alt.Tooltip("power_cap:Q", title="cap (of TDP)", format=".0%"),
+            alt.Tooltip("power_cap_w:Q", title="cap (W)", format=".0f"),
+            alt.Tooltip("time_to_train_days:Q", title="days", format=",.3g"),
+            alt.Tooltip("facility_energy_kwh:Q", title="kWh", format=",.4g"),
+        ]
+    )
+    text = base.mark_text(align="left", dx=6, dy=-8).encode(text="label:N")
+    chosen = (
+        alt.Chart(frame[frame["plan"]])
+        .mark_point(size=300, color="black", strokeWidth=2)
+        .encode(x="time_to_train_days:Q", y="facility_energy_kwh:Q")
+    )
+    layers = [line, text, chosen]
+    if deadline_days is not None:
+        rule = pd.DataFrame({"deadline_days": [deadline_days], "label": [f"deadline {deadline_days:g} days"]})
+        r = alt.Chart(rule).encode(x="deadline_days:Q")
+        layers += [
+            r.mark_rule(color="firebrick", strokeDash=[6, 4]),
+            r.mark_text(color="firebrick", angle=270, align="left", dx=4, dy=-6, baseline="bottom").encode(
+                text="label:N"
+            ),
+        ]
+    return alt.layer(*layers).properties(
+        title="Power-cap trade-off (labels: cap as share of TDP; circled: the plan; dashed: the deadline)",
+        width=520,
+        height=300,
+    )
+
+
+def breakdown_chart(frame: pd.DataFrame) -> Any:
+    alt = altair()
+    charts = []
+    for kind in ("cost (USD)", "energy (kWh)"):
+        sub = frame[frame["kind"] == kind]
+        charts.append(
+            alt.Chart(sub)
+            .mark_bar()
+            .encode(
+                y=alt.Y("plan:N", title=None, sort=None),  # the frame's order: the plan first, then alt 1, 2, ...
+                x=alt.X("value:Q", stack="zero", title=kind, axis=alt.Axis(format="~s")),  # 12M, not 12,000,000
+                color="part:N",
+                tooltip=[
+                    "plan",
+                    "part",
+                    alt.Tooltip("value:Q", title=kind, format=",.2f" if kind.startswith("cost") else ",.4~r"),
+                ],
+            )
+            .properties(title=kind, width=460, height=30 * max(1, sub["plan"].nunique()))
+        )
+    return alt.vconcat(*charts)
+
+
+def ladder(max_nodes: int) -> list[int]:
+    return node_ladder(max_nodes)
+
+
+LADDER_DENSE_UP_TO = 32
+
+
+LADDER_STEP = 1.05
+
+
+def node_ladder(max_nodes: int) -> list[int]:
+    """Every count up to 32, then steps of at most 5%, and max_nodes itself (for charts; the optimizer
+    does not use a ladder: it evaluates every integer count)."""
+    out = list(range(1, min(max_nodes, LADDER_DENSE_UP_TO) + 1))
+    x = float(LADDER_DENSE_UP_TO)
+    while out[-1] < max_nodes:
+        x *= LADDER_STEP
+        n = min(max_nodes, max(out[-1] + 1, round(x)))
+        out.append(n)
+    return out
+
+
+def altair() -> Any:
+    import altair as alt
+
+    return alt

@@ -1,0 +1,226 @@
+"""Plan tables for people: readable column names with their units, numbers with separators, the alternatives, the
+cost breakdown, CSV and JSON of a plan."""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Precision
+from planner.formatting import OBJECTIVE_UNITS_TEXT, round_sig
+from planner.plan import PLAN_METRIC, PlanResult
+
+PRECISIONS: list[str] = list(typing.get_args(Precision))
+
+
+PLAN_COLUMNS = [
+    "server",
+    "gpu",
+    "precision",  # what the plan computes in: an fp4 request runs in fp8 on a GPU without fp4 (plan_precisions)
+    "nodes",
+    "fabric",
+    "power_cap",
+    "purchase",
+    "site",
+    "time_to_train_days",
+    "facility_energy_kwh",
+    "cost_usd",
+    "carbon_kg",
+]
+
+
+COST_EXPLAINED = (
+    "**Cost** is what this run costs: the bought hardware's share over the run (capex x run time / life) plus "
+    "facility energy, or, when renting, the rent for the whole billing periods the run occupies (power and network "
+    "included). **Up-front** is what must be spent before the run starts: the whole capex when buying, the whole "
+    "rent when renting. A budget of kind *upfront* limits the up-front spend; *total* limits the cost. Bought "
+    "servers serve their life (years): a bought run must end within it, so its hardware share is at most the capex."
+)
+
+
+OBJECTIVE_UNITS = OBJECTIVE_UNITS_TEXT
+
+
+OBJECTIVE_METRIC = PLAN_METRIC  # objective -> the plan column it is measured in (with its unit)
+
+
+READABLE = {
+    "role": "Role",
+    "server": "Server",
+    "gpu": "GPU",
+    "precision": "Precision",
+    "nodes": "Nodes",
+    "owned_nodes": "Owned nodes (of Nodes)",
+    "fabric": "Fabric",
+    "power_cap": "Power cap (of TDP)",
+    "purchase": "Buy / rent",
+    "site": "Site",
+    "time_to_train_days": "Time to train (days)",
+    "facility_energy_kwh": "Facility energy (kWh)",
+    "cost_usd": "Cost (USD)",
+    "upfront_usd": "Up-front (USD)",
+    "carbon_kg": "Carbon (kg CO2e)",
+    "bottleneck": "Bottleneck",
+    "layout": "Layout",
+}
+
+
+def human(x: float, digits: int = 4) -> str:
+    """A number for people: ``digits`` significant figures with thousands separators, never an exponent between
+    0.001 and 10^15 (1,555; 365,400; 9.79; 0.0123)."""
+    v = round_sig(float(x), digits)
+    if not np.isfinite(v):
+        return str(v)
+    if v == 0 or abs(v) >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = max(digits - 1 - int(np.floor(np.log10(abs(v)))), 0)
+    text = f"{v:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
+UNIT_SUFFIXES = {
+    "_usd": "(USD)",
+    "_years": "(years)",
+    "_gbps": "(Gb/s)",
+    "_tflops": "(TFLOP/s)",
+    "_ms": "(ms)",
+    "_us": "(us)",
+    "_mb": "(MB)",
+    "_kwh": "(kWh)",
+    "_kw": "(kW)",
+    "_w": "(W)",
+    "_kg": "(kg CO2e)",
+    "_days": "(days)",
+    "_h": "(h)",
+    "_s": "(s)",
+    "_gb": "(GB)",
+    "_pct": "(%)",
+}
+
+
+def readable_header(col: str) -> str:
+    """snake_case with a unit suffix -> 'Sentence case (unit)': facility_energy_kwh -> 'Facility energy (kWh)'."""
+    if col in READABLE:
+        return READABLE[col]
+    per = re.fullmatch(r"(.+?)_(usd|kg|kwh|kw|w|h)_per_(.+)", col)  # penalty_usd_per_slot -> Penalty (USD per slot)
+    if per:
+        words, unit, base = per.group(1).replace("_", " "), per.group(2), per.group(3).replace("_", " ")
+        unit = UNIT_SUFFIXES[f"_{unit}"].strip("()")
+        base = {"kwh": "kWh", "gpu hour": "GPU hour"}.get(base, base)
+        return f"{words[:1].upper()}{words[1:]} ({unit} per {base})"
+    for suffix, unit in UNIT_SUFFIXES.items():
+        if col.endswith(suffix) and len(col) > len(suffix):
+            words = col[: -len(suffix)].replace("_", " ")
+            return f"{words[:1].upper()}{words[1:]} {unit}"
+    words = col.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def display_number(v: float) -> float:
+    """A figure for a table: whole units from 1,000 on (a capex of $6,069,200 stays 6,069,200, as the summary beside
+    it and the command line's tables write it; 4 significant figures made it 6,069,000), else 4 significant
+    figures."""
+    x = float(v)
+    return float(round(x)) if np.isfinite(x) and abs(x) >= 1000 else round_sig(x, 4)
+
+
+def readable(df: Any) -> pd.DataFrame:
+    """A table for people: readable headers, floats as display_number rounds them."""
+    out = pd.DataFrame(df).copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].map(display_number)
+    return out.rename(columns={c: readable_header(str(c)) for c in out.columns})
+
+
+def separated_columns(df: pd.DataFrame) -> list[str]:
+    """The number columns a table shows with thousands separators: those with a value of 1,000 or more (a column
+    of small fractions keeps its digits)."""
+    cols = []
+    for col in df.columns:
+        values = df[col]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            top = pd.to_numeric(values, errors="coerce").abs().max()
+            if pd.notna(top) and top >= 1000:
+                cols.append(str(col))
+    return cols
+
+
+def plan_precisions(res: PlanResult) -> list[str]:
+    """The precision the plan and each alternative compute in, in to_frame's order (where some allowed GPUs lack
+    the precision asked for, their plans compute in its fallback: fp4 in fp8, fp8 in bf16)."""
+    return [p.estimate.precision for p in [res.plan, *res.alternatives] if p is not None]
+
+
+def alternatives_frame(res: PlanResult) -> pd.DataFrame:
+    """Plan and alternatives, machine columns (for CSV)."""
+    df = res.to_frame()
+    if df.empty:
+        return df
+    df["precision"] = plan_precisions(res)
+    cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
+    if res.request.owned:  # of each plan's nodes, those owned (the others are bought or rented)
+        cols.insert(cols.index("nodes") + 1, "owned_nodes")
+    return df[cols]
+
+
+def alternatives_table(res: PlanResult) -> pd.DataFrame:
+    """Plan and alternatives for people: readable headers, rounded numbers."""
+    df = alternatives_frame(res)
+    if df.empty:
+        return df
+    df = df.copy()
+    for col in ("time_to_train_days", "facility_energy_kwh", "carbon_kg"):
+        df[col] = df[col].map(display_number)
+    for col in ("cost_usd", "upfront_usd"):
+        df[col] = df[col].round(0)
+    df["power_cap"] = df["power_cap"].map(lambda c: f"{c:.0%}")
+    return df.rename(columns=READABLE)
+
+
+def plan_csv(res: PlanResult) -> str:
+    return alternatives_frame(res).to_csv(index=False)
+
+
+def plan_cost_breakdown(plan: Any) -> dict[str, float]:
+    """The plan's cost in its two parts, summing to plan.cost_usd: the hardware share (or rent) and energy. The
+    hardware share is the plan's, net of owned servers' credit (plan.owned.owned_credit_usd); the estimate's own
+    breakdown is the exact model's for the configuration bought new."""
+    energy = float(plan.estimate.cost_breakdown_usd["energy"])
+    return {"hardware": float(plan.cost_usd) - energy, "energy": energy}
+
+
+def breakdown_frame(res: PlanResult) -> pd.DataFrame:
+    """Cost (hardware vs energy) and facility energy (GPUs, host, network, cooling/PUE) per plan."""
+    rows = []
+    for role, p in [("plan", res.plan)] + [(f"alt {i + 1}", a) for i, a in enumerate(res.alternatives)]:
+        if p is None:
+            continue
+        e = p.estimate
+        # the hardware that tells alternatives apart (the same servers often differ in fabric or cap only)
+        label = f"{role}: {p.nodes}x {p.server}, {p.fabric}, cap {p.power_cap:.0%}" + (
+            ", rent" if p.purchase == "rent" else ""
+        )
+        h = e.time_to_train_h
+        gpu_kwh = e.gpus * e.gpu_power_w * h / 1000.0
+        node_kwh = e.nodes * e.node_power_w * h / 1000.0
+        it_kwh = e.energy_kwh
+        money = plan_cost_breakdown(p)
+        rows += [
+            {"plan": label, "kind": "cost (USD)", "part": "hardware / rent", "value": money["hardware"]},
+            {"plan": label, "kind": "cost (USD)", "part": "energy", "value": money["energy"]},
+            {"plan": label, "kind": "energy (kWh)", "part": "GPUs", "value": gpu_kwh},
+            {"plan": label, "kind": "energy (kWh)", "part": "host + PSU loss", "value": max(node_kwh - gpu_kwh, 0.0)},
+            {"plan": label, "kind": "energy (kWh)", "part": "switches", "value": max(it_kwh - node_kwh, 0.0)},
+            {"plan": label, "kind": "energy (kWh)", "part": "cooling (PUE)", "value": e.facility_energy_kwh - it_kwh},
+        ]
+    return pd.DataFrame(rows)
+
+
+def result_json(res: PlanResult) -> str:
+    return json.dumps(json.loads(res.model_dump_json()), indent=2)
