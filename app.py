@@ -5,21 +5,23 @@ Run: streamlit run app.py
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from planner import checks, present
+from planner import present
 from planner.batch import run as run_batch_scenarios
-from planner.checks import parse_owned
 from planner.data import MAX_LIFE_YEARS, Catalog, load_catalog
 from planner.errors import PlannerInputError
+from planner.formatting import number_text, parse_number
 from planner.plan import Objective, PlanRequest, PlanResult, pareto, plan_notes, solve
 
 PARETO_POINTS = 8
@@ -78,123 +80,201 @@ INTRO = (
 )
 
 
-def _amount_default(wl: Any, unit: str) -> float:
-    """The workload's default amount of work in ``unit``."""
-    if unit == "tokens":
-        return float(wl.default_samples * (wl.sequence_length or 1))
-    if unit == "epochs":
-        return float(wl.default_samples / wl.dataset_samples) if wl.dataset_samples else 1.0
-    return float(wl.default_samples)
+PLAN_INPUTS = "plan_inputs"  # the Plan page's inputs, {widget key: value}: the page's for the session
 
 
-def _amount_units(wl: Any) -> list[str]:
-    units = ["tokens", "samples"] if wl.sequence_length else ["samples"]
-    if wl.dataset_samples:
-        units.append("epochs")
-    return units
+def plan_inputs() -> dict[str, Any]:
+    """The Plan page's inputs. Streamlit forgets a widget's state at the first run that does not draw it (any other
+    page); this mapping is the page's, so its inputs come back when the page is drawn again."""
+    inputs: dict[str, Any] = st.session_state.setdefault(PLAN_INPUTS, {})
+    return inputs
+
+
+def plan_field(widget: Callable[..., Any], label: str, key: str, default: Any, **kw: Any) -> Any:
+    """A Plan-page widget bound to the page's inputs: drawn with their value for ``key`` (else ``default``; a value
+    no longer among the widget's ``options``, after a catalog edit, gives way to the default), and its value stored
+    back. Widgets get their value through ``st.session_state`` only (no ``value=``), so the two never disagree."""
+    inputs = plan_inputs()
+    if key not in st.session_state:
+        value = inputs.get(key, default)
+        options = kw.get("options")
+        if options is not None:
+            if isinstance(value, list):
+                value = [v for v in value if v in options]
+            elif value not in options:
+                value = default
+        st.session_state[key] = value
+    value = widget(label, key=key, **kw)
+    inputs[key] = value
+    return value
+
+
+def follow_workload(cat: Catalog, model: str) -> None:
+    """A workload chosen: its own inputs (unit, amount in each unit, precision, framework, a deadline that plans)
+    take its defaults, in the page's inputs and in the widgets' state (before the widgets are drawn); the others
+    are kept."""
+    inputs = plan_inputs()
+    if inputs.get("defaults_of") == model:
+        return
+    with st.spinner(f"Finding a deadline that plans {model}..."):
+        days, why = default_deadline(cat, model)
+    for key, value in present.workload_inputs(cat, model, days).items():
+        inputs[key] = value
+        st.session_state[key] = value
+    inputs["defaults_of"], inputs["deadline_why"] = model, why
+
+
+def default_deadline(cat: Catalog, model: str) -> tuple[float, str]:
+    """The workload's default deadline: 30 days where its default request plans in 30 days, else the shortest
+    deadline that plans, rounded up (present.deadline_that_plans). The request is the page's own first one for
+    the workload, so its solve is the one the page then shows (cached)."""
+    req, _ = present.inputs_request(cat, present.default_inputs(cat, model))
+    if req is None:
+        return present.DEFAULT_DEADLINE_DAYS, ""
+    res = PlanResult.model_validate_json(cached_solve(req.model_dump_json(), catalog_version(), cat))
+    return present.deadline_that_plans(res)
+
+
+def normalize_amount(key: str) -> None:
+    """The amount as typed, rewritten with thousands separators once it is a number (1.5e13 -> 15,000,000,000,000)."""
+    with contextlib.suppress(ValueError):  # not a number: left as typed, and the page says what is wrong with it
+        st.session_state[key] = number_text(parse_number(str(st.session_state[key])))
 
 
 def sidebar_request(cat: Catalog) -> PlanRequest | None:
     """The request from the sidebar, or None after showing what is wrong (then no plan is shown)."""
     sb = st.sidebar
+    first = present.common_inputs(cat)
     sb.header("Training job")
-    models = sorted(cat.workloads)
-    model = sb.selectbox(
+    model = plan_field(
+        sb.selectbox,
         "Workload",
-        models,
-        index=models.index("llama3-8b") if "llama3-8b" in models else 0,
-        key="model",
-        help="The model to train (see the Models page). Its framework, precision and default batch come with it.",
+        "model",
+        first["model"],
+        options=sorted(cat.workloads),
+        help="The model to train (see the Models page). Its amount of work, framework, precision and a deadline "
+        "that plans come with it: choosing another workload sets those to its defaults.",
     )
+    follow_workload(cat, model)
     wl = cat.workload(model)
-    units = _amount_units(wl)
-    # widget keys per workload (and unit): switching either shows that workload's default, never a stale amount
-    unit = sb.radio(
+    units = present.amount_units(wl)
+    unit = plan_field(
+        sb.radio,
         "Amount of work in",
-        units,
+        "unit",
+        units[0],
+        options=units,
         horizontal=True,
-        key=f"unit_{model}",
         help="tokens = sequences x sequence length; samples = training examples (at the reference batch); "
         "epochs = passes over the workload's dataset.",
     )
-    default = _amount_default(wl, unit)
-    amount = sb.number_input(
+    default = present.amount_default(wl, unit)
+    key = present.amount_key(model, unit)
+    plan_field(
+        sb.text_input,
         f"{unit.capitalize()} to train",
-        value=default,
-        format="%.10g",
-        key=f"amount_{model}_{unit}",
-        help=f"Amount of work in {unit} (default for {model}: {default:,.6g} {unit}).",
+        key,
+        number_text(default),
+        on_change=normalize_amount,
+        args=(key,),
+        help=f"Amount of work in {unit} (default for {model}: {number_text(default)} {unit}); thousands separators "
+        "and exponents (1.5e13) are read.",
     )
-    deadline = sb.number_input(
+    inputs = plan_inputs()
+    deadline_help = f"Training must finish within this many days (wall clock). Default for {model}: " + (
+        f"{inputs['deadline']:g} days" if inputs.get("defaults_of") == model else "30 days"
+    )
+    why = inputs.get("deadline_why") or ""
+    plan_field(
+        sb.number_input,
         "Deadline (days)",
-        value=30.0,
+        "deadline",
+        present.DEFAULT_DEADLINE_DAYS,
+        value=None,
         step=1.0,
         format="%.6g",
-        key="deadline",
-        help="Training must finish within this many days (wall clock, days).",
+        help=deadline_help + (f" ({why})." if why else "."),
     )
+    if why and "too short" in why:
+        sb.caption(f"Default deadline for {model}: {why}.")
     sb.header("Limits")
-    use_budget = sb.checkbox("Limit the budget", value=False, key="use_budget", help="Add a money limit (USD).")
-    st.session_state.setdefault("budget", 1e6)  # a default that may be cleared (empty = asked for, not $1M)
-    budget = sb.number_input(
+    use_budget = plan_field(
+        sb.checkbox, "Limit the budget", "use_budget", first["use_budget"], help="Add a money limit (USD)."
+    )
+    plan_field(
+        sb.number_input,
         "Budget (USD)",
-        value=None,
+        "budget",
+        first["budget"],
+        value=None,  # may be cleared: empty = a budget asked for and not given (a message), not $1M
         step=1e5,
         format="%.0f",
-        key="budget",
         disabled=not use_budget,
         help="Money limit in US dollars; what it covers is set below.",
     )
-    budget_kind = sb.radio(
+    plan_field(
+        sb.radio,
         "Budget covers",
-        ["upfront", "total"],
+        "budget_kind",
+        first["budget_kind"],
+        options=["upfront", "total"],
         horizontal=True,
-        key="budget_kind",
         help="upfront: what is spent before the run (the whole capex when buying, the whole rent when renting). "
         "total: the run's cost (amortized hardware share + energy, or the rent).",
     )
-    power = sb.number_input(
+    plan_field(
+        sb.number_input,
         "Facility power envelope (kW, 0 = the site's)",
-        value=0.0,
+        "power",
+        first["power"],
+        value=None,
         step=100.0,
         format="%.6g",
-        key="power",
         help="Most facility power (IT x PUE) the cluster may draw, kW; 0 uses each site's own envelope.",
     )
-    sites = sb.multiselect(
+    plan_field(
+        sb.multiselect,
         "Sites",
-        sorted(cat.sites),
-        default=[sorted(cat.sites)[0]] if "us-colo" not in cat.sites else ["us-colo"],
-        key="sites",
+        "sites",
+        first["sites"],
+        options=sorted(cat.sites),
         help="Where the cluster may run: electricity price (USD/kWh), PUE and grid carbon (kg CO2e/kWh).",
     )
     sb.header("Choices")
-    objective = sb.selectbox(
+    plan_field(
+        sb.selectbox,
         "Minimise",
-        ["energy", "cost", "carbon", "time"],
-        key="objective",
+        "objective",
+        first["objective"],
+        options=["energy", "cost", "carbon", "time"],
         help="energy: facility kWh; cost: USD of this run; carbon: kg CO2e; time: hours to train.",
     )
-    purchase = sb.radio(
+    plan_field(
+        sb.radio,
         "Buy or rent",
-        ["buy", "rent", "either"],
+        "purchase",
+        first["purchase"],
+        options=["buy", "rent", "either"],
         horizontal=True,
-        key="purchase",
         help="Rent is billed in whole billing periods of each offer (cloud GPU servers by the hour, dedicated "
         "servers by the month); rented cloud GPUs run at full power (their power limit is not settable).",
     )
-    life = sb.number_input(
+    plan_field(
+        sb.number_input,
         "Service life of bought servers (years)",
-        value=4.0,
+        "life_years",
+        first["life_years"],
+        value=None,
         step=0.5,
         format="%.6g",
-        key="life_years",
         help=f"Years bought (and owned) servers serve, in (0, {MAX_LIFE_YEARS:g}] (as `--life-years`): a bought run "
         "is charged capex x run time / life, must end within it, and owned servers serve until this age.",
     )
-    owned_text = sb.text_input(
+    plan_field(
+        sb.text_input,
         "Servers you own (optional)",
-        key="owned",
+        "owned",
+        first["owned"],
         placeholder="e.g. dgx-a100-80gb:64:hdr200:2.5",
         help="Servers the team already has: SERVER:COUNT[:FABRIC[:AGE_YEARS]], comma separated (FABRIC: the "
         "network they are cabled to, default the server's first listed; AGE_YEARS: their age now, default 0). A "
@@ -202,108 +282,59 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "network it adds; they serve until the service life above. Owned nodes the run does not "
         "use are not charged: their idle power (kW) is shown.",
     )
-    precision = sb.selectbox(
+    plan_field(
+        sb.selectbox,
         "Precision",
-        ["default", *present.PRECISIONS],
-        format_func=lambda p: f"the workload's ({wl.precision})" if p == "default" else p,
-        key="precision",
-        help=f"Number format of the training math (default: the workload's own, {wl.precision} for {model}). "
-        "fp8 needs an fp8 GPU (Hopper or newer), fp4 (block-scaled NVFP4 / MXFP4) an fp4 GPU (Blackwell, MI350): "
-        "with none among the allowed GPUs it is an error, a plan on another GPU computes in the next precision it "
-        "has (fp4 in fp8, fp8 in bf16) and says so; fp16 and "
-        "tf32 run at the bf16 tensor-core rate (TFLOP/s), fp32 at 1/16 of it (no tensor cores).",
+        "precision",
+        wl.precision,
+        options=present.PRECISIONS,
+        help=f"Number format of the training math ({model}'s own: {wl.precision}, set when the workload is "
+        "chosen). fp8 needs an fp8 GPU (Hopper or newer), fp4 (block-scaled NVFP4 / MXFP4) an fp4 GPU (Blackwell, "
+        "MI350): with none among the allowed GPUs it is an error, a plan on another GPU computes in the next "
+        "precision it has (fp4 in fp8, fp8 in bf16) and says so; fp16 and tf32 run at the bf16 tensor-core rate "
+        "(TFLOP/s), fp32 at 1/16 of it (no tensor cores).",
     )
-    frameworks = sorted(cat.frameworks)
-    framework = sb.selectbox(
+    plan_field(
+        sb.selectbox,
         "Framework",
-        ["default", *frameworks],
-        format_func=lambda f: f"the workload's ({wl.framework})" if f == "default" else f,
-        key="framework",
-        help=f"Training software profile (catalog/frameworks.yaml; default: the workload's own, {wl.framework}): "
-        "how much communication hides under compute (overlap, 0-1), gradient bucket size (MB), per-step overhead "
-        "(ms) and which parallelism it supports (tensor/pipeline parallel, ZeRO stage).",
+        "framework",
+        wl.framework,
+        options=sorted({*cat.frameworks, wl.framework}),
+        help=f"Training software profile (catalog/frameworks.yaml; {model}'s own: {wl.framework}, set when the "
+        "workload is chosen): how much communication hides under compute (overlap, 0-1), gradient bucket size "
+        "(MB), per-step overhead (ms) and which parallelism it supports (tensor/pipeline parallel, ZeRO stage).",
     )
-    gpus = sb.multiselect(
+    plan_field(
+        sb.multiselect,
         "Allowed GPUs (empty = all)",
-        sorted(cat.gpus),
-        key="gpus",
-        help="Restrict the GPU types considered (exactly these GPUs: b200 does not allow gb200).",
+        "gpus",
+        first["gpus"],
+        options=present.trainable_gpus(cat),
+        help="Restrict the GPU types considered (exactly these GPUs: b200 does not allow gb200); the GPUs some "
+        "server of the catalog carries.",
     )
-    fabrics = sb.multiselect(
+    plan_field(
+        sb.multiselect,
         "Allowed fabrics (empty = all)",
-        sorted(cat.fabrics),
-        key="fabrics",
+        "fabrics",
+        first["fabrics"],
+        options=sorted(cat.fabrics),
         help="Restrict the networks considered (InfiniBand, RoCE, Ethernet; Gb/s per port).",
     )
-    max_nodes = sb.number_input(
+    plan_field(
+        sb.number_input,
         "Max nodes",
-        value=1024,
+        "max_nodes",
+        first["max_nodes"],
+        value=None,
         step=1,
-        key="max_nodes",
         help="Most servers (nodes) a plan may use, 1 to 100,000.",
     )
-    problems = []
-    if amount is None or not amount > 0:
-        problems.append(f"The amount of work must be positive: enter the {unit} to train.")
-    if deadline is None or (not deadline > 0 and objective != "time"):
-        problems.append("The deadline must be a positive number of days (or minimise time).")
-    if use_budget and (budget is None or budget < 0):
-        problems.append("The budget must be a number of US dollars >= 0 (or untick 'Limit the budget').")
-    if power is None or power < 0:
-        problems.append("The power envelope must be >= 0 kW (0 = each site's own envelope).")
-    if max_nodes is None or not 1 <= max_nodes <= 100_000:
-        problems.append("Max nodes must be a whole number from 1 to 100,000.")
-    if life is None or not 0 < life <= MAX_LIFE_YEARS:
-        problems.append(
-            f"The service life of bought servers must be a number of years in (0, {MAX_LIFE_YEARS:g}] (default 4)."
-        )
-    if not sites:
-        problems.append("Choose at least one site.")
-    servers = checks.servers_with_gpus(cat, gpus)
-    if servers == []:
-        problems.append(f"No server in the catalog carries {', '.join(gpus)}: choose other GPUs (or none for all).")
-    owned: list[dict[str, Any]] = []
-    if owned_text and owned_text.strip():
-        try:
-            owned = parse_owned(owned_text)
-        except PlannerInputError as exc:
-            problems.append(f"Servers you own: {exc}")
-    if problems:
+    req, problems = present.inputs_request(cat, plan_inputs())
+    if req is None:
         for msg in problems:
             st.error(msg)
         st.info("Fix the input above to see a plan.")
-        return None
-    fields: dict[str, Any] = {
-        "model": model,
-        unit: amount,
-        "deadline_days": deadline if deadline and deadline > 0 else None,
-        "budget_usd": budget if use_budget else None,
-        "budget_kind": budget_kind,
-        "power_kw": power or None,
-        "sites": sites,
-        "objective": objective,
-        "purchase": purchase,
-        # the chosen GPU ids exactly, as the servers that carry them: a GPU pattern would match 'b200' in 'gb200'
-        "servers": servers,
-        "fabrics": fabrics or None,
-        "max_nodes": int(max_nodes),
-        "precision": None if precision == "default" else precision,
-        "framework": None if framework == "default" else framework,
-        "owned": owned,
-        "life_years": life,
-    }
-    try:
-        req = PlanRequest.model_validate(fields)
-    except Exception as exc:
-        st.error(f"Input problem: {exc}")
-        return None
-    # the GPUs chosen, not the servers they select, say why no server is left; then every check `solve` runs
-    chosen = req.model_copy(update={"servers": None, "gpus": gpus or None})
-    problem = checks.no_server_problem(cat, chosen, "app") or next(iter(checks.request_problems(cat, req, "app")), None)
-    if problem is not None:
-        st.error(problem.sentence())
-        st.info("Fix the input above to see a plan.")
-        return None
     return req
 
 
@@ -356,7 +387,10 @@ def page_plan() -> None:
     with st.expander("Why this plan", expanded=True):
         st.markdown("\n".join(present.why_this_plan(res)))
     st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
-    show_table(present.alternatives_table(res))
+    table, shared = present.alternatives_view(res)
+    if shared:
+        st.caption(shared)
+    show_table(table)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Plan as JSON", present.result_json(res), "plan.json", "application/json")
     c2.download_button("Plan as CSV", present.plan_csv(res), "plan.csv", "text/csv")
@@ -382,15 +416,18 @@ def page_plan() -> None:
         st.altair_chart(chart)
         _downloads(chart, "Breakdown chart", "breakdown")
     with tab_pareto:
-        x: Objective = st.selectbox(
-            "x objective", ["cost", "energy", "carbon", "time"], key="pareto_x", help="Minimised objective."
+        objectives = ["cost", "energy", "carbon", "time"]
+        x: Objective = plan_field(
+            st.selectbox, "x objective", "pareto_x", "cost", options=objectives, help="Minimised."
         )
-        y: Objective = st.selectbox(
-            "y objective", ["energy", "cost", "carbon", "time"], key="pareto_y", help="Constrained objective."
+        y: Objective = plan_field(
+            st.selectbox, "y objective", "pareto_y", "energy", options=objectives, help="Constrained objective."
         )
         if x == y:
             st.warning("Choose two different objectives.")
-        elif st.checkbox("Compute the Pareto front", key="pareto_on", help="Solves 8 MIPs (epsilon-constraint)."):
+        elif plan_field(
+            st.checkbox, "Compute the Pareto front", "pareto_on", False, help="Solves 8 MIPs (epsilon-constraint)."
+        ):
             front = cached_pareto(req.model_dump_json(), catalog_version(), x, y, cat)
             front, notes = present.front_with_precision(cat, req, front)  # fp4 on a GPU without it: fp8, said
             chart = present.pareto_chart(front, x, y)
@@ -423,9 +460,16 @@ def page_catalog() -> None:
             for p in problems:
                 st.markdown(f"- `{p}`")
         elif new is not None:
+            changes = present.table_changes(cat, new, table)
             st.session_state["catalog"] = new
             st.session_state["catalog_version"] = hashlib.sha1(present.table_yaml(new, table).encode()).hexdigest()[:10]
-            st.success(f"Using the edited {table} table on the Plan page.")
+            said = f"{len(changes)} change{'' if len(changes) == 1 else 's'}" if changes else "no change"
+            st.success(f"Using the edited {table} table on the Plan page ({said}).")
+            if changes:
+                st.markdown("\n".join(f"- {c.text()}" for c in changes))
+            for c in changes:
+                if (warning := c.warning()) is not None:
+                    st.warning(warning)
     st.download_button(f"Download {table}.yaml", present.table_yaml(catalog(), table), f"{table}.yaml")
     with st.expander("Fabrics and sites"):
         show_table(present.readable([f.model_dump() for f in cat.fabrics.values()]))
@@ -634,7 +678,7 @@ def page_batch() -> None:
     if key not in st.session_state:
         return
     df = st.session_state[key]
-    head, table = present.batch_results_table(df)
+    head, table = present.batch_results_table(df, scenarios)
     st.markdown(f"**{head}**")
     show_table(table)
     st.download_button("Results (CSV)", df.to_csv(index=False), "results.csv", "text/csv", on_click="ignore")

@@ -160,3 +160,103 @@ def round_sig(x: float, digits: int = 3) -> float:
     if not np.isfinite(x) or x == 0:
         return float(x)
     return float(round(x, -int(np.floor(np.log10(abs(x)))) + digits - 1))
+
+
+# ------------------------------------------------------------------ amounts, durations, money, carbon and caps
+def significant_text(x: float, digits: int = 4) -> str:
+    """A number for people: ``digits`` significant figures with thousands separators, never an exponent between
+    0.001 and 10^15 (1,555; 365,400; 9.79; 0.0123)."""
+    v = round_sig(float(x), digits)
+    if not math.isfinite(v):
+        return str(v)
+    if v == 0 or abs(v) >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(v))), 0)
+    text = f"{v:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
+def number_text(x: float) -> str:
+    """A number in an input field: every digit of its shortest exact form, thousands separators in its whole part
+    (14,999,552,000,000; 35.128143; 0.5); ``parse_number`` reads it back to the same float."""
+    v = float(x)
+    if not math.isfinite(v):
+        return str(v)
+    if v.is_integer() and abs(v) < 1e21:
+        return f"{int(v):,}"
+    text = repr(v)
+    if "e" in text:  # below 0.0001: the exponent form is the exact one
+        return text
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, _, frac = digits.partition(".")
+    return f"{sign}{int(whole):,}.{frac}"
+
+
+NUMBER_SEPARATORS = (",", "_", " ", "\u00a0", "\u202f", "'")  # thousands separators people type
+
+
+def parse_number(text: str) -> float:
+    """A number typed by a person: thousands separators (``,`` ``_``, spaces, ``'``) ignored, an exponent allowed
+    (14,999,552,000,000 = 1.5e13 = 15_000_000_000_000 within float precision). ValueError naming the text when it
+    is not a finite number."""
+    clean = str(text).strip()
+    for sep in NUMBER_SEPARATORS:
+        clean = clean.replace(sep, "")
+    try:
+        value = float(clean)
+    except ValueError:
+        raise ValueError(f"{str(text).strip()!r} is not a number (e.g. 1.5e13 or 15,000,000,000,000)") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{str(text).strip()!r} is not a finite number")
+    return value
+
+
+# a duration reads in minutes under an hour, in hours under a day, else in days: (unit, how many per day)
+DURATION_UNITS = (("min", 1440.0, 1 / 24), ("h", 24.0, 1.0), ("days", 1.0, math.inf))
+
+
+def duration_unit(days: float) -> tuple[str, float]:
+    """The unit a duration of ``days`` (or a column whose longest is ``days``) reads in and how many of it make a
+    day: ('min', 1440) under an hour, ('h', 24) under a day, else ('days', 1)."""
+    d = abs(float(days)) if math.isfinite(float(days)) else math.inf
+    return next((unit, per_day) for unit, per_day, below in DURATION_UNITS if d < below)
+
+
+def duration_text(days: float, digits: int = 3) -> str:
+    """A duration for people, in the unit that reads: '6.7 min', '3.2 h', '27.8 days'."""
+    unit, per_day = duration_unit(days)
+    return f"{significant_text(float(days) * per_day, digits)} {unit}"
+
+
+MONEY_CENTS_BELOW_USD = 10.0  # amounts under $10 keep their cents ($2.47); larger ones are whole dollars
+
+
+def money_value(usd: float) -> float:
+    """A dollar amount as a table shows it: to the cent under $10, else whole dollars."""
+    x = float(usd)
+    if not math.isfinite(x):
+        return x
+    return round(x, 2) if abs(x) < MONEY_CENTS_BELOW_USD else float(round(x))
+
+
+def money_text(usd: float) -> str:
+    """A dollar amount for people: '$2.47' under $10, '$6,069,200' above."""
+    x = money_value(usd)
+    if not math.isfinite(x):
+        return f"${x}"
+    sign = "-" if x < 0 else ""
+    return f"{sign}${abs(x):,.2f}" if abs(x) < MONEY_CENTS_BELOW_USD else f"{sign}${abs(x):,.0f}"
+
+
+def carbon_text(kg: float, digits: int = 3) -> str:
+    """Emissions for people: kilograms under a tonne ('0.247 kg CO2e', '412 kg CO2e'), else tonnes ('3,180 t
+    CO2e')."""
+    x = float(kg)
+    if abs(x) >= 1000:
+        return f"{significant_text(x / 1000, digits)} t CO2e"
+    return f"{significant_text(x, digits)} kg CO2e"
+
+
+def cap_text(fraction: float) -> str:
+    """A GPU power cap (a fraction of TDP) as a share: 0.5 -> '50%', 0.45 -> '45%', 1.0 -> '100%'."""
+    return f"{round_sig(100 * float(fraction), 3):g}%"

@@ -173,7 +173,7 @@ def test_a_private_name_of_another_module_is_reported() -> None:
 
 
 def test_an_import_inside_a_function_is_reported_unless_listed_as_lazy() -> None:
-    source = "def f():\n    from planner.data import Catalog\n    import altair\n    from planner.plan import solve\n"
+    source = "def f():\n    from planner.data import Catalog\n    import altair\n    from planner.fleet import fleet\n"
     assert [v.imported for v in violations(source, "planner.present.charts")] == ["planner.data"]
 
 

@@ -15,7 +15,17 @@ from planner.batch.runner import (
     run_batch,
 )
 from planner.batch.scenarios import parse_yaml, run_scenario, scenario_id, scenario_number, to_request
-from planner.batch.store import STORE, BatchStoreError, Identity, Store, input_files, scenarios_sha
+from planner.batch.store import (
+    STORE,
+    BatchStoreError,
+    Identity,
+    Store,
+    StoreDamaged,
+    input_files,
+    input_values,
+    salvage,
+    scenarios_sha,
+)
 
 __all__ = [
     "EXIT_INCOMPLETE",
@@ -25,9 +35,11 @@ __all__ = [
     "BatchStoreError",
     "Identity",
     "Store",
+    "StoreDamaged",
     "cost_chart",
     "expand",
     "input_files",
+    "input_values",
     "load_scenarios",
     "parse_yaml",
     "read_results",
@@ -35,6 +47,7 @@ __all__ = [
     "run",
     "run_batch",
     "run_scenario",
+    "salvage",
     "scenario_id",
     "scenario_number",
     "scenarios_sha",

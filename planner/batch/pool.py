@@ -13,8 +13,12 @@ the main process decides), and is killed by the main process on any way out (nor
 SIGINT/SIGTERM turned into :class:`BatchInterrupted`). SIGKILL of the main process cannot be caught, and the
 parent-death signal covers it.
 
-Ray engine: one actor per worker, two scenarios in flight per actor. A task that fails because its actor died
-is re-submitted (same bound on attempts) and the dead actor is replaced once; Ray's own output goes to
+Ray engine: one actor per worker, two scenarios in flight per actor once it has started (scenarios wait in the
+main process, never behind an actor the cluster has no room for). A task that fails because its actor died (its
+process killed, its node lost) is re-submitted to a running actor (same bound on attempts) and the dead actor is
+replaced once; the main loop wakes every ``RAY_POLL_S`` whatever Ray does, and a replacement that has not started
+within ``RAY_START_TIMEOUT_S`` while no other actor runs is given up: with no actor left, the scenarios not run stay
+without an answer (an incomplete run: exit 4, rerun to resume) rather than waiting forever. Ray's own output goes to
 stderr (file descriptor 1 points at stderr while Ray starts and runs), so stdout stays clean.
 """
 
@@ -27,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -413,6 +418,10 @@ def _ray_actor_class(ray: Any) -> Any:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             init_worker(cdir, mdir)
 
+        def where(self) -> tuple[str, int]:
+            """(node id, pid) of this actor: answered once it is placed and its catalog is loaded."""
+            return ray.get_runtime_context().get_node_id(), os.getpid()
+
         def run(self, s: dict[str, Any]) -> dict[str, Any]:
             """The result row of scenario ``s`` (never raises)."""
             return run_scenario(s)
@@ -439,6 +448,169 @@ def start_ray(ray: Any, address: str | None, workers: int) -> bool:
     return True
 
 
+RAY_POLL_S = 0.5  # the longest the main loop waits on Ray before it looks at its workers again
+RAY_START_TIMEOUT_S = 60.0  # a worker actor not started within this, while no other is running, is given up
+PER_ACTOR = 2  # scenarios in flight per actor: one solving, one queued behind it
+
+
+@dataclass
+class _Actor:
+    """One Ray worker actor: its handle, whether it has started (``node`` set once ``where`` answered), since when it
+    has been waited for, and the scenarios it holds (task ref -> scenario)."""
+
+    handle: Any
+    index: int
+    ready_ref: Any
+    since_s: float
+    node: str | None = None
+    pid: int | None = None
+    tasks: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+
+class RayPool:
+    """Ray actors, ``PER_ACTOR`` scenarios in flight each, replaced when they die; see the module docstring.
+
+    Scenarios wait in this process until an actor has *started* (its ``where`` call answered), so none is held by an
+    actor the cluster has no room for. An actor that dies (its process or its node) has its scenarios queued again
+    and is replaced once; a replacement that does not start is given up after ``RAY_START_TIMEOUT_S`` while no
+    other actor runs, and when no actor is left the scenarios still queued stay without an answer (the run is
+    incomplete: exit 4, rerun to resume)."""
+
+    def __init__(
+        self,
+        ray: Any,
+        todo: list[dict[str, Any]],
+        workers: int,
+        cdir: str | None,
+        mdir: str | None,
+        done: Done,
+        event: Event,
+        max_attempts: int,
+        stats: dict[str, int],
+    ) -> None:
+        self.ray = ray
+        self.cls = _ray_actor_class(ray)
+        self.workers = workers
+        self.cdir, self.mdir = cdir, mdir
+        self.done, self.event = done, event
+        self.max_attempts = max_attempts
+        self.stats = stats
+        self.queue = deque(todo)
+        self.attempts: Counter[str] = Counter()
+        self.actors: list[_Actor] = []
+        self.starts = 0
+        self.max_starts = workers * (max_attempts + 1)  # replacements are bounded: a cluster that kills every actor
+
+    def start(self, index: int) -> None:
+        """A new actor in slot ``index``, waited for through its ``where`` call."""
+        handle = self.cls.remote(self.cdir, self.mdir)
+        self.starts += 1
+        self.actors.append(_Actor(handle, index, handle.where.remote(), time.monotonic()))
+
+    def refs(self) -> list[Any]:
+        """Everything to wait on: the scenarios in flight and the start of each actor not started yet."""
+        out: list[Any] = []
+        for a in self.actors:
+            out += list(a.tasks) if a.node is not None else [a.ready_ref]
+        return out
+
+    def fill(self) -> None:
+        """Give every started actor up to PER_ACTOR scenarios (each counted as an attempt)."""
+        for a in self.actors:
+            while a.node is not None and self.queue and len(a.tasks) < PER_ACTOR:
+                s = self.queue.popleft()
+                self.attempts[s["id"]] += 1
+                a.tasks[a.handle.run.remote(s)] = s
+
+    def owner(self, ref: Any) -> _Actor | None:
+        """The actor ``ref`` belongs to (None: an actor already given up)."""
+        return next((a for a in self.actors if ref is a.ready_ref or ref in a.tasks), None)
+
+    def serve(self, ref: Any) -> None:
+        """An actor that started, or a scenario that ended (its row) or whose actor died (the actor is replaced)."""
+        a = self.owner(ref)
+        if a is None:
+            return
+        if ref is a.ready_ref:
+            try:
+                a.node, a.pid = self.ray.get(ref)
+            except Exception as exc:  # the actor died before it started (its node, or its catalog failed to load)
+                self.lost(a, f"{type(exc).__name__} before it started")
+            return
+        s = a.tasks.pop(ref)
+        try:
+            row = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:  # run_scenario never raises: an error of Ray itself
+            row = error_row(s, f"ray task failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # RayActorError & co: the actor (its process or its node) died with this task
+            a.tasks[ref] = s
+            self.lost(a, type(exc).__name__)
+            return
+        self.done(row, self.attempts[s["id"]])
+
+    def lost(self, a: _Actor, cause: str) -> None:
+        """Actor ``a`` died: each scenario it held is retried or, after max_attempts, an error row; it is killed and
+        replaced (within ``max_starts``)."""
+        self.actors.remove(a)
+        self.stats["worker_deaths"] += 1
+        name = f"Ray actor {a.index}" + (f" (pid {a.pid})" if a.pid is not None else "")
+        for s in a.tasks.values():
+            n = self.attempts[s["id"]]
+            self.event(
+                "worker_died", s["id"], f"{name} died ({cause}) while solving it (attempt {n}/{self.max_attempts})"
+            )
+            what = f"Ray actor died {n} times"
+            _retry_or_give_up(s, n, self.max_attempts, what, cause, self.queue, self.stats, self.done)
+        if not a.tasks:
+            self.event("worker_died", None, f"{name} died ({cause}) while idle")
+        with suppress(Exception):
+            self.ray.kill(a.handle, no_restart=True)
+        if self.queue and self.starts < self.max_starts:
+            self.start(a.index)
+            self.event("worker_replaced", None, f"Ray actor {a.index} replaced")
+
+    def give_up_unstarted(self) -> None:
+        """While no actor runs, an actor that has not started within RAY_START_TIMEOUT_S (no room in the cluster, its
+        node gone) is given up; with none left the loop ends and the queued scenarios stay without an answer."""
+        if any(a.node is not None for a in self.actors):
+            return
+        now = time.monotonic()
+        for a in [a for a in self.actors if now - a.since_s > RAY_START_TIMEOUT_S]:
+            self.actors.remove(a)
+            with suppress(Exception):
+                self.ray.kill(a.handle, no_restart=True)
+            self.event(
+                "worker_gave_up",
+                None,
+                f"Ray actor {a.index} did not start within {RAY_START_TIMEOUT_S:g} s (no room in the cluster, or "
+                "its node is gone)",
+            )
+        if not self.actors and self.queue:
+            self.event(
+                "no_workers",
+                None,
+                f"no Ray worker left: {len(self.queue)} scenario(s) not run (rerun to resume them)",
+            )
+
+    def run(self) -> None:
+        """Start the actors and serve them until every scenario has ended or no actor is left."""
+        for i in range(min(self.workers, len(self.queue))):
+            self.start(i)
+        while self.actors and (self.queue or any(a.tasks for a in self.actors)):
+            self.fill()
+            refs = self.refs()
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=RAY_POLL_S) if refs else ([], [])
+            for ref in ready:
+                self.serve(ref)
+            self.give_up_unstarted()
+
+    def close(self) -> None:
+        """Kill every actor."""
+        for a in self.actors:
+            with suppress(Exception):
+                self.ray.kill(a.handle, no_restart=True)
+
+
 def run_ray(
     todo: list[dict[str, Any]],
     workers: int,
@@ -449,11 +621,11 @@ def run_ray(
     event: Event,
     max_attempts: int = 3,
 ) -> dict[str, int]:
-    """Solve ``todo`` on ``workers`` Ray actors (two scenarios in flight each) of the cluster at ``address`` or of a
-    local Ray started here; every scenario ends in ``done`` exactly once. Returns counters (as ``run_local``)."""
+    """Solve ``todo`` on ``workers`` Ray actors (``PER_ACTOR`` scenarios in flight each) of the cluster at ``address``
+    or of a local Ray started here; every scenario that ends, ends in ``done`` exactly once (one left queued when no
+    actor is left has no row). Returns counters (as ``run_local``)."""
     try:
         import ray
-        from ray.exceptions import RayTaskError
     except ImportError:
         raise PlannerInputError("the Ray engine needs Ray: pip install 'planner[ray]'") from None
     stats = new_stats()
@@ -461,55 +633,11 @@ def run_ray(
         return stats
     with stdout_to_stderr(), ray_reaper():
         started = start_ray(ray, address, workers)
-        actor_cls = _ray_actor_class(ray)
-        actors = [actor_cls.remote(cdir, mdir) for _ in range(workers)]
-        queue = deque(todo)
-        attempts: Counter[str] = Counter()
-        inflight: dict[Any, tuple[int, Any, dict[str, Any]]] = {}
-
-        def submit(i: int) -> None:
-            if queue:
-                s = queue.popleft()
-                attempts[s["id"]] += 1
-                inflight[actors[i].run.remote(s)] = (i, actors[i], s)
-
+        pool = RayPool(ray, todo, workers, cdir, mdir, done, event, max_attempts, stats)
         try:
-            for i in range(workers):
-                submit(i)
-                submit(i)
-            while inflight:
-                ready, _ = ray.wait(list(inflight), num_returns=1)
-                for ref in ready:
-                    i, actor, s = inflight.pop(ref)
-                    try:
-                        row = ray.get(ref)
-                    except RayTaskError as exc:  # run_scenario never raises: an error of Ray itself
-                        row = error_row(s, f"ray task failed: {type(exc).__name__}: {exc}")
-                    except Exception as exc:  # RayActorError & co: the actor died with this task
-                        n = attempts[s["id"]]
-                        cause = type(exc).__name__
-                        event(
-                            "worker_died",
-                            s["id"],
-                            f"Ray actor {i} died ({cause}) while solving it (attempt {n}/{max_attempts})",
-                        )
-                        if actors[i] is actor:  # replace it once, however many of its tasks fail
-                            stats["worker_deaths"] += 1
-                            with suppress(Exception):
-                                ray.kill(actor, no_restart=True)
-                            actors[i] = actor_cls.remote(cdir, mdir)
-                            event("worker_replaced", None, f"Ray actor {i} replaced")
-                        _retry_or_give_up(s, n, max_attempts, f"Ray actor died {n} times", cause, queue, stats, done)
-                        busy = sum(1 for j, _, _ in inflight.values() if j == i)
-                        for _ in range(2 - busy):
-                            submit(i)
-                        continue
-                    done(row, attempts[s["id"]])
-                    submit(i)
+            pool.run()
         finally:
-            for a in actors:
-                with suppress(Exception):
-                    ray.kill(a, no_restart=True)
+            pool.close()
             if started:
                 ray.shutdown()
     return stats

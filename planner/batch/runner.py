@@ -43,7 +43,19 @@ from planner.batch.scenarios import (
     scenario_id,
     to_request,
 )
-from planner.batch.store import FINAL_STATUSES, STORE, BatchStoreError, Identity, Store, input_files, scenarios_sha
+from planner.batch.store import (
+    FINAL_STATUSES,
+    STORE,
+    BatchStoreError,
+    Identity,
+    Store,
+    StoreDamaged,
+    damaged,
+    input_files,
+    input_values,
+    salvage,
+    scenarios_sha,
+)
 from planner.data import catalog_dir as _catalog_dir
 from planner.data import load_catalog
 from planner.data import models_dir as _models_dir
@@ -121,7 +133,9 @@ def run_batch(
     """Solve every scenario that ``out`` holds no answer for; see the module docstring.
 
     Raises PlannerInputError (bad scenarios or catalog, other inputs already in ``out``), BatchStoreError
-    (output directory unusable, disk full) and BatchInterrupted (SIGINT/SIGTERM; finished rows are kept).
+    (output directory unusable, disk full), StoreDamaged (a BatchStoreError: the store cannot be read back; what
+    finished is saved in results.csv first, and ``force_new`` starts over in ``out``) and BatchInterrupted
+    (SIGINT/SIGTERM; finished rows are kept).
     """
     t0 = time.perf_counter()
     if isinstance(scenarios, list | dict):
@@ -136,14 +150,30 @@ def run_batch(
     if max_attempts < 1:
         raise PlannerInputError("max_attempts must be at least 1")
     load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
+    cdir, mdir = _catalog_dir(catalog_dir), _models_dir(models_dir)
     ident = Identity(
         scenarios_sha=scenarios_sha(s["id"] for s in items),
         scenario_source=source,
-        input_files=input_files(_catalog_dir(catalog_dir), _models_dir(models_dir)),
+        input_files=input_files(cdir, mdir),
         planner_version=__version__,
+        input_values=input_values(cdir, mdir),
     )
-    store = Store(out)
+    store = Store(out, discard_damaged=force_new)
     stats: dict[str, int] = {}
+    fresh: dict[str, dict[str, Any]] = {}  # this run's rows, kept for salvage should the store be damaged
+
+    def salvaged(exc: StoreDamaged) -> StoreDamaged:
+        """The damage said with what was saved of the results (results.csv), or why nothing could be."""
+        try:
+            df = salvage(Path(out), [s["id"] for s in items], fresh, earlier=not force_new)
+        except BatchStoreError as problem:
+            return damaged(exc.path, exc.detail, f"results.csv could not be written either ({problem})")
+        saved = (
+            f"the {len(df)} finished scenario(s) it could still give ({len(fresh)} solved by this run) are saved in "
+            f"{Path(out) / 'results.csv'}"
+        )
+        return damaged(exc.path, exc.detail, saved)
+
     try:
         store.begin_run(ident, items, force_new=force_new, engine=engine, workers=workers)
         finished = store.done_ids()
@@ -151,6 +181,7 @@ def run_batch(
         bar = _progress(len(items), len(items) - len(todo), progress)
 
         def done(row: dict[str, Any], attempts: int) -> None:
+            fresh[str(row["id"])] = {**row, "attempts": attempts}
             store.write(row, attempts)
             bar.update(1)
 
@@ -164,12 +195,21 @@ def run_batch(
                     )
         except BatchInterrupted as exc:
             with suppress(BatchStoreError):  # results.csv holds what finished, as after a complete run
-                store.export()
+                try:
+                    store.export()
+                except StoreDamaged as problem:
+                    salvaged(problem)
             store.end_run(f"interrupted ({exc.args[0]})")
             raise
+        except StoreDamaged as exc:  # a write found the store damaged: what finished goes to results.csv
+            raise salvaged(exc) from None
         finally:
             bar.close()
-        df = store.frame()
+        try:
+            store.verify()  # on disk, on a new connection: this one may still hold damaged pages in memory
+            df = store.frame()
+        except StoreDamaged as exc:
+            raise salvaged(exc) from None
         store.export(df)
         answered = set(df.loc[df["status"].isin(FINAL_STATUSES), "id"]) if len(df) else set()
         unfinished = [s["id"] for s in items if s["id"] not in answered]

@@ -77,12 +77,12 @@ ScenarioLoader.yaml_implicit_resolvers = {
 ScenarioLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
 
 
-def parse_yaml(text: str) -> Any:
+def parse_yaml(text: str) -> object:
     """A scenario file's text as data, every decimal or exponent literal a float (``1e12`` too)."""
     return yaml.load(text, Loader=ScenarioLoader)
 
 
-def scenario_number(value: Any) -> Any:
+def scenario_number(value: object) -> object:
     """A CSV/str cell that spells a number, as that number (else unchanged)."""
     if isinstance(value, str):
         v = value.strip()
@@ -103,7 +103,7 @@ def scenario_id(scenario: dict[str, Any]) -> str:
     return hashlib.sha1(canon.encode()).hexdigest()[:12]
 
 
-def expand(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+def expand(spec: object) -> list[dict[str, Any]]:
     """The scenarios of a spec (base + grid product + explicit list), each with a stable ``id``."""
     if isinstance(spec, list):
         spec = {"scenarios": spec}

@@ -17,15 +17,24 @@ Guarantees:
 * **Exactly once:** the scenario id is the primary key (``INSERT OR REPLACE``); a retried scenario replaces
   its ``error`` row.
 * **Runs never mix:** the first run records the identity of its inputs -- the scenario set (sha256 over
-  the canonical scenarios), every catalog and workload file (sha256 each) and the planner version. A later run
-  into the same directory with any of them different is refused with a message naming the difference,
-  unless ``force_new`` (which discards the old results in the same transaction that records the new run).
+  the canonical scenarios), every catalog and workload file (sha256 each, and its values) and the planner version.
+  A later run into the same directory with any of them different is refused with a message naming the difference
+  (for a catalog or workload file: the entry and field whose value changed, old -> new; a change of comments or
+  layout that changes no value is no difference), unless ``force_new`` (which discards the old results in the same
+  transaction that records the new run).
 * **Resume is one indexed query:** ``SELECT id FROM results WHERE status != 'error'`` on the
   ``(status, id)`` index.
 * **One writer at a time:** an exclusive ``flock`` on ``<out>/.batch.lock`` for the whole run.
 * **Clear failures:** an output path that is a file, a directory that cannot be created or written
   (read-only), or a full disk raise :class:`BatchStoreError` (a :class:`PlannerInputError`, exit 2) naming
   the path and what to do; a committed row is never half-written.
+* **Damage is found and said:** a store that SQLite cannot read back (truncated, overwritten, not a database) is
+  checked for on every open (``PRAGMA quick_check``, about 20 ms for 10,000 rows) and at the end of every run (on
+  a new connection, so pages this process still holds in memory do not hide it), and raises
+  :class:`StoreDamaged` (exit 2) naming it. The rows that can still be had -- read one by one from the damaged
+  store, the last ``results.csv``, and this run's rows, which the runner keeps -- are written to ``results.csv``
+  (:func:`salvage`). ``force_new`` moves a damaged store aside (``results.sqlite.damaged``) and starts over in
+  the same directory.
 """
 
 from __future__ import annotations
@@ -39,15 +48,17 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from planner.errors import PlannerInputError
 
 STORE = "results.sqlite"
+DAMAGED = "results.sqlite.damaged"  # where force_new moves a damaged store
 LOCK = ".batch.lock"
 SCHEMA_VERSION = "1"
 FINAL_STATUSES = ("optimal", "time_limit", "infeasible", "bad_input")  # answers; "error" is retried on resume
@@ -66,7 +77,8 @@ CREATE TABLE IF NOT EXISTS runs (
     planner_version TEXT NOT NULL,
     scenarios INTEGER NOT NULL,
     engine TEXT,
-    workers INTEGER
+    workers INTEGER,
+    input_values TEXT
 );
 CREATE TABLE IF NOT EXISTS scenarios (id TEXT PRIMARY KEY, position INTEGER NOT NULL, spec TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
@@ -92,6 +104,16 @@ class BatchStoreError(PlannerInputError):
     """The output directory cannot hold the results (a file in the way, read-only, disk full, locked)."""
 
 
+class StoreDamaged(BatchStoreError):
+    """The results store cannot be read back (truncated, overwritten, not a database); ``detail`` is what SQLite or
+    the check said."""
+
+    def __init__(self, message: str, path: Path, detail: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
+
+
 def now_utc() -> str:
     """The time now, UTC, ISO 8601 to the millisecond."""
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
@@ -104,8 +126,11 @@ class Identity:
 
     scenarios_sha: str
     scenario_source: str
-    input_files: dict[str, str]  # "catalog/servers.yaml" -> sha256
+    input_files: dict[str, str]  # "catalog/servers.yaml" -> sha256 of its bytes
     planner_version: str
+    # "catalog/servers.yaml" -> the file's values (parsed YAML): a change is named by entry and field, and a change
+    # of comments or layout alone is none
+    input_values: dict[str, Any] = field(default_factory=dict)
 
     @property
     def inputs_sha(self) -> str:
@@ -128,6 +153,71 @@ def input_files(catalog_dir: Path, models_dir: Path) -> dict[str, str]:
     return out
 
 
+def input_values(catalog_dir: Path, models_dir: Path) -> dict[str, Any]:
+    """The values of every catalog and workload file (parsed YAML; None for a file that is not YAML), keyed as
+    :func:`input_files`."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, Any] = {}
+    for label, d in (("catalog", catalog_dir), ("models", models_dir)):
+        for p in sorted(d.iterdir()):
+            if p.is_file() and not p.name.startswith("."):
+                try:
+                    out[f"{label}/{p.name}"] = json.loads(
+                        json.dumps(yaml.load(p.read_text(), Loader=loader), default=str)
+                    )
+                except (yaml.YAMLError, UnicodeDecodeError, ValueError):
+                    out[f"{label}/{p.name}"] = None
+    return out
+
+
+_ABSENT = object()
+CHANGES_NAMED = 3  # per file; the rest are counted
+
+
+def _keyed(items: list[Any]) -> bool:
+    """A list of mappings each with a distinct ``id`` (a catalog table): compared entry by entry."""
+    ids = [x.get("id") for x in items if isinstance(x, dict)]
+    return len(ids) == len(items) and None not in ids and len(set(map(str, ids))) == len(ids)
+
+
+def value_changes(old: Any, new: Any, at: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, Any]]:
+    """Every value that differs between two parsed files, as (path, old, new): mappings key by key, catalog tables
+    (lists of mappings with ids) entry by entry, anything else as a whole. An entry or key only on one side has
+    ``_ABSENT`` on the other."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = [*old, *(k for k in new if k not in old)]
+        return [c for k in keys for c in value_changes(old.get(k, _ABSENT), new.get(k, _ABSENT), (*at, str(k)))]
+    if isinstance(old, list) and isinstance(new, list) and _keyed(old) and _keyed(new):
+        o = {str(x["id"]): x for x in old}
+        n = {str(x["id"]): x for x in new}
+        keys = [*o, *(k for k in n if k not in o)]
+        return [c for k in keys for c in value_changes(o.get(k, _ABSENT), n.get(k, _ABSENT), (*at, k))]
+    return [] if old == new else [(at, old, new)]
+
+
+def _value_text(v: Any) -> str:
+    text = json.dumps(v, default=str) if not isinstance(v, str) else v
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def change_text(values: Any, path: tuple[str, ...], old: Any, new: Any) -> str:
+    """One change in a user's terms: ``dgx-h100: price_usd 380000 -> 3800000`` (the entry, then the field), an
+    entry ``added`` or ``removed``; a workload file's changes are named by its id."""
+    if isinstance(values, dict) and "id" in values and (not path or path[0] != "id"):
+        path = (str(values["id"]), *path)
+    if old is _ABSENT or new is _ABSENT:
+        what = "added" if old is _ABSENT else "removed"
+        return f"{'.'.join(path)} {what}" + (f" ({_value_text(new)})" if old is _ABSENT and len(path) > 1 else "")
+    field_path = ".".join(path[1:]) if len(path) > 1 else ""
+    head = f"{path[0]}: {field_path} " if field_path else (f"{path[0]} " if path else "")
+    return f"{head}{_value_text(old)} -> {_value_text(new)}"
+
+
+def file_changes(old: Any, new: Any) -> list[str]:
+    """The changes of one file's values, each in its user's terms (:func:`change_text`)."""
+    return [change_text(new if new is not None else old, p, o, n) for p, o, n in value_changes(old, new)]
+
+
 def describe_difference(old: dict[str, Any], new: Identity, old_ids: set[str], new_ids: set[str]) -> list[str]:
     """Human-readable differences between the stored run identity and this one (empty: same inputs)."""
     diffs: list[str] = []
@@ -138,15 +228,31 @@ def describe_difference(old: dict[str, Any], new: Identity, old_ids: set[str], n
             f"{n_added} scenario(s) not in the stored set, {n_removed} stored scenario(s) not in this one)"
         )
     old_files: dict[str, str] = json.loads(old["input_files"])
+    old_values: dict[str, Any] = json.loads(old.get("input_values") or "{}")
     if old_files != new.input_files:
-        changed = sorted(k for k in set(old_files) & set(new.input_files) if old_files[k] != new.input_files[k])
+        changed, named = [], []
+        for k in sorted(set(old_files) & set(new.input_files)):
+            if old_files[k] == new.input_files[k]:
+                continue
+            if old_values.get(k) is not None and new.input_values.get(k) is not None:
+                texts = file_changes(old_values[k], new.input_values[k])
+                if not texts:  # comments or layout only: no value changed
+                    continue
+                more = len(texts) - CHANGES_NAMED
+                named.append(
+                    f"{k} ({'; '.join(texts[:CHANGES_NAMED])}" + (f"; and {more} more" if more > 0 else "") + ")"
+                )
+            else:  # a file that is not YAML, or a store recorded without values
+                changed.append(k)
+        changed = [*named, *changed]
         added = sorted(set(new.input_files) - set(old_files))
         removed = sorted(set(old_files) - set(new.input_files))
         parts = [f"changed {', '.join(changed)}"] if changed else []
         parts += [f"added {', '.join(added)}"] if added else []
         parts += [f"missing {', '.join(removed)}"] if removed else []
         kinds = sorted({k.split("/")[0] for k in [*changed, *added, *removed]})
-        diffs.append(f"the {' and '.join(kinds)} {'differ' if len(kinds) > 1 else 'differs'}: {'; '.join(parts)}")
+        if parts:
+            diffs.append(f"the {' and '.join(kinds)} {'differ' if len(kinds) > 1 else 'differs'}: {'; '.join(parts)}")
     if old["planner_version"] != new.planner_version:
         diffs.append(f"the planner version differs ({old['planner_version']} -> {new.planner_version})")
     return diffs
@@ -168,19 +274,40 @@ def _os_problem(exc: BaseException, path: Path) -> BatchStoreError:
         return BatchStoreError(f"--out {path}: a file is in the way (a directory is needed)")
     if "locked" in text or "busy" in text:
         return BatchStoreError(f"{path} is locked by another process; wait for it or choose another --out")
-    if "not a database" in text or "malformed" in text:
-        return BatchStoreError(f"{path} is not a planner results store (or is damaged); choose another --out")
+    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+        return damaged(path, str(exc))
     return BatchStoreError(f"cannot use {path}: {exc}")
+
+
+def damaged(path: Path, detail: str, saved: str = "it cannot be read back") -> StoreDamaged:
+    """The error of a store that cannot be read back: what is wrong, what was saved of it, and that --force-new
+    starts over in place."""
+    return StoreDamaged(
+        f"{path} is damaged ({detail}): {saved}. Rerun with --force-new to start over in {path.parent} (the damaged "
+        f"store is kept as {DAMAGED}), or give another --out",
+        path,
+        detail,
+    )
 
 
 # ------------------------------------------------------------------------------------------- store
 class Store:
     """The SQLite results store of one output directory (see the module docstring)."""
 
-    def __init__(self, out: str | os.PathLike[str], *, readonly: bool = False, lock: bool = True) -> None:
+    def __init__(
+        self,
+        out: str | os.PathLike[str],
+        *,
+        readonly: bool = False,
+        lock: bool = True,
+        discard_damaged: bool = False,
+    ) -> None:
+        """Open (or create) the store of ``out``; a damaged one raises StoreDamaged, or with ``discard_damaged`` (a
+        run with force_new) is moved aside to ``results.sqlite.damaged`` and a new store is started in its place."""
         self.out = Path(out)
         self.path = self.out / STORE
         self.run_id: int | None = None
+        self.discarded: str | None = None  # the damaged store moved aside, said in the run's events
         self._lock_fh: Any = None
         if self.out.exists() and not self.out.is_dir():
             raise BatchStoreError(f"--out {self.out}: a file is in the way (a directory is needed)")
@@ -189,9 +316,14 @@ class Store:
                 raise PlannerInputError(f"no results in {self.out} (expected {STORE}; run `planner batch` first)")
             try:
                 self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+                self.check()
                 self.db.execute("SELECT 1 FROM results LIMIT 1")
             except sqlite3.Error as exc:
+                self.close()
                 raise _os_problem(exc, self.path) from None
+            except StoreDamaged:
+                self.close()
+                raise
             return
         try:
             self.out.mkdir(parents=True, exist_ok=True)
@@ -202,14 +334,88 @@ class Store:
         if lock:
             self._take_lock()
         try:
+            self._truncated()
+            self._open()
+            self.check()
+        except StoreDamaged as exc:
+            if not discard_damaged:
+                self.close()
+                raise
+            self._close_db()
+            self._move_aside(exc.detail)
+            self._open()
+
+    def _open(self) -> None:
+        """Connect (WAL journal, synchronous commits), create the tables, and add the columns a store written by an
+        earlier planner lacks."""
+        try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_SCHEMA)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            if "input_values" not in {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}:
+                self.db.execute("ALTER TABLE runs ADD COLUMN input_values TEXT")
         except (sqlite3.Error, OSError) as exc:
+            problem = _os_problem(exc, self.path)
+            if not isinstance(problem, StoreDamaged):
+                self.close()
+            else:
+                self._close_db()
+            raise problem from None
+
+    def _truncated(self) -> None:
+        """A store of 0 bytes, with no journal, next to the results.csv of an earlier run: truncated (SQLite would
+        take it for a new, empty store and the earlier results would be silently gone)."""
+        wal = self.path.with_name(STORE + "-wal")
+        if (
+            self.path.exists()
+            and self.path.stat().st_size == 0
+            and (not wal.exists() or wal.stat().st_size == 0)
+            and (self.out / "results.csv").exists()
+        ):
+            raise damaged(self.path, "truncated to 0 bytes")
+
+    def check(self, db: sqlite3.Connection | None = None) -> None:
+        """StoreDamaged if SQLite cannot read the store back (``PRAGMA quick_check`` on ``db``, default this
+        store's connection)."""
+        try:
+            found = [str(r[0]) for r in (db or self.db).execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, str(exc)) from None
+        if found != ["ok"]:
+            raise damaged(self.path, found[0] if found else "quick_check returned nothing")
+
+    def verify(self) -> None:
+        """The check on a new read-only connection: what is on disk, not pages this connection holds in memory."""
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
+        except sqlite3.Error as exc:
+            raise _os_problem(exc, self.path) from None
+        try:
+            self.check(db)
+        finally:
+            db.close()
+
+    def _move_aside(self, detail: str) -> None:
+        """Move the damaged store (and its journal) to results.sqlite.damaged, replacing an earlier one."""
+        try:
+            for suffix in ("", "-wal"):
+                src = self.path.with_name(STORE + suffix)
+                if src.exists():
+                    os.replace(src, self.path.with_name(DAMAGED + suffix))
+            self.path.with_name(STORE + "-shm").unlink(missing_ok=True)
+        except OSError as exc:
             self.close()
             raise _os_problem(exc, self.path) from None
+        self.discarded = f"{STORE} was damaged ({detail}): moved to {DAMAGED} (--force-new)"
+
+    def _close_db(self) -> None:
+        db = getattr(self, "db", None)
+        if db is not None:
+            with suppress(sqlite3.Error):
+                db.close()
+            self.db = None  # type: ignore[assignment]
 
     def _take_lock(self) -> None:
         try:
@@ -227,11 +433,7 @@ class Store:
 
     def close(self) -> None:
         """Close the database and release the directory's lock (idempotent)."""
-        db = getattr(self, "db", None)
-        if db is not None:
-            with suppress(sqlite3.Error):
-                db.close()
-            self.db = None  # type: ignore[assignment]
+        self._close_db()
         if self._lock_fh is not None:
             self._lock_fh.close()
             self._lock_fh = None
@@ -258,6 +460,16 @@ class Store:
                     self.db.execute("ROLLBACK")
             raise _os_problem(exc, self.path) from None
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Reads of the store: an SQLite error is said as _os_problem says it, a row that is not JSON as damage."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise _os_problem(exc, self.path) from None
+        except ValueError as exc:  # json.JSONDecodeError: a row's bytes overwritten
+            raise damaged(self.path, f"a result row is not JSON: {exc}") from None
+
     # --------------------------------------------------------------------------------------- runs
     def begin_run(
         self,
@@ -269,15 +481,16 @@ class Store:
         workers: int = 1,
     ) -> None:
         """Record this run; refuse (BatchStoreError naming the difference) if the directory holds other inputs."""
-        prev = self.db.execute(
-            "SELECT scenarios_sha, scenario_source, input_files, planner_version FROM runs ORDER BY run_id DESC LIMIT 1"
-        ).fetchone()
+        keys = ["scenarios_sha", "scenario_source", "input_files", "planner_version", "input_values"]
+        with self._reading():
+            prev = self.db.execute(f"SELECT {', '.join(keys)} FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
         new_ids = [s["id"] for s in scenarios]
         same_set = False
         if prev is not None:
-            old = dict(zip(["scenarios_sha", "scenario_source", "input_files", "planner_version"], prev, strict=True))
+            old = dict(zip(keys, prev, strict=True))
             same_set = old["scenarios_sha"] == ident.scenarios_sha
-            old_ids = set() if same_set else {r[0] for r in self.db.execute("SELECT id FROM scenarios")}
+            with self._reading():
+                old_ids = set() if same_set else {r[0] for r in self.db.execute("SELECT id FROM scenarios")}
             diffs = describe_difference(old, ident, old_ids, set(new_ids))
             if diffs and not force_new:
                 raise BatchStoreError(
@@ -302,7 +515,8 @@ class Store:
                 )
             cur = db.execute(
                 "INSERT INTO runs (started_utc, scenarios_sha, scenario_source, inputs_sha, input_files, "
-                "planner_version, scenarios, engine, workers, outcome) VALUES (?,?,?,?,?,?,?,?,?, 'running')",
+                "planner_version, scenarios, engine, workers, input_values, outcome) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?, 'running')",
                 (
                     now_utc(),
                     ident.scenarios_sha,
@@ -313,6 +527,7 @@ class Store:
                     len(scenarios),
                     engine,
                     workers,
+                    json.dumps(ident.input_values, sort_keys=True) if ident.input_values else None,
                 ),
             )
             self.run_id = cur.lastrowid
@@ -320,6 +535,10 @@ class Store:
                 db.execute(
                     "INSERT INTO events VALUES (?, ?, 'force_new', NULL, ?)",
                     (self.run_id, now_utc(), "stored results of other inputs discarded (--force-new)"),
+                )
+            if self.discarded:
+                db.execute(
+                    "INSERT INTO events VALUES (?, ?, 'force_new', NULL, ?)", (self.run_id, now_utc(), self.discarded)
                 )
 
     def end_run(self, outcome: str) -> None:
@@ -338,7 +557,8 @@ class Store:
     # --------------------------------------------------------------------------------------- rows
     def done_ids(self) -> set[str]:
         """Ids with an answer (every status but ``error``): one query on the (status, id) index."""
-        return {r[0] for r in self.db.execute("SELECT id FROM results WHERE status != 'error'")}
+        with self._reading():
+            return {r[0] for r in self.db.execute("SELECT id FROM results WHERE status != 'error'")}
 
     def write(self, row: dict[str, Any], attempts: int = 1) -> None:
         """Commit one finished scenario (its own transaction)."""
@@ -359,14 +579,15 @@ class Store:
     # --------------------------------------------------------------------------------------- reading
     def frame(self, ids: Iterable[str] | None = None) -> pd.DataFrame:
         """The results as a table, in scenario order (one row per scenario id)."""
-        rows = self.db.execute(
-            "SELECT r.row, r.attempts FROM results r LEFT JOIN scenarios s ON s.id = r.id ORDER BY s.position, r.id"
-        ).fetchall()
-        recs = []
-        for data, attempts in rows:
-            d = json.loads(data)
-            d["attempts"] = attempts
-            recs.append(d)
+        with self._reading():
+            rows = self.db.execute(
+                "SELECT r.row, r.attempts FROM results r LEFT JOIN scenarios s ON s.id = r.id ORDER BY s.position, r.id"
+            ).fetchall()
+            recs = []
+            for data, attempts in rows:
+                d = json.loads(data)
+                d["attempts"] = attempts
+                recs.append(d)
         df = pd.DataFrame(recs)
         if ids is not None and len(df):
             df = df[df["id"].isin(set(ids))].reset_index(drop=True)
@@ -374,10 +595,11 @@ class Store:
 
     def scenarios(self) -> list[dict[str, Any]]:
         """The scenario set of the directory, in scenario order, each with its id."""
-        return [
-            {"id": i, **json.loads(spec)}
-            for i, spec in self.db.execute("SELECT id, spec FROM scenarios ORDER BY position")
-        ]
+        with self._reading():
+            return [
+                {"id": i, **json.loads(spec)}
+                for i, spec in self.db.execute("SELECT id, spec FROM scenarios ORDER BY position")
+            ]
 
     def runs(self) -> pd.DataFrame:
         """One row per run into the directory: when, engine, workers, outcome."""
@@ -388,27 +610,78 @@ class Store:
         return pd.read_sql_query("SELECT * FROM events ORDER BY rowid", self.db)
 
     def export(self, df: pd.DataFrame | None = None) -> list[Path]:
-        """Write results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename): a
-        reader sees the old file or the new one, never half of one, and the temp file is removed whatever stops the
-        write (a disk error, or a second Ctrl-C while the export after the first one runs)."""
-        df = _whole_numbers(self.frame() if df is None else df)
-        written = []
-        targets: list[tuple[str, Any]] = [("results.csv", lambda p: df.to_csv(p, index=False))]
-        if _has_pyarrow():
-            targets.append(("results.parquet", lambda p: _parquet_safe(df).to_parquet(p, index=False)))
-        for name, write in targets:
-            final = self.out / name
-            tmp = self.out / f".{name}.tmp"
-            try:
-                write(tmp)
-                os.replace(tmp, final)
-            except BaseException as exc:  # KeyboardInterrupt / BatchInterrupted too: no .results.csv.tmp left
-                tmp.unlink(missing_ok=True)
-                if isinstance(exc, OSError):
-                    raise _os_problem(exc, final) from None
-                raise
-            written.append(final)
-        return written
+        """Write results.csv (and results.parquet) of ``df`` (default: every stored row); see :func:`export`."""
+        return export(self.out, self.frame() if df is None else df)
+
+
+def export(out: Path, df: pd.DataFrame) -> list[Path]:
+    """Write ``out``/results.csv (and results.parquet when pyarrow is installed) atomically (temp file + rename): a
+    reader sees the old file or the new one, never half of one, and the temp file is removed whatever stops the
+    write (a disk error, or a second Ctrl-C while the export after the first one runs)."""
+    df = _whole_numbers(df)
+    written = []
+    targets: list[tuple[str, Any]] = [("results.csv", lambda p: df.to_csv(p, index=False))]
+    if _has_pyarrow():
+        targets.append(("results.parquet", lambda p: _parquet_safe(df).to_parquet(p, index=False)))
+    for name, write in targets:
+        final = out / name
+        tmp = out / f".{name}.tmp"
+        try:
+            write(tmp)
+            os.replace(tmp, final)
+        except BaseException as exc:  # KeyboardInterrupt / BatchInterrupted too: no .results.csv.tmp left
+            tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise _os_problem(exc, final) from None
+            raise
+        written.append(final)
+    return written
+
+
+def readable_rows(path: Path) -> dict[str, dict[str, Any]]:
+    """The result rows a damaged store still gives, read one at a time until SQLite cannot go on (each with its
+    ``attempts``); a row that is not JSON is skipped."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
+    except sqlite3.Error:
+        return out
+    try:
+        cur = db.execute("SELECT id, row, attempts FROM results")
+        while (r := cur.fetchone()) is not None:
+            with suppress(ValueError, TypeError):
+                out[str(r[0])] = {**json.loads(r[1]), "attempts": r[2]}
+    except sqlite3.Error:
+        pass  # as far as the damage lets it read
+    finally:
+        db.close()
+    return out
+
+
+def exported_rows(out: Path) -> dict[str, dict[str, Any]]:
+    """The rows of the last results.csv of ``out`` (none when it is missing or unreadable)."""
+    try:
+        df = pd.read_csv(out / "results.csv", dtype={"id": str})
+    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return {}
+    if "id" not in df:
+        return {}
+    return {str(r["id"]): r for r in df.to_dict(orient="records")}
+
+
+def salvage(out: Path, order: list[str], fresh: dict[str, dict[str, Any]], earlier: bool = True) -> pd.DataFrame:
+    """What a damaged store leaves, written to results.csv (and parquet) in scenario ``order``: the rows the store
+    still gives (:func:`readable_rows`), those of the last results.csv for the scenarios it does not give (when
+    ``earlier``: not after --force-new, whose earlier rows are of other inputs), and this run's rows (``fresh``, kept
+    by the runner: they win). Only scenarios of ``order``. Returns the table written."""
+    rows: dict[str, dict[str, Any]] = exported_rows(out) if earlier else {}
+    rows.update(readable_rows(out / STORE))
+    rows.update(fresh)
+    position = {i: k for k, i in enumerate(order)}
+    recs = sorted((r for i, r in rows.items() if i in position), key=lambda r: position[str(r["id"])])
+    df = pd.DataFrame(recs)
+    export(out, df)
+    return df
 
 
 WHOLE_NUMBER_COLUMNS = ("nodes", "gpus", "owned_nodes", "owned_unused_nodes", "attempts", "worker_pid")

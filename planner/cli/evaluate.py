@@ -127,6 +127,12 @@ def add_layout_args(e: argparse.ArgumentParser) -> None:
         help="context-parallel degree: each sequence split over this many GPUs (default 1)",
     )
     lay.add_argument(
+        "--ep",
+        type=bounded_int(1, 1024),
+        help="expert-parallel degree of a Mixture-of-Experts model: its routed experts split over this many GPUs of "
+        "a pipeline stage; must divide the experts and TP x CP x DP (default 1)",
+    )
+    lay.add_argument(
         "--micro-batch", type=positive_int, help="micro-batch per GPU, samples (default: the workload's or searched)"
     )
     lay.add_argument(
@@ -277,7 +283,7 @@ def estimate_json(
 
 # ------------------------------------------------------------------------------------------------ layout
 def layout_from_args(args: argparse.Namespace) -> Layout | None:
-    """A Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--cp/--micro-batch/--accumulation, or
+    """A Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--cp/--ep/--micro-batch/--accumulation, or
     None when none is given (the model then picks the fastest layout that fits)."""
     given: dict[str, Any] = {
         "tensor_parallel": args.tp,
@@ -287,6 +293,7 @@ def layout_from_args(args: argparse.Namespace) -> Layout | None:
         "recompute": args.recompute,
         "sequence_parallel": True if args.sequence_parallel else None,
         "context_parallel": args.cp,
+        "expert_parallel": args.ep,
         "micro_batch": args.micro_batch,
         "accumulation": args.accumulation,
     }

@@ -204,9 +204,9 @@ class Catalog:
         """The servers with a GPU (the model places training on accelerators only), in catalog order."""
         return [s for s in self.servers.values() if s.gpu is not None]
 
-    def replace(self, **changes: Any) -> Catalog:
+    def replace(self, **changes: object) -> Catalog:
         """A copy with some tables replaced (catalog editing, price overrides)."""
-        fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        fields: dict[str, Any] = {k: getattr(self, k) for k in self.__dataclass_fields__}
         fields.update(changes)
         cat = Catalog(**fields)
         cat.check_references()

@@ -304,6 +304,12 @@ class FrameworkProfile(Strict):
     --tp-comm-overlap, ring attention overlapping the KV exchange)."""
     context_parallel: bool = False
     """Supports context parallelism (the sequence split over GPUs, KV exchanged in a ring)."""
+    expert_parallel: bool = False
+    """Supports expert parallelism for Mixture-of-Experts models (Megatron-Core --expert-model-parallel-size)."""
+    expert_all_to_all_overlap_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Share of the MoE dispatch/combine all-to-all hidden under compute: 0 without overlap, Megatron-Core's 1F1B
+    EP overlap (--overlap-moe-expert-parallel-comm) and DeepSeek's DualPipe hide most of it (reference/moe.md
+    section 2.1)."""
     gradient_reduce_fp32: bool = False
     """Keeps and reduces bf16 (and FP8, whose parameters are bf16) training's gradients in fp32: 4 bytes per
     parameter in memory and on the wire (the distributed optimizer then all-gathers 16-bit parameters).
@@ -322,6 +328,75 @@ class ConvergencePoint(Strict):
     """Global batch size."""
     samples_factor: Annotated[float, Field(ge=0.5, le=10)]
     """Samples to converge at this batch / samples at the reference batch."""
+
+
+class MultiLatentAttention(Strict):
+    """Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values through low-rank projections. Its
+    dimensions set the attention FLOPs (planner/physics/moe.py ``megatron_flops_per_token``) and activations."""
+
+    q_lora_rank: Annotated[int, Field(ge=1)] | None = None
+    """Rank of the query down-projection (DeepSeek-V3: 1,536); null = queries projected directly."""
+    kv_lora_rank: Annotated[int, Field(ge=1)]
+    """Rank of the joint key/value down-projection (DeepSeek-V3: 512)."""
+    qk_head_dim: Annotated[int, Field(ge=1)]
+    """Query/key head dimension without rotary embedding (DeepSeek-V3: 128)."""
+    qk_rope_head_dim: Annotated[int, Field(ge=0)]
+    """Rotary query/key head dimension (DeepSeek-V3: 64)."""
+    v_head_dim: Annotated[int, Field(ge=1)]
+    """Value head dimension (DeepSeek-V3: 128)."""
+
+
+Dispatcher = Literal["alltoall", "deepep", "hybridep"]
+
+
+class MixtureOfExperts(Strict):
+    """The Mixture-of-Experts shape of a transformer (Megatron-Core's MoE arguments): routed and shared experts,
+    the dense layers, the router's top-k and the token dispatcher. FLOPs follow the active experts, memory all of
+    them (planner/physics/moe.py; reference/moe.md sections 0 and 2)."""
+
+    routed_experts: Annotated[int, Field(ge=2)]
+    """Routed experts per MoE layer (--num-experts)."""
+    top_k: Annotated[int, Field(ge=1)]
+    """Routed experts each token is sent to (--moe-router-topk)."""
+    expert_ffn_hidden: Annotated[int, Field(ge=1)]
+    """FFN hidden size of one routed expert (--moe-ffn-hidden-size)."""
+    shared_expert_ffn_hidden: Annotated[int, Field(ge=0)] = 0
+    """FFN hidden size of all shared experts together (--moe-shared-expert-intermediate-size); 0 = none."""
+    dense_ffn_hidden: Annotated[int, Field(ge=1)] | None = None
+    """FFN hidden size of the dense (non-MoE) layers (--ffn-hidden-size); null where every layer is MoE."""
+    first_k_dense: Annotated[int, Field(ge=0)] = 0
+    """Leading layers with a dense FFN instead of experts (DeepSeek's first_k_dense_replace)."""
+    moe_layer_frequency: Annotated[int, Field(ge=1)] = 1
+    """Every n-th layer (after the dense ones) is an MoE layer (--moe-layer-freq)."""
+    gated: bool = True
+    """Gated FFN (SwiGLU: three weight matrices, 3/2 the FLOPs of a two-matrix FFN)."""
+    head_dim: Annotated[int, Field(ge=1)] | None = None
+    """Attention head dimension (--kv-channels); null = hidden / heads. Qwen3 uses 128 at any hidden size."""
+    vocab_size: Annotated[int, Field(ge=1)]
+    """Vocabulary (padded), for the embedding and logit FLOPs and parameters."""
+    mtp_layers: Annotated[int, Field(ge=0)] = 0
+    """Multi-token-prediction layers trained with the model (DeepSeek-V3: 1); each is an extra transformer layer
+    and an extra logit."""
+    mla: MultiLatentAttention | None = None
+    """Multi-head latent attention dimensions; null = grouped-query attention from attention_heads / kv_heads."""
+    capacity_factor: Annotated[float, Field(gt=0)] | None = None
+    """Token-drop capacity factor (capacity = tokens x top_k x factor / experts); null = dropless."""
+    dispatcher: Dispatcher = "alltoall"
+    """Token dispatcher: NCCL all-to-all, DeepEP or HybridEP (their achieved bandwidths: planner/physics/moe.py)."""
+    node_limit: Annotated[int, Field(ge=1)] | None = None
+    """Largest number of nodes a token is routed to (DeepSeek-V3's node-limited routing: 4); null = no limit."""
+    force_load_balance: bool = False
+    """Routing forced to balance (Megatron's --moe-router-force-load-balancing, as every published benchmark
+    runs); false = real routing, whose busiest expert rank is slower (planner/physics/moe.py
+    ``load_imbalance_factor``)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MixtureOfExperts:
+        if self.top_k > self.routed_experts:
+            raise ValueError("top_k cannot exceed routed_experts")
+        if self.first_k_dense and self.dense_ffn_hidden is None:
+            raise ValueError("first_k_dense > 0 needs dense_ffn_hidden (the FFN size of the dense layers)")
+        return self
 
 
 class Workload(Strict):
@@ -401,6 +476,9 @@ class Workload(Strict):
     """Largest global batch (samples per step) with a published convergence point: the convergence curve says
     how many more samples a larger batch trains up to here, and nothing beyond, so plans never exceed it; more
     data-parallel replicas than min_samples_per_gpu allows at this batch train smaller micro-batches."""
+    moe: MixtureOfExperts | None = None
+    """The Mixture-of-Experts shape (routed and shared experts, dense layers, dispatcher); null for a dense model.
+    ``params`` is then the total (memory), ``train_flops_per_sample`` the active experts' (compute)."""
     source: str
     """Where the figures come from."""
     notes: str = ""
@@ -413,6 +491,10 @@ class Workload(Strict):
         batches = [c.global_batch for c in self.convergence]
         if batches != sorted(batches):
             raise ValueError("convergence points must be sorted by global_batch")
+        if self.moe is not None and not (self.layers and self.hidden_size and self.attention_heads):
+            raise ValueError("a workload with a moe block states its layers, hidden_size and attention_heads")
+        if self.moe is not None and self.layers is not None and self.moe.first_k_dense >= self.layers:
+            raise ValueError("moe.first_k_dense must leave at least one MoE layer")
         return self
 
     @property
@@ -512,6 +594,10 @@ class Layout(Strict):
     the accumulation steps the search chooses)."""
     accumulation: Annotated[int, Field(ge=1)] = 1
     """Gradient-accumulation steps (data-parallel workloads without a fixed micro-batch)."""
+    expert_parallel: Annotated[int, Field(ge=1)] = 1
+    """Expert-parallel degree (Mixture-of-Experts): each MoE layer's routed experts split over this many GPUs of a
+    pipeline stage, folded with TP x CP x DP as Megatron-Core's parallel folding does (expert tensor parallelism 1:
+    EP divides TP x CP x DP, the expert data-parallel degree is TP x CP x DP / EP)."""
     virtual_stages: Annotated[int, Field(ge=1)] | None = None
     """Interleaved pipeline: model chunks per GPU (Megatron's virtual pipeline stages); None = the fastest of
     1, 2, 4, 8 for each configuration."""
@@ -541,6 +627,8 @@ class Layout(Strict):
             parts.append(f"ZeRO-{self.zero_stage}")
         if self.context_parallel > 1:
             parts.append(f"CP{self.context_parallel}")
+        if self.expert_parallel > 1:
+            parts.append(f"EP{self.expert_parallel}")
         if self.sequence_parallel and self.tensor_parallel > 1:
             parts.append("SP")
         if self.recompute == "full":

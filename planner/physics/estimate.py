@@ -28,6 +28,7 @@ BREAKDOWN = (
     "data_parallel_exposed",
     "optimizer_step",
     "embedding_all_to_all",
+    "moe_all_to_all",
     "framework_overhead",
     "data_pipeline_stall",
 )

@@ -57,6 +57,10 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     # context parallelism for long sequences: at least 4,096 tokens per GPU of a sequence
     seq = workload.sequence_length or 1
     cps = [c for c in (1, 2, 4, 8, 16) if c == 1 or seq // c >= 4096] if fw.context_parallel and transformer else [1]
+    # expert parallelism for MoE workloads where the framework has it: powers of two dividing the routed experts
+    # (Megatron-Core requires EP | experts), folded with TP x CP x DP (step.layout_rows checks that EP divides them)
+    experts = workload.moe.routed_experts if workload.moe is not None and fw.expert_parallel else 1
+    eps = [e for e in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if e <= experts and experts % e == 0]
     # Sequence parallelism where the framework has it and TP > 1, never without: it moves the same bytes (a
     # reduce-scatter + all-gather is an all-reduce) and only divides activations further, so it dominates.
     return [
@@ -68,8 +72,9 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
             accumulation=a,
             sequence_parallel=fw.sequence_parallel and t > 1,
             context_parallel=c,
+            expert_parallel=e,
         )
-        for t, p, z, r, a, c in itertools.product(tps, pps, sorted(set(zeros) | set(zeros_pp)), recs, accs, cps)
+        for t, p, z, r, a, c, e in itertools.product(tps, pps, sorted(set(zeros) | set(zeros_pp)), recs, accs, cps, eps)
         # context parallelism only once tensor parallelism spans at least half a node (Megatron practice: CP after
         # TP has used the NVLink domain; it keeps the layout space, and the search time, in proportion)
         if (c == 1 or t >= min(4, tps[-1])) and z in (zeros if p == 1 else zeros_pp)
@@ -89,9 +94,14 @@ def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
             f", and the data-parallel replicas at most the largest global batch with a published convergence "
             f"point for '{wl.id}', {wl.max_global_batch:,.0f} samples per step, one or more each (use fewer nodes)"
         )
+    experts = (
+        ", expert parallelism the GPUs of a pipeline stage (tensor x context x data parallel)"
+        if wl.moe is not None
+        else ""
+    )
     return (
         "no parallel layout is valid for these node counts (tensor x context x pipeline degrees must divide the GPUs, "
-        f"tensor parallelism the GPUs per node{limit})"
+        f"tensor parallelism the GPUs per node{experts}{limit})"
     )
 
 
@@ -170,6 +180,8 @@ class LayoutSearch:
             "t_dp_inter_share",
             "t_optimizer_step",
             "t_embedding_all_to_all",
+            "t_moe_all_to_all",
+            "t_moe_inter_share",
             "t_framework_overhead",
             "t_data_pipeline_stall",
         ):
@@ -317,6 +329,8 @@ class LayoutSearch:
             "t_dp_inter_share": t["via_fabric"].astype(float),
             "t_optimizer_step": t["t_optimizer_step"],
             "t_embedding_all_to_all": t["t_embedding_all_to_all"],
+            "t_moe_all_to_all": t["t_moe_all_to_all"],
+            "t_moe_inter_share": t["moe_inter"].astype(float),
             "t_framework_overhead": np.full(len(idx), self.rows.t_overhead_s),
             "t_data_pipeline_stall": np.maximum(t["t_data"] - t["t_gpu"], 0.0),
             "step_time_s": np.maximum(t["t_gpu"], t["t_data"]),
@@ -359,8 +373,8 @@ def virtual_options(lay: Layout, layers: float, wl: Workload) -> list[int]:
     return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers and step.virtual_divides(wl, lay, v)] or [1]
 
 
-# (tensor, pipeline, ZeRO stage, recompute, accumulation, sequence parallel, context parallel)
-LayoutKey = tuple[int, int, int, str, int, bool, int]
+# (tensor, pipeline, ZeRO stage, recompute, accumulation, sequence parallel, context parallel, expert parallel)
+LayoutKey = tuple[int, int, int, str, int, bool, int, int]
 # the recomputation each one dominates where it fits: it recomputes (costs) no more -- selective and block are not
 # ordered against each other (selective re-runs attention scores on every layer, block half the layers in full)
 RECOMPUTE_LESS = {"none": (), "selective": ("none",), "block": ("none",), "full": ("none", "selective", "block")}
@@ -376,15 +390,16 @@ def layout_key(lay: Layout) -> LayoutKey:
         lay.accumulation,
         lay.sequence_parallel,
         lay.context_parallel,
+        lay.expert_parallel,
     )
 
 
 def dominating_keys(lay: Layout) -> list[LayoutKey]:
     """Layouts at least as fast as ``lay`` wherever they fit (same tensor and pipeline degrees)."""
-    tp, pp, z, rec, acc, sp, cp = layout_key(lay)
+    tp, pp, z, rec, acc, sp, cp, ep = layout_key(lay)
     keys: list[LayoutKey] = []
     for less in RECOMPUTE_LESS[rec]:
-        keys.append((tp, pp, z, less, acc, sp, cp))
+        keys.append((tp, pp, z, less, acc, sp, cp, ep))
     if pp == 1:
-        keys += [(tp, pp, z, rec, a, sp, cp) for a in (1, 2, 4, 8, 16, 32) if a < acc]
+        keys += [(tp, pp, z, rec, a, sp, cp, ep) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys

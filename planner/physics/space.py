@@ -34,7 +34,7 @@ import pandas as pd
 from planner.data import Catalog, Fabric, Gpu, Layout, Server, Workload
 from planner.errors import PlannerInputError
 from planner.physics import communication as comm
-from planner.physics import compute, cost, power, reliability, step
+from planner.physics import compute, cost, moe, power, reliability, step
 from planner.physics.layouts import LayoutSearch, candidate_layouts
 from planner.physics.pricing import price_columns, price_space
 from planner.physics.tables import categorical, group_keys
@@ -64,6 +64,7 @@ LAYOUT_COLUMNS = (
     "accumulation",
     "sequence_parallel",
     "context_parallel",
+    "expert_parallel",
 )
 
 
@@ -390,6 +391,16 @@ def check_fixed_layout(wl: Workload, layout: Layout, layers: float) -> None:
             f"block recomputation recomputes half of each pipeline stage's transformer layers, and '{wl.id}' states "
             "no transformer layers: use --recompute full (or none)"
         )
+    if layout.expert_parallel > 1 and wl.moe is None:
+        raise PlannerInputError(
+            f"expert parallelism splits the experts of a Mixture-of-Experts model, and '{wl.id}' is dense: use "
+            "--ep 1 (or leave it out)"
+        )
+    if wl.moe is not None and wl.moe.routed_experts % layout.expert_parallel:
+        raise PlannerInputError(
+            f"expert parallelism {layout.expert_parallel} does not divide '{wl.id}''s {wl.moe.routed_experts} routed "
+            "experts: use a divisor of them"
+        )
     if layout.virtual_stages and layout.virtual_stages * layout.pipeline_parallel > layers:
         raise PlannerInputError(
             f"layout has {layout.pipeline_parallel} x {layout.virtual_stages} = "
@@ -436,6 +447,13 @@ def server_rows(
         tensor_bytes=4.0 if wide else 2.0,
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
         gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),
+        moe_width_half=float(catalog.calibration.get("moe_expert_width_half", moe.EXPERT_GEMM_WIDTH_HALF)),
+        moe_a2a_overlap=min(
+            1.0,
+            float(
+                catalog.calibration.get("moe_all_to_all_overlap", {}).get(fw.id, fw.expert_all_to_all_overlap_fraction)
+            ),
+        ),
     )
 
 
@@ -653,8 +671,15 @@ def bottleneck_column(df: dict[str, Any], nodes: np.ndarray) -> pd.Categorical:
     inter_share = df["t_dp_inter_share"]
     multi = nodes > 1
     a2a, p2p = df["t_embedding_all_to_all"], df["t_pipeline_p2p"]
-    fabric = dp_exp * inter_share + (a2a + p2p) * multi
-    intra = df["t_tensor_parallel"] + df["t_context_parallel"] + dp_exp * (1 - inter_share) + (a2a + p2p) * ~multi
+    moe_a2a, moe_inter = df["t_moe_all_to_all"], df["t_moe_inter_share"]
+    fabric = dp_exp * inter_share + (a2a + p2p) * multi + moe_a2a * moe_inter
+    intra = (
+        df["t_tensor_parallel"]
+        + df["t_context_parallel"]
+        + dp_exp * (1 - inter_share)
+        + (a2a + p2p) * ~multi
+        + moe_a2a * (1 - moe_inter)
+    )
     code = np.zeros(len(nodes), dtype=np.int8)
     top = np.asarray(df["t_compute"], dtype=float)
     for k, part in enumerate((fabric, intra, df["t_pipeline_bubble"], df["t_data_pipeline_stall"]), start=1):

@@ -17,6 +17,8 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
                                           (once a step; every micro-batch under ZeRO-3, which re-gathers weights)
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
         + t_embedding_all_to_all          communication.all_to_all_time_s   recommender embeddings
+        + t_moe_all_to_all                moe.expert_all_to_all_time_s      MoE dispatch/combine, 4 per MoE layer
+                                          and micro-batch, less what the framework overlaps
         + t_framework_overhead            frameworks.yaml step_overhead_ms
   t_data = max(CPU preprocessing, storage reads) per node                  compute.data_pipeline_time_s
   memory per GPU = model state + activations + embeddings + workspace   memory.py; an interleaved pipeline
@@ -42,7 +44,7 @@ from numpy.typing import ArrayLike
 
 from planner.data import FrameworkProfile, Layout, Workload
 from planner.physics import communication as comm
-from planner.physics import compute, memory
+from planner.physics import compute, memory, moe
 
 Arrays = dict[str, np.ndarray]
 
@@ -76,6 +78,8 @@ class Rows:
     tensor_bytes: float = 2.0  # bytes of a weight or activation element as the GPUs compute (4 in fp32 / TF32)
     gemm_tokens_half: float = 0.0  # GEMM shape efficiency half-points (calibration.yaml)
     gemm_width_half: float = 0.0
+    moe_width_half: float = moe.EXPERT_GEMM_WIDTH_HALF  # grouped-GEMM width half-point (calibration.yaml)
+    moe_a2a_overlap: float = 0.0  # share of the MoE all-to-all hidden under compute (framework or calibration.yaml)
 
     @cached_property
     def embedding_gb(self) -> np.ndarray:
@@ -139,6 +143,8 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     gU, GU, NU = rows.g, rows.G, rows.N
     tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
     valid = (gU % tp == 0) & (GU % (tp * cp * pp) == 0)
+    if lay.expert_parallel > 1:  # EP folds into the GPUs of a pipeline stage (TP x CP x DP) and splits the experts
+        valid &= (GU // pp) % lay.expert_parallel == 0
     if not rows.fixed_layout:
         # candidate pipelines span nodes, one stage group per node -- or per 8-GPU board of a node whose NVLink
         # domain is larger (a GB200 NVL72 rack holds up to 9 stage groups)
@@ -175,12 +181,10 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
     act = activation_memory_gb(wl, lay, mb, rows.fp8) / cp * (rows.tensor_bytes / 2.0)
     if lay.virtual_stages and lay.virtual_stages > 1 and pp > 1:  # a fixed interleave holds more in flight
         act = act * interleave_activation_factor(pp, lay.virtual_stages, B / dp / mb)
-    mem = (
-        # weights are split by TP x PP (the busiest stage holds ceil(L / p) layers' worth); context-parallel ranks
-        # hold replicas and share the (distributed) optimizer state with the data-parallel ones (Megatron shards it
-        # over DP x CP)
-        busiest_stage_share(wl, lay)
-        * memory.model_state_gb(
+    state = (
+        moe_model_state_gb(rows, lay, dp)
+        if wl.moe is not None
+        else memory.model_state_gb(
             wl.params,
             wl.trainable,
             wl.optimizer_bytes_per_param,
@@ -190,10 +194,12 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             rows.grad_reduce_bytes_per_param,
             rows.tensor_bytes,
         )
-        + act
-        + rows.embedding_gb
-        + memory.WORKSPACE_GB
     )
+    if wl.moe is not None and lay.expert_parallel > 1:
+        act = act + moe.dispatcher_buffer_gb(moe_tokens_per_gpu(wl, lay, mb), wl.moe.top_k, float(wl.hidden_size or 0))
+    # weights are split by TP x PP (the busiest stage holds ceil(L / p) layers' worth); context-parallel ranks hold
+    # replicas and share the (distributed) optimizer state with the data-parallel ones (Megatron shards it over DP x CP)
+    mem = busiest_stage_share(wl, lay) * state + act + rows.embedding_gb + memory.WORKSPACE_GB
     return {
         "valid": valid,
         # trains the batch asked for (a fixed global batch is only rounded up when no layout of the row can keep it)
@@ -205,6 +211,49 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
         "act": act,  # its activation part
         "sf_per_B": compute.samples_factor(wl, B) / B,
     }
+
+
+def moe_model_state_gb(rows: Rows, lay: Layout, dp: np.ndarray) -> np.ndarray:
+    """Model state per GPU of an MoE workload (parallel folding, Megatron-Core README @d98e8a64; moe.md section
+    2.6): the routed experts' weights, gradients and optimizer state split by EP x PP and their optimizer state
+    sharded over the expert data-parallel ranks (TP x CP x DP / EP); the dense parameters (attention, shared
+    experts, dense FFNs, embeddings) split by TP x PP, their optimizer state sharded over DP x CP."""
+    wl = rows.wl
+    tp, pp, cp, ep = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel, lay.expert_parallel
+    experts = moe.expert_params(wl)
+    dense = max(wl.params - experts, 0.0)
+    common = (rows.grad_reduce_bytes_per_param, rows.tensor_bytes)
+    opt = wl.optimizer_bytes_per_param
+    dense_gb = memory.model_state_gb(dense, dense, opt, tp * pp, dp * cp, lay.zero_stage, *common)
+    expert_gb = memory.model_state_gb(experts, experts, opt, ep * pp, dp * cp * tp / ep, lay.zero_stage, *common)
+    return np.asarray(dense_gb + expert_gb)
+
+
+def moe_tokens_per_gpu(wl: Workload, lay: Layout, mb: np.ndarray) -> np.ndarray:
+    """Tokens of a micro-batch entering a GPU's MoE layers: micro-batch x sequence / (TP x CP) (sequence-parallel
+    tokens; moe.md section 2.1's T)."""
+    return np.asarray(mb * float(wl.sequence_length or 1) / (lay.tensor_parallel * lay.context_parallel))
+
+
+def moe_layers_on_stage(wl: Workload, lay: Layout) -> float:
+    """MoE layers on the busiest pipeline stage: its layers x the model's MoE share (MTP layers spread with them)."""
+    _, n_moe = moe.moe_layer_counts(wl)
+    return stage_layers(wl, lay) * n_moe / float(wl.layers or 1)
+
+
+def moe_compute_factor(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
+    """GEMM time of an MoE model relative to all its FLOPs at the dense efficiency: the dense share as is, the
+    routed experts' share (moe.expert_flops_share) / their grouped-GEMM efficiency x the busiest EP rank's load
+    (moe.load_imbalance_factor). 1 for a dense workload."""
+    wl = rows.wl
+    if wl.moe is None:
+        return np.ones(len(np.atleast_1d(mb)))
+    share = moe.expert_flops_share(wl)
+    tokens = moe.tokens_per_local_expert(
+        moe_tokens_per_gpu(wl, lay, mb), wl.moe.top_k, lay.expert_parallel, wl.moe.routed_experts
+    )
+    eff = moe.grouped_gemm_efficiency(tokens, float(wl.moe.expert_ffn_hidden), rows.moe_width_half)
+    return np.asarray(1.0 - share + share * moe.load_imbalance_factor(wl.moe.force_load_balance) / eff)
 
 
 def interleave_activation_factor(pp: int, virtual: ArrayLike, micro_batches: ArrayLike) -> np.ndarray:
@@ -276,6 +325,8 @@ def activation_memory_gb(
         stored = activation_memory_gb(wl, lay.model_copy(update={"recompute": "none"}), micro_batch, fp8)
         inputs_only = activation_memory_gb(wl, lay.model_copy(update={"recompute": "full"}), micro_batch, fp8)
         return np.asarray((1.0 - f) * stored + f * inputs_only)
+    if wl.moe is not None:
+        return moe_activation_gb(wl, lay, micro_batch, stage_layers(wl, lay) * lay.pipeline_parallel, lay.recompute)
     if wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers:
         return memory.transformer_activation_gb(
             wl.sequence_length,
@@ -291,6 +342,22 @@ def activation_memory_gb(
         )
     kept = wl.recompute_activation_fraction if lay.recompute == "full" else 1.0
     return memory.activation_gb(wl.activation_bytes_per_sample, micro_batch, lay.tensor_parallel, kept)
+
+
+def moe_activation_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray, layers: float, recompute: str) -> np.ndarray:
+    """Activations per GPU of an MoE transformer for ``layers`` layers of one micro-batch, GB: the MoE and dense
+    layers' bytes per token (moe.moe_activation_bytes_per_token) in the model's proportion, split by TP with
+    sequence parallelism (expert parallelism does not divide activations: moe.md section 2.6); the layer input
+    only (2 s b h, / TP with sequence parallelism) under full recomputation. Selective recomputation keeps all
+    (FlashAttention stores no scores)."""
+    tokens = np.asarray(micro_batch, dtype=float) * float(wl.sequence_length or 1)
+    split = float(lay.tensor_parallel) if lay.sequence_parallel else 1.0
+    if recompute == "full":
+        return np.asarray(2.0 * tokens * float(wl.hidden_size or 0) * layers / split / 1e9)
+    per_moe, per_dense = moe.moe_activation_bytes_per_token(wl)
+    dense, n_moe = moe.moe_layer_counts(wl)
+    per_layer = (per_moe * n_moe + per_dense * dense) / (n_moe + dense)
+    return np.asarray(per_layer * tokens * layers / split / 1e9)
 
 
 def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
@@ -336,6 +403,8 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     extra = recompute_factor(wl, lay)
     uneven = busiest_stage_share(wl, lay)  # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
     flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
+    if wl.moe is not None:
+        flops_gpu = flops_gpu * moe_compute_factor(rows, lay, d["mb"])
     t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
     d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
     t_elementwise = compute.elementwise_time_s(
@@ -359,6 +428,9 @@ def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarra
     of the replica's batch, split over its tensor- and pipeline-parallel GPUs: their batch-norm, activation,
     pooling and residual kernels are memory-bound as a transformer's are (He et al. 2016's ResNet-50 has 11.1M
     batch-normalised elements per 224 x 224 image, each read and written in both passes)."""
+    if wl.moe is not None:
+        per_mb = moe_activation_gb(wl, lay, d["mb"], stage_layers(wl, lay), "none")
+        return np.asarray(per_mb * 1e9 / lay.context_parallel * (d["B"] / d["dp"] / d["mb"]))
     if not (wl.attention_heads and wl.hidden_size and wl.sequence_length and wl.layers):
         samples = d["B"] / d["dp"]
         model_parallel = lay.tensor_parallel * lay.pipeline_parallel * lay.context_parallel
@@ -443,7 +515,22 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         * (rows.tensor_bytes / 2.0)
     )
     cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)
+    moe_terms = moe_layout_terms(rows, lay, d, m) if wl.moe is not None else {}
+    if wl.moe is not None:  # the dense part's gradients and optimizer shard only (the experts': moe_layout_terms)
+        experts = moe.expert_params(wl)
+        grad_bytes = uneven * gradient_sync_bytes(
+            wl.trainable - experts,
+            wl.params - experts,
+            rows.grad_reduce_bytes_per_param,
+            rows.grad_bytes_per_param,
+            lay.zero_stage,
+            tp * pp,
+        )
+        owned = uneven * (wl.trainable - experts) / (tp * pp) / (dp * cp if lay.zero_stage >= 1 else 1) + moe_terms.pop(
+            "owned"
+        )
     return {
+        **moe_terms,
         "m": m,
         "t_comp1": t_comp1,
         "act": act_msg,
@@ -462,6 +549,34 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         "t_data": compute.data_pipeline_time_s(
             B / rows.N, wl.cpu_core_ms_per_sample, rows.cpu_cores, wl.data_bytes_per_sample, rows.storage_bytes_s
         ),
+    }
+
+
+def moe_layout_terms(rows: Rows, lay: Layout, d: Arrays, m: np.ndarray) -> Arrays:
+    """The MoE terms of a layout on the (server, nodes) rows: the bytes of one dispatch/combine per GPU and the
+    calls per step (moe.all_to_all_bytes, moe.all_to_all_calls), the routed experts' gradient bytes, reduced over
+    the expert data-parallel ranks (TP x CP x DP / EP, of which ``edp_local`` share a node: EP ranks are
+    consecutive, Megatron-Core's expert rank order), and the expert parameters each GPU updates (``owned``)."""
+    wl = rows.wl
+    moe_ = wl.moe
+    assert moe_ is not None
+    tp, pp, cp, ep = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel, lay.expert_parallel
+    uneven = busiest_stage_share(wl, lay)
+    experts = moe.expert_params(wl)
+    edp = np.maximum(d["dp"] * cp * tp // ep, 1)  # rows where EP does not divide are invalid (layout_rows)
+    ones = np.ones(len(d["dp"]))
+    return {
+        "moe_a2a_bytes": moe.all_to_all_bytes(moe_tokens_per_gpu(wl, lay, d["mb"]), moe_.top_k, wl.hidden_size or 0)
+        * ones,
+        "moe_a2a_calls": moe.all_to_all_calls(moe_layers_on_stage(wl, lay), m, recomputed_share(wl, lay)) * ones,
+        "grad_bytes_expert": uneven
+        * gradient_sync_bytes(
+            experts, experts, rows.grad_reduce_bytes_per_param, rows.grad_bytes_per_param, lay.zero_stage, ep * pp
+        )
+        * ones,
+        "edp": edp,
+        "edp_local": np.maximum(np.minimum(edp, rows.g // np.minimum(ep, rows.g)), 1),
+        "owned": uneven * experts / (ep * pp) / (edp if lay.zero_stage >= 1 else 1),
     }
 
 
@@ -531,8 +646,26 @@ def step_terms(
         nvls=rows.nvls[uu],
     )
     t_dp = t_dp * rounds
+    t_moe = np.zeros_like(t_comp)
+    moe_inter = np.zeros(len(uu), dtype=bool)
+    if rows.wl.moe is not None:  # the experts' gradients over their data-parallel ranks; the dispatch/combine
+        t_dp_expert, _ = comm.data_parallel_allreduce_time_s(
+            su["grad_bytes_expert"][uu],
+            su["edp"][uu],
+            su["edp_local"][uu],
+            rows.g[uu],
+            rows.intra_bytes_s[uu],
+            fab.node_bytes_s[r],
+            fab.latency_s[r],
+            bucket_bytes=rows.fw.bucket_mb * 1e6,
+            in_network=fab.in_network[r],
+            nvls=rows.nvls[uu],
+        )
+        t_dp = t_dp + t_dp_expert
+        t_moe = at(moe_all_to_all_time_s(rows, fab, lay, su, r))
+        moe_inter = lay.expert_parallel > rows.g[uu]
     if pp > 1:
-        bubble1 = (t_comp + t_tp) * ((pp - 1) / m)
+        bubble1 = (t_comp + t_tp + t_moe) * ((pp - 1) / m)
         p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
         allowed = None
         if len(virtual_options) > 1:  # only the interleaves whose extra activations fit the GPU (a layout that
@@ -562,6 +695,8 @@ def step_terms(
     else:
         t_cp = np.zeros_like(t_comp)
     t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
+    if rows.wl.moe is not None:
+        t_gpu = t_gpu + t_moe
     return {
         "t_compute": t_comp,
         "t_tensor_parallel": t_tp,
@@ -573,6 +708,31 @@ def step_terms(
         "via_fabric": at(via_fabric),
         "t_optimizer_step": t_opt,
         "t_embedding_all_to_all": t_a2a,
+        "t_moe_all_to_all": t_moe,
+        "moe_inter": at(moe_inter),
         "t_gpu": t_gpu,
         "t_data": at(su["t_data"][uu]),
     }
+
+
+def moe_all_to_all_time_s(rows: Rows, fab: FabricRows, lay: Layout, su: Arrays, r: np.ndarray) -> np.ndarray:
+    """Exposed dispatch/combine time per step on the (server, nodes, fabric) rows r: the calls of a step x one
+    all-to-all (moe.expert_all_to_all_time_s: NVLink inside the node's NVLink domain, the NICs across it) x the
+    busiest EP rank's load (moe.load_imbalance_factor), less the share the framework hides under compute
+    (frameworks.yaml expert_all_to_all_overlap_fraction, or calibration.yaml moe_all_to_all_overlap per framework)."""
+    wl = rows.wl
+    moe_ = wl.moe
+    assert moe_ is not None
+    uu = fab.u[r]
+    one = moe.expert_all_to_all_time_s(
+        su["moe_a2a_bytes"][uu],
+        lay.expert_parallel,
+        rows.g[uu],
+        rows.intra_bytes_s[uu] / comm.NVLINK_ACHIEVED,
+        fab.node_bytes_s[r] / rows.g[uu],
+        moe_.dispatcher,
+        moe_.top_k,
+        moe_.node_limit,
+    )
+    exposed = 1.0 - rows.moe_a2a_overlap
+    return np.asarray(su["moe_a2a_calls"][uu] * one * moe.load_imbalance_factor(moe_.force_load_balance) * exposed)

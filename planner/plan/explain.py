@@ -55,6 +55,19 @@ def _site_power(req: PlanRequest) -> str | None:
     return "site" if len(req.sites) == 1 else "sites"
 
 
+def _relaxation(k: str, value: float, lim: Limits, req: PlanRequest) -> Relaxation:
+    """Requirement ``k`` relaxed to what a candidate of column value ``value`` needs, in the request's units."""
+    needed, given = _needed_in_units(k, value), _given_in_units(lim, k)
+    life = req.life_years if req.purchase == "either" else None
+    return Relaxation(
+        requirement=k,
+        given=given,
+        needed=needed,
+        unit=RELAX_UNITS[k],
+        message=_phrase(k, needed, given, life, _site_power(req)),
+    )
+
+
 def _phrase(
     name: str,
     needed: float,
@@ -131,19 +144,7 @@ def explain_infeasible(
         pos, _ = solve_mip(pool, _without(lim, k), cols[k], req.solver)
         if pos is None:
             continue
-        needed = _needed_in_units(k, float(pool.iloc[pos][cols[k]]))
-        given = _given_in_units(lim, k)
-        relax.append(
-            Relaxation(
-                requirement=k,
-                given=given,
-                needed=needed,
-                unit=RELAX_UNITS[k],
-                message=_phrase(
-                    k, needed, given, req.life_years if req.purchase == "either" else None, _site_power(req)
-                ),
-            )
-        )
+        relax.append(_relaxation(k, float(pool.iloc[pos][cols[k]]), lim, req))
     outlived = _shortest_outlived(cat, req, horizon) if priced == 0 else None
     if outlived is not None:
         hours, nodes, server = outlived
@@ -254,19 +255,7 @@ def _pairs(
         for i in idx:
             rel = []
             for k in (a, b):
-                needed = _needed_in_units(k, float(kept.iloc[int(i)][cols[k]]))
-                given = _given_in_units(lim, k)
-                rel.append(
-                    Relaxation(
-                        requirement=k,
-                        given=given,
-                        needed=needed,
-                        unit=RELAX_UNITS[k],
-                        message=_phrase(
-                            k, needed, given, req.life_years if req.purchase == "either" else None, _site_power(req)
-                        ),
-                    )
-                )
+                rel.append(_relaxation(k, float(kept.iloc[int(i)][cols[k]]), lim, req))
             out.append(
                 RelaxationPair(
                     relaxations=rel,

@@ -1,26 +1,37 @@
 """Presentation: what the command line, the app and the batch report show people.
 
-Tables with readable names and units (``tables``), the plan card and why-this-plan text (``plan_card``), notes of what
-a plan adjusted (``notes``), charts (``charts``), the catalog tables the app edits (``catalog_edit``), fleet, batch
-and validation views (``fleet_views``, ``batch_views``, ``validation_views``) and the command line that reproduces
-an app request (``cli_command``). Numbers are written by planner.formatting, one formatter for every layer.
+Tables with readable names and units (``tables``), the plan card and why-this-plan text (``plan_card``), charts
+(``charts``), the Plan page's inputs, their defaults and the request they make (``plan_inputs``), the catalog tables
+the app edits and what an edit changed (``catalog_edit``), fleet, batch and validation views (``fleet_views``,
+``batch_views``, ``validation_views``) and the command line that reproduces an app request (``cli_command``).
+Numbers are written by planner.formatting, one formatter for every layer.
 """
 
 from __future__ import annotations
 
-from planner.present.batch_views import BATCH_LEAD_COLUMNS, batch_results_table, read_batch_upload
+from planner.present.batch_views import (
+    BATCH_LEAD_COLUMNS,
+    RESULTS_ID,
+    batch_results_table,
+    read_batch_upload,
+    scenario_labels,
+)
 from planner.present.catalog_edit import (
     TABLES,
+    TableChange,
     add_workload,
     apply_table,
     catalog_table,
     first_line,
     read_upload,
+    table_changes,
     table_yaml,
+    yaml_problem,
 )
 from planner.present.charts import (
     LADDER_DENSE_UP_TO,
     LADDER_STEP,
+    OBJECTIVE_AXIS_TITLES,
     SCALING_NODES,
     altair,
     breakdown_chart,
@@ -51,6 +62,19 @@ from planner.present.fleet_views import (
     read_fleet_upload,
 )
 from planner.present.plan_card import plan_card, plan_card_html, why_this_plan
+from planner.present.plan_inputs import (
+    DEFAULT_DEADLINE_DAYS,
+    WORKLOAD_KEYS,
+    amount_default,
+    amount_key,
+    amount_units,
+    common_inputs,
+    deadline_that_plans,
+    default_inputs,
+    inputs_request,
+    trainable_gpus,
+    workload_inputs,
+)
 from planner.present.tables import (
     COST_EXPLAINED,
     OBJECTIVE_METRIC,
@@ -61,13 +85,16 @@ from planner.present.tables import (
     UNIT_SUFFIXES,
     alternatives_frame,
     alternatives_table,
+    alternatives_view,
     breakdown_frame,
+    compact_header,
     display_number,
     human,
     plan_cost_breakdown,
     plan_csv,
     plan_precisions,
     readable,
+    readable_column,
     readable_header,
     result_json,
     separated_columns,
@@ -77,21 +104,30 @@ from planner.present.validation_views import VALIDATION_TITLES, validation_frame
 __all__ = [
     "BATCH_LEAD_COLUMNS",
     "COST_EXPLAINED",
+    "DEFAULT_DEADLINE_DAYS",
     "LADDER_DENSE_UP_TO",
     "LADDER_STEP",
+    "OBJECTIVE_AXIS_TITLES",
     "OBJECTIVE_METRIC",
     "OBJECTIVE_UNITS",
     "PLAN_COLUMNS",
     "PRECISIONS",
     "READABLE",
+    "RESULTS_ID",
     "SCALING_NODES",
     "TABLES",
     "UNIT_SUFFIXES",
     "VALIDATION_TITLES",
+    "WORKLOAD_KEYS",
+    "TableChange",
     "add_workload",
     "altair",
     "alternatives_frame",
     "alternatives_table",
+    "alternatives_view",
+    "amount_default",
+    "amount_key",
+    "amount_units",
     "apply_table",
     "batch_results_table",
     "breakdown_chart",
@@ -101,6 +137,10 @@ __all__ = [
     "chart_png",
     "cli_command",
     "cli_number",
+    "common_inputs",
+    "compact_header",
+    "deadline_that_plans",
+    "default_inputs",
     "display_number",
     "first_line",
     "fleet_bought_table",
@@ -114,6 +154,7 @@ __all__ = [
     "front_with_precision",
     "gpu_colors",
     "human",
+    "inputs_request",
     "ladder",
     "node_ladder",
     "pareto_chart",
@@ -130,14 +171,20 @@ __all__ = [
     "read_fleet_upload",
     "read_upload",
     "readable",
+    "readable_column",
     "readable_header",
     "result_json",
     "scaling_chart",
     "scaling_frame",
+    "scenario_labels",
     "separated_columns",
+    "table_changes",
     "table_yaml",
+    "trainable_gpus",
     "validation_frame",
     "validation_scatter",
     "validation_summary",
     "why_this_plan",
+    "workload_inputs",
+    "yaml_problem",
 ]

@@ -1,9 +1,11 @@
 """Catalog tables the app edits: a table per kind (servers, GPUs, fabrics, sites, workloads), uploads read and
-checked, edits applied through the same schemas as the YAML files."""
+checked, edits applied through the same schemas as the YAML files and summarised field by field; a YAML file that
+does not parse said in one line naming its line."""
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.data import Catalog, Gpu, Server, Workload, parse_records
 from planner.errors import PlannerInputError, describe_validation_error
+from planner.formatting import number_text
 
 TABLES: dict[str, tuple[str, type[BaseModel]]] = {"servers": ("servers", Server), "gpus": ("gpus", Gpu)}
 
@@ -58,7 +61,9 @@ def read_upload(name: str, data: bytes) -> pd.DataFrame:
         if name.lower().endswith(".csv"):
             return pd.read_csv(io.BytesIO(data))
         loaded = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+    except yaml.YAMLError as exc:
+        raise PlannerInputError(yaml_problem(name, exc, data, "YAML/CSV")) from None
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise PlannerInputError(f"{name}: not valid YAML/CSV: {first_line(exc)}") from None
     if isinstance(loaded, dict):
         loaded = [loaded]
@@ -71,6 +76,122 @@ def first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+# PyYAML's words for the commonest slips, and what they mean to a person editing the file
+YAML_HINTS = (
+    ("mapping values are not allowed", "a ':' inside a value (quote the value, or start a new line for the key)"),
+    ("expected <block end>", "this line's indentation does not line up with the lines above it"),
+    ("did not find expected '-' indicator", "this line's indentation does not line up with the lines above it"),
+    ("did not find expected key", "this line's indentation does not line up with the lines above it"),
+    ("cannot start any token", "a character that cannot start a value here (a tab? indent with spaces)"),
+    ("expected ',' or ']'", "a [ list ] that is not closed with ]"),
+    ("expected ',' or '}'", "a { mapping } that is not closed with }"),
+    ("found unexpected end of stream", "a quote that is not closed"),
+    ("could not find expected ':'", "a key without its ':' (or a quote that is not closed)"),
+    ("found duplicate anchor", "an anchor (&name) defined twice"),
+)
+
+
+def yaml_problem(name: str, exc: yaml.YAMLError, data: bytes | str, kind: str = "YAML") -> str:
+    """A YAML file that does not parse, in one line: the file, the line and column, what is wrong and the line
+    itself -- 'fleet.yaml: not valid YAML at line 4, column 4: this line's indentation does not line up with the
+    lines above it (expected <block end>, but found '<block mapping start>'): "   model: x"'."""
+    problem = str(getattr(exc, "problem", None) or first_line(exc))
+    hint = next((h for key, h in YAML_HINTS if key in problem), None)
+    what = f"{hint} ({problem})" if hint else problem
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    lines = text.splitlines()
+
+    def line_at(m: Any) -> str:
+        return lines[m.line].rstrip() if m is not None and 0 <= m.line < len(lines) else ""
+
+    # where the problem was found; where the construct began when that is past the last line (an unclosed list)
+    found, began = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    mark = found if found is not None and (line_at(found).strip() or began is None) else began
+    if mark is None:
+        return f"{name}: not valid {kind}: {what}"
+    shown = line_at(mark)
+    line = f': "{shown}"' if shown.strip() else ""
+    return f"{name}: not valid {kind} at line {mark.line + 1}, column {mark.column + 1}: {what}{line}"
+
+
+EMPTY = "empty"
+
+# what a cleared field means for the entry (a number cell typed as text is cleared by the table editor)
+CLEARED_MEANS = {
+    "price_usd": "can no longer be bought (rent-only)",
+    "rent_usd_per_month": "can no longer be rented",
+    "rent_usd_per_gpu_hour": "has no rental price",
+}
+
+
+def cell_text(value: Any) -> str:
+    """A catalog field's value in a change summary: numbers with separators (310,000), lists comma separated."""
+    if value is None:
+        return EMPTY
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | float):
+        return number_text(value)
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value)) or EMPTY
+    return str(value)
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """One edit of a catalog table: an entry added or removed (``field`` None), or one field of it changed."""
+
+    entry: str
+    field: str | None = None
+    before: Any = None
+    after: Any = None
+    added: bool = False
+    removed: bool = False
+
+    @property
+    def cleared(self) -> bool:
+        """A field that had a value and has none now."""
+        return self.field is not None and self.before is not None and self.after is None
+
+    def text(self) -> str:
+        """'mi350x-8: price_usd 310,000 → 3,100,000'; 'mi400-8: added'."""
+        if self.added:
+            return f"{self.entry}: added"
+        if self.removed:
+            return f"{self.entry}: removed"
+        return f"{self.entry}: {self.field} {cell_text(self.before)} → {cell_text(self.after)}"
+
+    def warning(self) -> str | None:
+        """What a cleared field means, said: a number cell typed as text is cleared by the table editor."""
+        if not self.cleared:
+            return None
+        means = CLEARED_MEANS.get(str(self.field), f"has no {self.field}")
+        return (
+            f"{self.text()}: {self.entry} {means}. A number cell given text is left empty: if you meant a value, "
+            "type it as a number (3100000) and validate again"
+        )
+
+
+def table_changes(old: Catalog, new: Catalog, table: str) -> list[TableChange]:
+    """What an edit changed in a catalog table, entry by entry in the new table's order (then the removed ones):
+    each changed field with its old and new value."""
+    attr, _ = TABLES[table]
+    before = {k: v.model_dump() for k, v in getattr(old, attr).items()}
+    after = {k: v.model_dump() for k, v in getattr(new, attr).items()}
+    changes: list[TableChange] = []
+    for entry, fields in after.items():
+        if entry not in before:
+            changes.append(TableChange(entry, added=True))
+            continue
+        changes += [
+            TableChange(entry, field, before[entry].get(field), value)
+            for field, value in fields.items()
+            if before[entry].get(field) != value
+        ]
+    changes += [TableChange(entry, removed=True) for entry in before if entry not in after]
+    return changes
+
+
 def table_yaml(catalog: Catalog, table: str) -> str:
     attr, _ = TABLES[table]
     return yaml.safe_dump([x.model_dump() for x in getattr(catalog, attr).values()], sort_keys=False)
@@ -79,8 +200,10 @@ def table_yaml(catalog: Catalog, table: str) -> str:
 def add_workload(catalog: Catalog, name: str, data: bytes) -> Catalog:
     try:
         loaded = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise PlannerInputError(yaml_problem(name, exc, data)) from None
+    except UnicodeDecodeError:
+        raise PlannerInputError(f"{name} is not a text file (not UTF-8); give a YAML workload") from None
     try:
         wl = Workload.model_validate(loaded)
     except ValidationError as exc:

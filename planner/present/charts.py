@@ -36,18 +36,29 @@ def chart_png(chart: Any) -> bytes:
     return bytes(vlc.vegalite_to_png(chart.to_json(), scale=2))
 
 
+# each objective as an axis reads it: the quantity, then its unit (energy is the facility's, at the meter)
+OBJECTIVE_AXIS_TITLES = {
+    "cost": "cost (USD)",
+    "energy": "energy (facility kWh)",
+    "carbon": "carbon (kg CO2e)",
+    "time": "time (h)",
+}
+
+
 def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
+    """The front as a line of its points. Both axes span the front's own range (not from 0): a front from 307,000
+    to 336,000 kWh fills the chart instead of lying flat at its top."""
     alt = altair()
-    units = {"cost": "USD", "energy": "kWh (facility)", "carbon": "kg CO2e", "time": "h"}
+    titles = OBJECTIVE_AXIS_TITLES
     return (
         alt.Chart(front)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{x}:Q", title=f"{x} ({units[x]})"),
-            y=alt.Y(f"{y}:Q", title=f"{y} ({units[y]})"),
+            x=alt.X(f"{x}:Q", title=titles[x], scale=alt.Scale(zero=False, nice=False, padding=12)),
+            y=alt.Y(f"{y}:Q", title=titles[y], scale=alt.Scale(zero=False, nice=False, padding=12)),
             tooltip=[
-                alt.Tooltip(f"{x}:Q", title=f"{x} ({units[x]})", format=",.4~r"),
-                alt.Tooltip(f"{y}:Q", title=f"{y} ({units[y]})", format=",.4~r"),
+                alt.Tooltip(f"{x}:Q", title=titles[x], format=",.4~r"),
+                alt.Tooltip(f"{y}:Q", title=titles[y], format=",.4~r"),
                 "server",
                 *(["precision"] if "precision" in front else []),  # front_with_precision's column
                 "nodes",

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from planner.data import Catalog
 from planner.errors import PlannerInputError, describe_validation_error
+from planner.present.catalog_edit import yaml_problem
 from planner.present.charts import altair
 
 
@@ -190,7 +191,7 @@ def read_fleet_upload(name: str, data: bytes) -> Any:
     try:
         loaded = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise PlannerInputError(f"{name}: not valid YAML: {exc}") from None
+        raise PlannerInputError(yaml_problem(name, exc, text)) from None
     if loaded is None:
         raise PlannerInputError(
             f"{name} is empty (nothing but blanks or comments); give a fleet request (see examples/portfolio.yaml)"

@@ -1,16 +1,13 @@
-"""Data and charts for the front ends (Streamlit app, reports). No Streamlit here: app.py stays a thin layer.
-
-Charts are Altair (Vega-Lite) objects with units on every axis; they export to HTML with ``chart.to_html()``.
-"""
+"""The plan card and why-this-plan text: the recommended plan's figures, each written by planner.formatting in the
+unit that reads (a short run in minutes, a small footprint in kg, cents under $10). No Streamlit here."""
 
 from __future__ import annotations
 
 import html
 
+from planner.formatting import cap_text, carbon_text, duration_text, money_text
 from planner.plan import PlanResult, purchase_text
 from planner.present.tables import OBJECTIVE_METRIC, OBJECTIVE_UNITS, human
-
-# --------------------------------------------------------------------------------------------- tables
 
 
 def plan_card(res: PlanResult) -> dict[str, str]:
@@ -22,15 +19,15 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Servers": f"{p.nodes} x {p.server}",
         "GPUs": f"{p.gpus} x {p.gpu}",
         "Fabric": f"{p.fabric} ({p.switches:,} switch{'' if p.switches == 1 else 'es'})",
-        "Power cap": f"{p.power_cap:.0%} of TDP ({p.power_cap_w:.0f} W)",
+        "Power cap": f"{cap_text(p.power_cap)} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
         "Precision": p.estimate.precision,
-        "Time to train": f"{human(p.time_to_train_days, 3)} days",
+        "Time to train": duration_text(p.time_to_train_days),
         "Facility power": f"{human(p.facility_power_kw)} kW",
         "Facility energy": f"{human(p.facility_energy_kwh)} kWh",
-        "Cost (this run)": f"${p.cost_usd:,.0f}",
-        "Up-front": f"${p.upfront_usd:,.0f}",
-        "Carbon": f"{human(p.carbon_kg / 1000, 3)} t CO2e",
+        "Cost (this run)": money_text(p.cost_usd),
+        "Up-front": money_text(p.upfront_usd),
+        "Carbon": carbon_text(p.carbon_kg),
         "Bottleneck": p.bottleneck,
         "Binding": ", ".join(res.binding) or "none",
         "Purchase": purchase_text(p),
@@ -99,9 +96,9 @@ def why_this_plan(res: PlanResult) -> list[str]:
         need = 1 - best / v if v > 0 else 0.0
         extra = []
         if a.cost_usd < p.cost_usd:
-            extra.append(f"${p.cost_usd - a.cost_usd:,.0f} cheaper")
+            extra.append(f"{money_text(p.cost_usd - a.cost_usd)} cheaper")
         if a.time_to_train_days < p.time_to_train_days:
-            extra.append(f"{p.time_to_train_days - a.time_to_train_days:,.3g} days faster")
+            extra.append(f"{duration_text(p.time_to_train_days - a.time_to_train_days)} faster")
         trade = f" (it is {' and '.join(extra)})" if extra else ""
         # in another precision than the plan's: its GPU lacks the one asked for (fp4 -> fp8 -> bf16)
         other = f" in {a.estimate.precision}" if a.estimate.precision != p.estimate.precision else ""
@@ -113,15 +110,3 @@ def why_this_plan(res: PlanResult) -> list[str]:
     if len(seen) == 1:
         lines.append("- No other GPU type has a plan within the limits (or alternatives are off).")
     return lines
-
-
-# --------------------------------------------------------------------------------------------- charts
-
-
-# ------------------------------------------------------------------------------------ catalog editing
-
-
-# ------------------------------------------------------------------------------------------- fleet
-
-
-# -------------------------------------------------------------------------------------------- validation

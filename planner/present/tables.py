@@ -12,7 +12,14 @@ import numpy as np
 import pandas as pd
 
 from planner.data import Precision
-from planner.formatting import OBJECTIVE_UNITS_TEXT, round_sig
+from planner.formatting import (
+    OBJECTIVE_UNITS_TEXT,
+    cap_text,
+    duration_unit,
+    money_value,
+    round_sig,
+    significant_text,
+)
 from planner.plan import PLAN_METRIC, PlanResult
 
 PRECISIONS: list[str] = list(typing.get_args(Precision))
@@ -72,15 +79,8 @@ READABLE = {
 
 def human(x: float, digits: int = 4) -> str:
     """A number for people: ``digits`` significant figures with thousands separators, never an exponent between
-    0.001 and 10^15 (1,555; 365,400; 9.79; 0.0123)."""
-    v = round_sig(float(x), digits)
-    if not np.isfinite(v):
-        return str(v)
-    if v == 0 or abs(v) >= 10 ** (digits - 1):
-        return f"{v:,.0f}"
-    decimals = max(digits - 1 - int(np.floor(np.log10(abs(v)))), 0)
-    text = f"{v:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if decimals else text
+    0.001 and 10^15 (1,555; 365,400; 9.79; 0.0123): planner.formatting.significant_text."""
+    return significant_text(x, digits)
 
 
 UNIT_SUFFIXES = {
@@ -97,6 +97,7 @@ UNIT_SUFFIXES = {
     "_kg": "(kg CO2e)",
     "_days": "(days)",
     "_h": "(h)",
+    "_min": "(min)",
     "_s": "(s)",
     "_gb": "(GB)",
     "_pct": "(%)",
@@ -129,13 +130,41 @@ def display_number(v: float) -> float:
     return float(round(x)) if np.isfinite(x) and abs(x) >= 1000 else round_sig(x, 4)
 
 
+# columns of a duration, by the unit their name ends in: how many of it make a day
+DURATION_SUFFIXES = {"_days": 1.0, "_h": 24.0}
+
+
+def readable_column(col: str, values: pd.Series) -> tuple[str, pd.Series]:
+    """One column for people, as planner.formatting writes each quantity (the same on the plan card): a power cap
+    as a share of TDP ('50%'), money to the cent under $10 and in whole dollars above, a duration in the unit its
+    longest value reads in (a column of runs under an hour in minutes: 'time_to_train_min'), other figures as
+    display_number rounds them."""
+    if col == "power_cap" or col.endswith("_power_cap"):
+        return col, values.map(lambda c: cap_text(c) if isinstance(c, int | float) and np.isfinite(c) else c)
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return col, values
+    if col.endswith("_usd"):
+        return col, values.astype(float).map(money_value)
+    suffix = next((s for s in DURATION_SUFFIXES if col.endswith(s) and len(col) > len(s)), None)
+    if suffix is not None:
+        days = values.astype(float) / DURATION_SUFFIXES[suffix]
+        longest = days.abs().max()
+        unit, per_day = duration_unit(longest if pd.notna(longest) else 1.0)
+        name = col[: -len(suffix)] + {"min": "_min", "h": "_h", "days": "_days"}[unit]
+        return name, (days * per_day).map(display_number)
+    if pd.api.types.is_float_dtype(values):
+        return col, values.map(display_number)
+    return col, values
+
+
 def readable(df: Any) -> pd.DataFrame:
-    """A table for people: readable headers, floats as display_number rounds them."""
+    """A table for people: readable headers with units, each column as readable_column writes it."""
     out = pd.DataFrame(df).copy()
-    for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            out[col] = out[col].map(display_number)
-    return out.rename(columns={c: readable_header(str(c)) for c in out.columns})
+    columns = {}
+    for col in list(out.columns):
+        name, values = readable_column(str(col), out[col])
+        columns[readable_header(name)] = values
+    return pd.DataFrame(columns, index=out.index)
 
 
 def separated_columns(df: pd.DataFrame) -> list[str]:
@@ -170,17 +199,51 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
 
 
 def alternatives_table(res: PlanResult) -> pd.DataFrame:
-    """Plan and alternatives for people: readable headers, rounded numbers."""
+    """Plan and alternatives for people: readable headers, each column as readable_column writes it (caps as a
+    share of TDP, money to the cent under $10, times in the unit that reads)."""
     df = alternatives_frame(res)
     if df.empty:
         return df
-    df = df.copy()
-    for col in ("time_to_train_days", "facility_energy_kwh", "carbon_kg"):
-        df[col] = df[col].map(display_number)
-    for col in ("cost_usd", "upfront_usd"):
-        df[col] = df[col].round(0)
-    df["power_cap"] = df["power_cap"].map(lambda c: f"{c:.0%}")
-    return df.rename(columns=READABLE)
+    return readable(df)
+
+
+# the app's alternatives table: headers short enough that the table fits beside the sidebar at 1,400 px
+COMPACT_HEADERS = {
+    "Time to train": "Time",
+    "Facility energy": "Energy",
+    "Power cap": "Cap",
+    "Carbon (kg CO2e)": "Carbon (kg)",
+}
+# left out of the app's alternatives table (in the plan CSV): the card says the plan's
+VIEW_LEFT_OUT = ("bottleneck",)
+# said once above the table when every row has the same value
+VIEW_CONSTANT = ("precision", "purchase", "site")
+
+
+def compact_header(header: str) -> str:
+    """'Time to train (days)' -> 'Time (days)', 'Facility energy (kWh)' -> 'Energy (kWh)', 'Power cap (of TDP)' ->
+    'Cap (of TDP)', 'Carbon (kg CO2e)' -> 'Carbon (kg)'; other headers as they are."""
+    for long, short in COMPACT_HEADERS.items():
+        if header.startswith(long):
+            return short + header[len(long) :]
+    return header
+
+
+def alternatives_view(res: PlanResult) -> tuple[pd.DataFrame, str]:
+    """(the plan and its alternatives as the app shows them, a line saying what every row shares): rows named 'plan',
+    'alt 1', 'alt 2', ...; precision, buy / rent and site left out when every row has the same one (said in the
+    line: 'Every row: Precision: bf16; Buy / rent: buy; Site: us-colo.'), the bottleneck left out (the card says the plan's; the CSV has every
+    row's), compact headers ('Time (days)'): the table fits beside the sidebar at 1,400 px. Figures as
+    alternatives_table writes them."""
+    df = alternatives_frame(res)
+    if df.empty:
+        return df, ""
+    df = df.drop(columns=[c for c in VIEW_LEFT_OUT if c in df])
+    df["role"] = ["plan" if r == "plan" else f"alt {i}" for i, r in enumerate(df["role"])]
+    same = [c for c in VIEW_CONSTANT if c in df and df[c].nunique() == 1]
+    line = ("Every row: " + "; ".join(f"{readable_header(c)}: {df[c].iloc[0]}" for c in same) + ".") if same else ""
+    table = readable(df.drop(columns=same))
+    return table.rename(columns={c: compact_header(c) for c in table.columns}), line
 
 
 def plan_csv(res: PlanResult) -> str:

@@ -83,7 +83,7 @@ def test_zero_budget_is_a_clear_message() -> None:
 
 def test_zero_work_is_a_clear_message() -> None:
     at = app()
-    at.number_input(key="amount_llama3-8b_tokens").set_value(0.0).run()
+    at.text_input(key="amount_llama3-8b_tokens").set_value("0").run()
     assert not at.exception and any("must be positive" in e.value for e in at.error)
 
 

@@ -77,14 +77,15 @@ def test_the_fleet_headline_writes_the_objective_out_with_its_unit() -> None:
 
 def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
     """Amounts keep every digit (capex 6,069,200 in the Bought table, as the summary above it says; rounding every
-    float to 4 significant figures would show 6069000), small fractions keep theirs, and headers carry their unit
-    in parentheses ('Penalty (USD per slot)', not 'Penalty usd per slot')."""
+    float to 4 significant figures would show 6069000), small fractions keep theirs, a power cap reads as on the plan
+    card ('70%'), and headers carry their unit in parentheses ('Penalty (USD per slot)', not 'Penalty usd per
+    slot')."""
     import pandas as pd
 
     from planner.present import readable, readable_header, separated_columns
 
     frame = readable(pd.DataFrame({"capex_usd": [6_069_200.0], "gap": [1.23456e-5], "power_cap": [0.7]}))
-    assert frame.to_dict("records") == [{"Capex (USD)": 6_069_200.0, "Gap": 1.235e-5, "Power cap (of TDP)": 0.7}]
+    assert frame.to_dict("records") == [{"Capex (USD)": 6_069_200.0, "Gap": 1.235e-5, "Power cap (of TDP)": "70%"}]
     assert separated_columns(frame) == ["Capex (USD)"]  # a column of small fractions keeps its digits
     assert {c: readable_header(c) for c in ("penalty_usd_per_slot", "rent_usd_per_month", "age_years")} == {
         "penalty_usd_per_slot": "Penalty (USD per slot)",

@@ -62,6 +62,8 @@ def server(tmp_path: Path) -> Iterator[str]:
             "127.0.0.1",
             "--browser.gatherUsageStats",
             "false",
+            "--server.fileWatcherType",
+            "none",  # the app as it was when started: an edit of the tree during a test does not reload it
         ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,

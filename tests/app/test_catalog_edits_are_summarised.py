@@ -1,0 +1,55 @@
+"""Validating an edited catalog table says what each edit changed, and a price cell the editor left empty (a number
+cell given text is cleared) is a warning that the server can no longer be bought -- never a silent change. The
+browser test (test_browser_plan_inputs.py) does it on the Catalog page."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Catalog
+from planner.present import apply_table, catalog_table, table_changes
+
+
+def edited(shipped: Catalog, **cells: tuple[str, object]) -> pd.DataFrame:
+    """The servers table with ``id=(column, value)`` cells changed (ids with '-' spelled '_')."""
+    df = catalog_table(shipped, "servers")
+    for sid, (column, value) in cells.items():
+        df.loc[df["id"] == sid.replace("_", "-"), column] = value
+    return df
+
+
+def test_each_edit_is_summarised_with_its_old_and_new_value(shipped: Catalog) -> None:
+    df = edited(shipped, mi350x_8=("price_usd", 3_100_000.0), l40s_4=("rack_units", 4))
+    df = pd.concat([df, df[df["id"] == "dgx-h100"].assign(id="dgx-h100-copy")], ignore_index=True)
+    df = df[df["id"] != "rtx-a6000-8"]
+    new, problems = apply_table(shipped, "servers", df)
+    assert new is not None and not problems
+    before = shipped.server("l40s-4").rack_units
+    assert [c.text() for c in table_changes(shipped, new, "servers")] == [
+        "mi350x-8: price_usd 310,000 → 3,100,000",
+        f"l40s-4: rack_units {before:,} → 4",
+        "dgx-h100-copy: added",
+        "rtx-a6000-8: removed",
+    ]
+    assert table_changes(shipped, shipped, "servers") == []
+
+
+def test_a_price_left_empty_is_a_warning_that_the_server_is_no_longer_bought(shipped: Catalog) -> None:
+    """The table editor clears a number cell typed as text: the server becomes rent-only, and validating says so
+    (the change and a warning naming what it means), rather than reporting success alone."""
+    new, problems = apply_table(shipped, "servers", edited(shipped, mi350x_8=("price_usd", np.nan)))
+    assert new is not None and not problems and new.server("mi350x-8").price_usd is None
+    (change,) = table_changes(shipped, new, "servers")
+    assert change.cleared and change.text() == "mi350x-8: price_usd 310,000 → empty"
+    warning = change.warning()
+    assert warning is not None and "mi350x-8 can no longer be bought" in warning and "type it as a number" in warning
+
+
+def test_a_price_given_as_text_is_an_error_that_changes_nothing(shipped: Catalog) -> None:
+    """Text in a price cell that reaches the table (an uploaded CSV or YAML) is an error naming the server and the
+    field; nothing is changed."""
+    df = catalog_table(shipped, "servers").astype({"price_usd": object})  # a column read from a file with text
+    df.loc[df["id"] == "mi350x-8", "price_usd"] = "3.1M"
+    new, problems = apply_table(shipped, "servers", df)
+    assert new is None and any("id=mi350x-8" in p and "price_usd" in p for p in problems), problems
