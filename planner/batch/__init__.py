@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.batch.report import cost_chart
+from planner.batch.report import cost_chart, report_blocks, report_document, write_report
 from planner.batch.runner import (
     EXIT_INCOMPLETE,
     BatchInterrupted,
@@ -44,6 +44,8 @@ __all__ = [
     "parse_yaml",
     "read_results",
     "report",
+    "report_blocks",
+    "report_document",
     "run",
     "run_batch",
     "run_scenario",
@@ -52,4 +54,5 @@ __all__ = [
     "scenario_number",
     "scenarios_sha",
     "to_request",
+    "write_report",
 ]

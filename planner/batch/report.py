@@ -374,15 +374,19 @@ def render_html(blocks: list[Block], bundle: str | None) -> str:
     )
 
 
-def report(out: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> Path:
-    """Write ``report.md`` (+ ``charts/*.png``) and ``report.html`` for the results in ``out``; return the .md path."""
+def report_blocks(out: str | os.PathLike[str]) -> list[Block]:
+    """The report of the results in ``out`` as blocks (:func:`build`)."""
     with Store(out, readonly=True) as store:
         df = store.frame()
         scenarios = store.scenarios()
         runs = store.runs()
     run = runs.iloc[-1].to_dict() if len(runs) else None
-    target = Path(path) if path else Path(out) / "report.md"
-    blocks = build(df, scenarios, run)
+    return build(df, scenarios, run)
+
+
+def write_report(blocks: list[Block], target: Path) -> Path:
+    """Write ``blocks`` to ``target`` (Markdown, charts as PNG in ``charts/`` beside it) and to the same name with
+    .html; return ``target``."""
     vlc = _vlc()
     charts: dict[str, str] = {}
     if vlc is not None:
@@ -397,3 +401,38 @@ def report(out: str | os.PathLike[str], path: str | os.PathLike[str] | None = No
     bundle = vlc.javascript_bundle() if vlc is not None and any(k == "chart" for k, _ in blocks) else None
     target.with_suffix(".html").write_text(render_html(blocks, bundle))
     return target
+
+
+def report(out: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> Path:
+    """Write ``report.md`` (+ ``charts/*.png``) and ``report.html`` for the results in ``out``; return the .md path."""
+    return write_report(report_blocks(out), Path(path) if path else Path(out) / "report.md")
+
+
+def report_document(blocks: list[Block], folder: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The report as data (``planner batch report --json``): its title, and each heading a section holding its
+    paragraphs (``text``), tables (rows as records), charts (name, and the PNG under ``folder`` when one was written)
+    and the sections under it (a workload's under the report, a table's under its workload)."""
+
+    def section(title: str | None) -> dict[str, Any]:
+        return {"title": title, "text": [], "tables": [], "charts": [], "sections": []}
+
+    root = section(None)
+    stack: list[tuple[int, dict[str, Any]]] = [(1, root)]
+    for kind, body in blocks:
+        if kind == "h1":
+            root["title"] = body
+        elif kind in ("h2", "h3"):
+            level = int(kind[1])
+            while stack[-1][0] >= level:
+                stack.pop()
+            node = section(body)
+            stack[-1][1]["sections"].append(node)
+            stack.append((level, node))
+        elif kind == "p":
+            stack[-1][1]["text"].append(body)
+        elif kind == "table":
+            stack[-1][1]["tables"].append(body.to_dict(orient="records"))
+        elif kind == "chart":
+            png = Path(folder) / "charts" / f"{body[0]}.png" if folder is not None else None
+            stack[-1][1]["charts"].append({"name": body[0], "png": str(png) if png and png.exists() else None})
+    return root

@@ -169,7 +169,7 @@ def run_batch(
         except BatchStoreError as problem:
             return damaged(exc.path, exc.detail, f"results.csv could not be written either ({problem})")
         saved = (
-            f"the {len(df)} finished scenario(s) it could still give ({len(fresh)} solved by this run) are saved in "
+            f"{len(df)} finished scenario(s) recovered ({len(fresh)} solved by this run) are saved in "
             f"{Path(out) / 'results.csv'}"
         )
         return damaged(exc.path, exc.detail, saved)

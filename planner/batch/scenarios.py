@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 OVERRIDES = ("price_multiplier", "electricity_price_multiplier", "electricity_usd_per_kwh", "carbon_kg_per_kwh", "pue")
 DEFAULTS = {"alternatives": 0}
+MAX_SCENARIOS = 100_000  # one batch: ~100 MB to expand and hours to solve; more is refused before expanding
 # the plan attributes of a result row; precision is the one the plan computes in (an fp4 scenario runs in fp8 on a
 # GPU without fp4, an fp8 one in bf16: plan_notes says so in the row's message)
 PLAN_COLUMNS = ("server", "gpu", "precision", "nodes", "fabric", "power_cap", "site", "purchase")
@@ -133,6 +134,7 @@ def expand(spec: object) -> list[dict[str, Any]]:
         raise PlannerInputError(
             "scenarios: the list is empty, so there is nothing to run: give at least one scenario (or a grid)"
         )
+    check_size(grid, len(explicit))
     out: list[dict[str, Any]] = []
     keys = list(grid)
     for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
@@ -153,6 +155,18 @@ def expand(spec: object) -> list[dict[str, Any]]:
             seen.add(s["id"])
             unique.append(s)
     return unique
+
+
+def check_size(grid: dict[str, list[Any]], explicit: int) -> None:
+    """A spec whose grid (times its explicit list) makes more than MAX_SCENARIOS scenarios is bad input, counted
+    before anything is expanded: its size, each key's count and the limit."""
+    count = math.prod(len(v) for v in grid.values()) * max(explicit, 1)
+    if count > MAX_SCENARIOS:
+        factors = [f"{len(v)} {k}" for k, v in grid.items()] + ([f"{explicit} scenarios"] if explicit else [])
+        raise PlannerInputError(
+            f"the scenario file makes {count:,} scenarios ({' x '.join(factors)}), more than the {MAX_SCENARIOS:,} "
+            "one batch runs: narrow the grid, or split it into several scenario files (each with its own --out)"
+        )
 
 
 def load_scenarios(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

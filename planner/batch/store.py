@@ -274,7 +274,9 @@ def _os_problem(exc: BaseException, path: Path) -> BatchStoreError:
         return BatchStoreError(f"--out {path}: a file is in the way (a directory is needed)")
     if "locked" in text or "busy" in text:
         return BatchStoreError(f"{path} is locked by another process; wait for it or choose another --out")
-    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+        return damaged(path, f"not a planner results store: {exc}")
+    if isinstance(exc, sqlite3.DatabaseError) and "malformed" in text:
         return damaged(path, str(exc))
     return BatchStoreError(f"cannot use {path}: {exc}")
 
@@ -340,6 +342,9 @@ class Store:
         except StoreDamaged as exc:
             if not discard_damaged:
                 self.close()
+                if (self.out / "results.csv").exists():
+                    saved = "it cannot be read back (results.csv next to it holds the rows its last run exported)"
+                    raise damaged(self.path, exc.detail, saved) from None
                 raise
             self._close_db()
             self._move_aside(exc.detail)
@@ -382,20 +387,31 @@ class Store:
         try:
             found = [str(r[0]) for r in (db or self.db).execute("PRAGMA quick_check")]
         except sqlite3.DatabaseError as exc:
-            raise damaged(self.path, str(exc)) from None
+            problem = _os_problem(exc, self.path)
+            raise problem if isinstance(problem, StoreDamaged) else damaged(self.path, str(exc)) from None
         if found != ["ok"]:
             raise damaged(self.path, found[0] if found else "quick_check returned nothing")
 
     def verify(self) -> None:
-        """The check on a new read-only connection: what is on disk, not pages this connection holds in memory."""
+        """The check on a new read-only connection -- what is on disk, not pages this connection holds in memory --
+        and that it holds as many result rows as this connection wrote (a store truncated under a running batch reads
+        back as an empty database, which passes the check)."""
         try:
             db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
         except sqlite3.Error as exc:
             raise _os_problem(exc, self.path) from None
         try:
             self.check(db)
+            try:
+                on_disk = int(db.execute("SELECT count(*) FROM results").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise damaged(self.path, f"the file no longer holds its tables: {exc}") from None
         finally:
             db.close()
+        with self._reading():
+            written = int(self.db.execute("SELECT count(*) FROM results").fetchone()[0])
+        if on_disk != written:
+            raise damaged(self.path, f"the file holds {on_disk} of the {written} result rows written")
 
     def _move_aside(self, detail: str) -> None:
         """Move the damaged store (and its journal) to results.sqlite.damaged, replacing an earlier one."""

@@ -15,12 +15,21 @@ from typing import Any
 
 import pandas as pd
 
-from planner.batch import EXIT_INCOMPLETE, BatchInterrupted, BatchOutcome, read_results, report, run_batch
+from planner.batch import (
+    EXIT_INCOMPLETE,
+    BatchInterrupted,
+    BatchOutcome,
+    report_blocks,
+    report_document,
+    run_batch,
+    write_report,
+)
 from planner.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
     EXIT_INTERNAL,
     EXIT_OK,
+    Parser,
     add_catalog_args,
     bounded_int,
     clean,
@@ -41,23 +50,25 @@ BATCH_DESCRIPTION = (
 
 
 def add_batch_command(sub: Any) -> None:
-    """Register `batch` on the subcommands of the `planner` parser."""
+    """Register `batch` on the subcommands of the `planner` parser, with `batch report` routed to its own parser."""
     b = sub.add_parser(
         "batch",
         help="solve many scenarios (grid or list) in parallel; `batch report DIR`",
         description=BATCH_DESCRIPTION,
     )
-    b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV), or: report DIR")
+    b.add_argument("target", nargs="+", help="a scenario file (YAML/CSV); `planner batch report --help` for the report")
     b.add_argument("--out", help="results directory, resumable: a rerun skips finished scenarios (required)")
     b.add_argument("--workers", type=bounded_int(1, 1024), help="parallel workers (default: CPU cores)")
     b.add_argument("--engine", choices=["local", "ray"], default="local", help="local processes or a Ray cluster")
-    b.add_argument("--ray-address", help="address of an existing Ray cluster (engine ray; default: start one)")
+    b.add_argument("--ray-address", help="address of an existing Ray cluster (with --engine ray; default: start one)")
+    b.needs("--ray-address", "--engine ray (the local engine runs on this machine)", lambda a: a.engine == "ray")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
-    b.add_argument("--json", action="store_true", help="print the results table as JSON")
+    b.add_argument("--json", action="store_true", help="print the run's summary and results table as JSON")
     b.add_argument(
         "--force-new",
         action="store_true",
-        help="DIR holds results of other inputs (scenarios, catalog, planner version): discard them and start over",
+        help="DIR holds results of other inputs (scenarios, catalog, planner version) or a damaged store: discard "
+        "them and start over in DIR",
     )
     b.add_argument(
         "--max-attempts",
@@ -67,13 +78,25 @@ def add_batch_command(sub: Any) -> None:
     )
     add_catalog_args(b)
     b.set_defaults(func=cmd_batch)
+    r = Parser(
+        prog="planner batch report",
+        description="Write DIR/report.md (charts in DIR/charts/) and a self-contained DIR/report.html from the results "
+        "of a batch run: per workload, the plans ranked by their budget's measure, the scenarios without a plan and "
+        "what would make them feasible, and which varied parameter changes which plan attribute.",
+    )
+    r.add_argument("dir", metavar="DIR", help="a results directory (the --out of a `planner batch` run)")
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON (its sections with their text, tables and charts) instead of the files' names",
+    )
+    r.set_defaults(func=batch_report)
+    b.route("report", r)
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    """`planner batch`: `report DIR`, or the scenario file checked, run (resumable) and summed up; see the module
-    docstring for the exit code."""
-    if args.target[0] == "report":
-        return batch_report(args)
+    """`planner batch`: the scenario file checked, run (resumable) and summed up; see the module docstring for the exit
+    code."""
     check_batch_args(args)
     note_workers_over_cores(args)
     try:
@@ -101,15 +124,15 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def batch_report(args: argparse.Namespace) -> int:
-    """`planner batch report DIR`: the Markdown and HTML report of a results directory (or its rows as JSON)."""
-    if len(args.target) != 2:
-        raise PlannerInputError("usage: planner batch report RESULTS_DIR")
-    out = Path(args.target[1])
+    """`planner batch report DIR`: the Markdown and HTML report of a results directory, and its name (or the report
+    itself as JSON)."""
+    out = Path(args.dir)
     if not out.is_dir():
         raise PlannerInputError(f"results directory not found: {out} (give the --out of a batch run)")
-    path = report(out)
+    blocks = report_blocks(out)
+    path = write_report(blocks, out / "report.md")
     if args.json:
-        emit_json(clean(read_results(out).to_dict(orient="records")))
+        emit_json(clean({"report": str(path), "html": str(path.with_suffix(".html")), **report_document(blocks, out)}))
     else:
         print(f"wrote {path} and {path.with_suffix('.html')}")
     return EXIT_OK
@@ -118,7 +141,10 @@ def batch_report(args: argparse.Namespace) -> int:
 def check_batch_args(args: argparse.Namespace) -> None:
     """One scenario file, readable text, and --out a directory (new or from a past run): bad input otherwise."""
     if len(args.target) != 1:
-        raise PlannerInputError("give one scenario file")
+        raise PlannerInputError(
+            f"give one scenario file (got {len(args.target)}: {' '.join(args.target)}); for the report: planner batch "
+            "report DIR"
+        )
     if not args.out:
         raise PlannerInputError("--out DIR is required (results are written there as they finish)")
     if Path(args.out).exists() and not Path(args.out).is_dir():

@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from planner.cli.common import EXIT_OK, add_catalog_args, catalog_from, clean, emit_json, table
+from planner.cli.common import (
+    EXIT_OK,
+    add_catalog_args,
+    add_wide_arg,
+    catalog_from,
+    clean,
+    emit_json,
+    output_width,
+    table,
+    wrap_line,
+)
 
 CATALOG_TABLES = ("gpus", "servers", "fabrics", "sites", "frameworks")
 
@@ -31,7 +41,7 @@ CATALOG_COLUMNS: dict[str, list[str]] = {
         "price_usd",
         "rent_usd_per_month",
         "rent_billing_period",
-        "power_cap_settable",
+        "rented_cap_settable",
     ],
     "fabrics": [
         "id",
@@ -54,6 +64,12 @@ CATALOG_COLUMNS: dict[str, list[str]] = {
     ],
 }
 MODEL_COLUMNS = ["id", "family", "params", "precision", "framework", "default_samples", "default_global_batch"]
+# what a table's columns mean where the name alone does not say it, printed under the table
+CATALOG_NOTES: dict[str, str] = {
+    "servers": "rented_cap_settable (power_cap_settable in --json): whether a renter may set the GPU power limit of the "
+    "rented server; a cloud instance's is fixed, so it runs at full power (cap 1.0). A bought server's limit is always "
+    "settable: its plans try every allowed cap. Empty for a server not offered for rent."
+}
 
 
 def add_catalog_commands(sub: Any) -> None:
@@ -61,17 +77,20 @@ def add_catalog_commands(sub: Any) -> None:
     c = sub.add_parser("catalog", help="list GPUs, servers, fabrics, sites or framework profiles")
     c.add_argument("table", choices=list(CATALOG_TABLES), help="which table to list")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_wide_arg(c)
     add_catalog_args(c)
     c.set_defaults(func=cmd_catalog)
 
     m = sub.add_parser("models", help="list the workload library")
     m.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_wide_arg(m)
     add_catalog_args(m)
     m.set_defaults(func=cmd_models)
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    """`planner catalog TABLE`: one table of the catalog; a server's NIC ports are also its ``fabric_ports``."""
+    """`planner catalog TABLE`: one table of the catalog (a server's NIC ports are also its ``fabric_ports``), fitted
+    to the terminal, with what a column means where its name does not say it (CATALOG_NOTES)."""
     cat = catalog_from(args)
     rows = [x.model_dump() for x in getattr(cat, args.table).values()]
     if args.table == "servers":
@@ -83,8 +102,14 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     for r in rows:
         if isinstance(r.get("fabrics"), list):
             r["fabrics"] = ",".join(r["fabrics"])
+        if args.table == "servers":  # the flag is about rentals: said for servers offered for rent only
+            offered = r.get("rent_usd_per_month") is not None
+            r["rented_cap_settable"] = ("yes" if r.get("power_cap_settable") else "no") if offered else None
     cols = CATALOG_COLUMNS[args.table]
-    print(table(rows, [c for c in cols if any(c in r for r in rows)]))
+    width = output_width(args.wide)
+    print(table(rows, [c for c in cols if any(c in r for r in rows)], width))
+    if args.table in CATALOG_NOTES:
+        print("\n" + wrap_line(CATALOG_NOTES[args.table], width))
     return EXIT_OK
 
 
@@ -99,5 +124,5 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(clean(rows))
         return EXIT_OK
-    print(table(rows, MODEL_COLUMNS))
+    print(table(rows, MODEL_COLUMNS, output_width(args.wide)))
     return EXIT_OK

@@ -13,7 +13,9 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +40,8 @@ COST_HELP = (
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Help lines with the default appended (unless the text already states it)."""
+    """Help lines with the default appended (unless the text already states it); descriptions keep their line breaks
+    and wrap their long lines to the terminal."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -52,19 +55,54 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
             text += f" (default: {shown})"
         return text
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(wrap_line(indent + line, width) for line in text.splitlines())
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with the planner's error convention: one message (not the whole usage, which for `solve` is a
-    screenful that pushes the message away) and the --help to read, exit code 2."""
+    screenful that pushes the message away) and the --help to read, exit code 2.
+
+    Two additions, each checked for every command the same way: ``route(word, parser)`` hands the arguments after a
+    leading ``word`` to another parser (`planner batch report DIR` has its own options and --help), and
+    ``needs(option, what, holds)`` refuses an option given where it does nothing (`--ray-address` without
+    `--engine ray`) instead of ignoring it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
+        self.routes: dict[str, argparse.ArgumentParser] = {}
+        self.dependencies: list[tuple[str, str, Callable[[argparse.Namespace], bool]]] = []
 
     def error(self, message: str) -> Any:
         """argparse's own errors: one message and where the options are, exit 2."""
         sys.stderr.write(f"planner: error: {message}\n  (all options: `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_INPUT)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """argparse's help and version text, written without swallowing a failed write (a full disk is said)."""
+        if message:
+            (file or sys.stderr).write(message)
+
+    def route(self, word: str, parser: argparse.ArgumentParser) -> None:
+        """Arguments that start with ``word`` are parsed by ``parser`` (its options, its --help)."""
+        self.routes[word] = parser
+
+    def needs(self, option: str, what: str, holds: Callable[[argparse.Namespace], bool]) -> None:
+        """``option`` (e.g. ``--ray-address``), when given, needs ``what`` (said in the error, e.g. ``--engine ray``):
+        refused when ``holds(args)`` is false."""
+        self.dependencies.append((option, what, holds))
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        items = None if args is None else list(args)
+        if items and items[0] in self.routes:
+            return self.routes[items[0]].parse_known_args(items[1:], namespace)
+        parsed, extras = super().parse_known_args(items, namespace)
+        for option, what, holds in self.dependencies:
+            given = getattr(parsed, option.lstrip("-").replace("-", "_"), None)
+            if given is not None and given is not False and not holds(parsed):
+                self.error(f"{option} needs {what}")
+        return parsed, extras
 
 
 def number(text: str) -> float:
@@ -248,10 +286,12 @@ def number_text(v: float) -> str:
     return f"{v:,.4g}" if isinstance(v, float) else str(v)
 
 
-def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], width: int | None = None) -> str:
     """Rows as a text table: numbers to 4 significant figures below 1,000, written out in whole units with
     thousands separators from 1,000 on (a price of 380,000, a cost of 45,502,345 and an envelope of 30,000 kW,
-    never 3.8e+05); number columns right-aligned."""
+    never 3.8e+05); number columns right-aligned. Wider than ``width`` (characters; None: no limit), the columns
+    after the first are split into as many tables, one under the other, as it takes to fit, each led by the first
+    column (it names the row)."""
 
     def number(v: Any) -> bool:
         return isinstance(v, int | float) and not isinstance(v, bool)
@@ -259,9 +299,55 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     def cell(v: Any) -> Any:
         return number_text(v) if number(v) else ("" if v is None else v)
 
-    body = [[cell(r.get(c)) for c in columns] for r in rows]
-    align = ["right" if rows and all(number(r.get(c)) or r.get(c) is None for r in rows) else "left" for c in columns]
-    return tabulate(body, headers=list(columns), colalign=align, disable_numparse=True)
+    def render(cols: Sequence[str]) -> str:
+        body = [[cell(r.get(c)) for c in cols] for r in rows]
+        align = ["right" if rows and all(number(r.get(c)) or r.get(c) is None for r in rows) else "left" for c in cols]
+        return tabulate(body, headers=list(cols), colalign=align, disable_numparse=True)
+
+    def wide(text: str) -> int:
+        return max(map(len, text.splitlines()), default=0)
+
+    whole = render(columns)
+    if width is None or len(columns) < 3 or wide(whole) <= width:
+        return whole
+    groups: list[list[str]] = [[]]
+    for c in columns[1:]:
+        if groups[-1] and wide(render([columns[0], *groups[-1], c])) > width:
+            groups.append([])
+        groups[-1].append(c)
+    return "\n\n".join(render([columns[0], *g]) for g in groups)
+
+
+def output_width(wide: bool = False) -> int | None:
+    """The width tables and notes are fitted to: the terminal's columns ($COLUMNS first) when stdout is a terminal or
+    $COLUMNS is set; None (one line per row, as written) with --wide or when the output goes to a file or a pipe."""
+    if wide:
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return max(int(columns), 40)
+    try:
+        terminal = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return max(shutil.get_terminal_size().columns, 40) if terminal else None
+
+
+def wrap_line(line: str, width: int | None) -> str:
+    """One line of prose wrapped to ``width`` (None: as it is), its continuation lines indented as it is."""
+    if width is None or len(line) <= width:
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def add_wide_arg(p: argparse.ArgumentParser) -> None:
+    """--wide: tables and notes as written, one line per row (default: fitted to the terminal's width)."""
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="do not fit tables and notes to the terminal's width (default: fitted when printing to a terminal)",
+    )
 
 
 def notice(text: str) -> None:
@@ -393,10 +479,11 @@ def validated(model: Any, data: dict[str, Any], where: str = "request") -> Any:
 FIRST_TICK_S, TICK_S = 3.0, 1.0
 
 
-def with_progress(work: Any, what: str, message: str | None = None) -> Any:
+def with_progress(work: Any, what: str, message: str | None = None, expected_s: float | None = None) -> Any:
     """Run ``work()`` (a solve: one blocking call) with its progress on stderr: ``message`` first when given
     (what runs and when it stops), and on a terminal the seconds used, ticking on one line after FIRST_TICK_S
-    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows)."""
+    (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows),
+    with ``expected_s`` as the estimate of the whole when given."""
     if message:
         sys.stderr.write(f"planner: {message}\n")
         sys.stderr.flush()
@@ -405,12 +492,14 @@ def with_progress(work: Any, what: str, message: str | None = None) -> Any:
     stop = threading.Event()
     ticked = threading.Event()
     t0 = time.perf_counter()
+    of = f" of about {expected_s / 60:.0f} min" if expected_s and expected_s >= 120 else ""
+    of = of or (f" of about {expected_s:.0f} s" if expected_s else "")
 
     def tick() -> None:
         wait_s = FIRST_TICK_S
         while not stop.wait(wait_s):
             wait_s = TICK_S
-            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s")
+            sys.stderr.write(f"\rplanner: {what}: {time.perf_counter() - t0:.0f} s{of}")
             sys.stderr.flush()
             ticked.set()
 
@@ -422,5 +511,5 @@ def with_progress(work: Any, what: str, message: str | None = None) -> Any:
         stop.set()
         ticker.join()
         if ticked.is_set():
-            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.write(f"\rplanner: {what}: done in {time.perf_counter() - t0:.0f} s{' ' * len(of)}\n")
             sys.stderr.flush()

@@ -51,6 +51,12 @@ def add_evaluate_command(sub: Any) -> None:
     add_work_args(e)
     add_precision_and_purchase_args(e)
     add_layout_args(e)
+    e.needs(
+        "--sequence-parallel",
+        "--tp > 1 (sequence parallelism splits the activations over a tensor-parallel group)",
+        lambda a: (a.tp or 1) > 1,
+    )
+    e.needs("--vp", "--pp > 1 (virtual stages interleave pipeline stages)", lambda a: a.vp == 1 or (a.pp or 1) > 1)
     e.add_argument("--json", action="store_true", help="print JSON instead of a summary")
     add_catalog_args(e)
     e.set_defaults(func=cmd_evaluate)

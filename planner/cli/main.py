@@ -1,13 +1,15 @@
 """The `planner` command: the parser, built from one module per command, and `main`, which runs the command and
 turns every way out into an exit code. Tables for people by default, `--json` for machines.
 
-Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback),
-3 internal error, 130 after Ctrl-C. The optimizer (Pyomo, HiGHS) is imported inside the commands that solve.
+Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback; also a file
+the command cannot read or write, standard output on a full disk included), 3 internal error, 130 after Ctrl-C.
+The optimizer (Pyomo, HiGHS) is imported inside the commands that solve.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -21,6 +23,7 @@ from planner.cli.pareto import add_pareto_command
 from planner.cli.solve import add_solve_command
 from planner.cli.validate import add_validate_commands
 from planner.errors import PlannerInputError
+from planner.version import __version__
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "main"]
 
@@ -36,6 +39,7 @@ interrupted (SIGINT/SIGTERM).
 def build_parser() -> argparse.ArgumentParser:
     """The `planner` parser: each command's module registers its subcommand and the handler it runs (``func``)."""
     p = Parser(prog="planner", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"planner {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_catalog_commands(sub)  # catalog, models
     add_evaluate_command(sub)
@@ -49,12 +53,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `planner ARGV` (default: the process's arguments) and return its exit code: bad input is a message on
-    stderr (2), a reader that left the pipe is success, Ctrl-C is 130, anything else an internal error (3) with
-    one line (PLANNER_DEBUG=1 raises it)."""
+    stderr (2), a file the system refuses to read or write is one line naming it (2; standard output on a full disk
+    too, flushed here so that it is said, not lost at exit), a reader that left the pipe is success, Ctrl-C is 130,
+    anything else an internal error (3) with one line (PLANNER_DEBUG=1 raises it). argparse's own exits (--help,
+    --version, a usage error) stay SystemExit."""
     parser = build_parser()
-    args = parser.parse_args(negative_numbers_as_values(sys.argv[1:] if argv is None else argv))
     try:
-        return int(args.func(args))
+        args = parser.parse_args(negative_numbers_as_values(sys.argv[1:] if argv is None else argv))
+    except SystemExit:
+        problem = flush_stdout()
+        if problem is not None:
+            raise SystemExit(output_failed(problem)) from None
+        raise
+    except OSError as exc:  # --help or --version on a full disk
+        raise SystemExit(output_failed(exc)) from None
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()
+        return code
     except PlannerInputError as exc:
         sys.stderr.write(f"planner: error: {exc}\n")
         return EXIT_BAD_INPUT
@@ -64,11 +80,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("planner: interrupted\n")
         return 130
+    except OSError as exc:  # the system refused a read or a write: a full disk, a file that is not there
+        if flush_stdout() is not None:  # standard output is what failed
+            return output_failed(exc)
+        return system_refused(exc)
     except Exception as exc:  # never a bare traceback for users
         if os.environ.get("PLANNER_DEBUG"):
             raise
         sys.stderr.write(f"planner: internal error: {type(exc).__name__}: {exc} (set PLANNER_DEBUG=1 for details)\n")
         return EXIT_INTERNAL
+
+
+def flush_stdout() -> OSError | None:
+    """Flush standard output; the error if it cannot be written (None when it can)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return exc
+    return None
+
+
+def output_failed(exc: OSError) -> int:
+    """Standard output cannot be written: a reader that left is success, anything else (a full disk under
+    `planner ... > file`) one line and exit 2. Either way stdout is pointed at /dev/null so the interpreter's final
+    flush does not fail again."""
+    silence_stdout()
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_OK
+    sys.stderr.write(f"planner: error: cannot write the output (standard output): {reason(exc)}\n")
+    return EXIT_BAD_INPUT
+
+
+def system_refused(exc: OSError) -> int:
+    """A file the command could not read or write: one line naming it (a write error names none: the output) and
+    why, exit 2."""
+    what = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+    sys.stderr.write(f"planner: error: {what}{reason(exc)}\n")
+    return EXIT_BAD_INPUT
+
+
+def reason(exc: OSError) -> str:
+    """Why the system refused, in words ('No space left on device (disk full)')."""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return text + (" (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "")
 
 
 def silence_stdout() -> None:

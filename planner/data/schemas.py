@@ -674,6 +674,12 @@ class Configuration(Strict):
     failures: bool = True
     """Account for failures, restarts and checkpoints (goodput, planner/physics/reliability.py); false = a run that
     never fails."""
+    startup_s: NonNegative = 0.0
+    """Start-up of the run added to its time-to-train, seconds (initialization, compilation or graph capture,
+    checkpoint load; planner/physics/run_time.py); 0 = none stated."""
+    evaluation_s: NonNegative = 0.0
+    """Evaluation inside the run added to its time-to-train, seconds (evaluations x seconds per evaluation;
+    planner/physics/run_time.py ``evaluation_time_s``); 0 = none stated."""
 
 
 class Estimate(Strict):
@@ -699,6 +705,10 @@ class Estimate(Strict):
     time_to_train_h: float
     goodput: float = 1.0
     """Share of wall-clock time making progress (failures, restarts, checkpoints)."""
+    startup_s: float = 0.0
+    """Start-up included in ``time_to_train_h``, seconds (``Configuration.startup_s``; 0 unless stated)."""
+    evaluation_s: float = 0.0
+    """Evaluation included in ``time_to_train_h``, seconds (``Configuration.evaluation_s``; 0 unless stated)."""
     memory_per_gpu_gb: float
     gpu_memory_gb: float
     fits_memory: bool
@@ -717,3 +727,14 @@ class Estimate(Strict):
     mfu: float
     scaling_efficiency: float
     bottleneck: str
+
+    @property
+    def time_to_train_breakdown_h(self) -> dict[str, float]:
+        """``time_to_train_h`` as its named terms, hours: ``training`` (steps x step time / goodput),
+        ``evaluation``, ``startup`` (planner/physics/run_time.py); they sum to it."""
+        evaluation_h, startup_h = self.evaluation_s / 3600.0, self.startup_s / 3600.0
+        return {
+            "training": self.time_to_train_h - evaluation_h - startup_h,
+            "evaluation": evaluation_h,
+            "startup": startup_h,
+        }

@@ -1,15 +1,17 @@
 """The exact model of distributed training: one named function per physical term (compute, communication, memory,
 power, reliability, cost), the step-time equation (step), the parallel layouts and their exact search (layouts),
 the vectorized space of configurations (space) and its pricing (pricing), the scalar estimate (estimate), the
-arguments' checks (work) and the on-disk physics store (store)."""
+start-up and evaluation terms of a time-to-train (run_time), the arguments' checks (work) and the on-disk physics
+store (store)."""
 
 from __future__ import annotations
 
 from planner.physics.compute import mfu_max, samples_factor
 from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_count
-from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate
+from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate, with_run_terms
 from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
 from planner.physics.pricing import price_space
+from planner.physics.run_time import evaluation_time_s, startup_time_s, time_to_train_terms_h
 from planner.physics.space import (
     DEFAULT_CAPS,
     DEFAULT_NODE_COUNTS,
@@ -39,13 +41,17 @@ __all__ = [
     "estimate_from_row",
     "evaluate",
     "evaluate_space",
+    "evaluation_time_s",
     "mfu_max",
     "pipeline_depths",
     "price_space",
     "samples_factor",
     "scale_work",
+    "startup_time_s",
     "switch_count",
+    "time_to_train_terms_h",
     "validated",
     "virtual_options",
+    "with_run_terms",
     "work_from",
 ]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from planner.data import Catalog, Configuration, Estimate
 from planner.errors import PlannerInputError
-from planner.physics import compute
+from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
 from planner.physics.space import evaluate_space
 from planner.physics.work import Work, check_catalog, validated
@@ -94,7 +94,23 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
     )
     if not bool(df["valid_layout"].iloc[0]):
         raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
-    return estimate_from_row(df.iloc[0])
+    return with_run_terms(estimate_from_row(df.iloc[0]), config.startup_s, config.evaluation_s)
+
+
+def with_run_terms(est: Estimate, startup_s: float, evaluation_s: float) -> Estimate:
+    """``est`` with start-up and evaluation added to its time-to-train (planner/physics/run_time.py): the terms
+    in ``startup_s`` / ``evaluation_s``, ``time_to_train_h`` their sum with the training. Energy, cost and carbon
+    stay the training's. Zero terms return ``est`` unchanged."""
+    if startup_s == 0 and evaluation_s == 0:
+        return est
+    terms = run_time.time_to_train_terms_h(est.time_to_train_h, evaluation_s, startup_s)
+    return est.model_copy(
+        update={
+            "startup_s": est.startup_s + startup_s,
+            "evaluation_s": est.evaluation_s + evaluation_s,
+            "time_to_train_h": sum(terms.values()),
+        }
+    )
 
 
 def estimate_from_row(r: pd.Series) -> Estimate:

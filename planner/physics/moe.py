@@ -53,6 +53,15 @@ LOAD_IMBALANCE_SHARE = 0.3
 EXPERT_GEMM_WIDTH_HALF = 256.0
 EXPERT_GEMM_TOKENS_HALF = 128.0  # tiles of 128 rows: a local expert with fewer tokens wastes the tile (estimate)
 ACTIVATION_BYTES = 2.0  # 16-bit activations
+# Host (CPU) time an MoE layer pass exposes per micro-batch, forward and backward together, seconds: the dropless
+# dispatcher syncs the tokens per expert to the host in every MoE layer (the grouped GEMMs' shapes), so the CPU
+# cannot queue kernels ahead across it and the launch of the layer's permute, grouped-GEMM, unpermute and
+# all-to-all kernels after it shows in the step. Derived from the one published before/after of removing it
+# (moe.md row A9, DeepSeek-V3 on 256 GB200, TP1 PP8 VP4 EP32, MBS1 GBS2048): CUDA graphs lift 566.07 to 663.27
+# TFLOP/s, 15.05 s to 12.85 s a step at 260 GFLOP/token, 2.2 s over 64 micro-batches x 7.75 layers per stage =
+# 4.4 ms per MoE layer pass. Measured on a Grace host and taken for every host (an estimate); the runs the
+# validation rows quote that capture the MoE block in CUDA graphs still pay it outside the graphs.
+MOE_HOST_OVERHEAD_S = 4.4e-3
 
 
 def moe_layer_counts(wl: Workload) -> tuple[int, int]:
@@ -166,6 +175,14 @@ def tokens_per_local_expert(tokens_per_gpu: ArrayLike, top_k: int, expert_parall
     """Token copies one local expert receives per micro-batch under uniform routing: the EP group's T x k copies
     spread over its experts, each GPU holding experts / EP of them: T k EP / E."""
     return np.asarray(np.asarray(tokens_per_gpu, dtype=float) * top_k * expert_parallel / experts)
+
+
+def moe_host_overhead_time_s(moe_layer_passes: ArrayLike, per_pass_s: float = MOE_HOST_OVERHEAD_S) -> NDArray:
+    """Host time a step exposes at the dropless dispatcher's per-layer sync: the MoE layer passes of the busiest
+    stage (its MoE layers x micro-batches, forward and backward together) x the time of one
+    (MOE_HOST_OVERHEAD_S, its source). It does not shrink with the tokens per GPU: what keeps a small MoE model
+    on few tokens per GPU from gaining what a faster GEMM (FP8) or a faster GPU would give."""
+    return np.asarray(np.asarray(moe_layer_passes, dtype=float) * per_pass_s)
 
 
 def load_imbalance_factor(force_balance: bool) -> float:

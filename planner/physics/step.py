@@ -80,6 +80,7 @@ class Rows:
     gemm_width_half: float = 0.0
     moe_width_half: float = moe.EXPERT_GEMM_WIDTH_HALF  # grouped-GEMM width half-point (calibration.yaml)
     moe_a2a_overlap: float = 0.0  # share of the MoE all-to-all hidden under compute (framework or calibration.yaml)
+    moe_host_s: float = moe.MOE_HOST_OVERHEAD_S  # exposed host time per MoE layer pass (calibration.yaml or moe.py)
 
     @cached_property
     def embedding_gb(self) -> np.ndarray:
@@ -416,6 +417,11 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         else np.zeros(len(d["dp"]))
     )
     d["t_comp1"] = t_gemm + t_elementwise + compute.layer_latency_time_s(layer_passes)
+    if wl.moe is not None:  # the dispatcher's per-layer host sync (moe.moe_host_overhead_time_s)
+        micro_batches = d["B"] / d["dp"] / d["mb"]
+        d["t_comp1"] = d["t_comp1"] + moe.moe_host_overhead_time_s(
+            moe_layers_on_stage(wl, lay) * micro_batches, rows.moe_host_s
+        )
     return d["t_comp1"]
 
 

@@ -1,6 +1,6 @@
 r"""The capacity-plan MIP (Pyomo). Solved by HiGHS in planner/solver/highs.py.
 
-Data (from planner/plan/; every number comes from the exact model, planner/physics/model.py)
+Data (from planner/plan/candidates.py; every number comes from the exact model, planner/physics/space.py)
 ------------------------------------------------------------------------------------------
 K               candidate plans k = (server type s, fabric f, power-cap level c, site, buy|rent, node count n)
                 for EVERY integer n in 1..N_max (N_max = the node limit; the explanations of an infeasible

@@ -22,7 +22,7 @@ VALIDATION_TITLES = {
 
 
 def validation_frame(catalog: Catalog | None = None) -> pd.DataFrame:
-    """Every validation case (planner/validation/validation.py): published vs predicted, one row each."""
+    """Every validation case (planner/validation/run.py::run_cases): published vs predicted, one row each."""
 
     cases = run_cases(catalog or load_catalog(), reference_dir(None))
     return pd.DataFrame(

@@ -15,8 +15,8 @@ from planner.batch import expand, run_scenario
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.formatting import (
-    carbon_text,
     cap_text,
+    carbon_text,
     duration_text,
     money_text,
     money_value,

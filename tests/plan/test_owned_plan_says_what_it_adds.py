@@ -14,8 +14,8 @@ import pytest
 
 from planner.cli.plan import render_result
 from planner.data import Catalog
-from planner.plan import PlanRequest, PlanResult, solve
-from planner.present import alternatives_frame, plan_card, purchase_text
+from planner.plan import PlanRequest, PlanResult, purchase_text, solve
+from planner.present import alternatives_frame, plan_card
 
 JOB = {"model": "llama3-8b", "tokens": 1e11, "deadline_days": 30, "gpus": ["A100"], "objective": "cost"}
 

@@ -1,0 +1,53 @@
+"""Time-to-train as a sum of named terms: steady training + evaluation + start-up.
+
+    time_to_train = training (steps x step time / goodput)  +  evaluation  +  start-up
+
+* **training**: the step-time model (``step.py``) over the run's steps, divided by goodput (``reliability.py``).
+* **evaluation** (``evaluation_time_s``): evaluations x the cost of one. Evaluation runs the forward pass over a
+  fixed held-out set split over the run's GPUs, so one evaluation costs GPU-seconds that do not depend on the
+  GPU count: seconds = GPU-seconds per evaluation / GPUs.
+* **start-up** (``startup_time_s``): the time from the start of the run to its first steady training step
+  (initialization, compilation or graph capture, checkpoint load, data-pipeline fill), a per-run figure.
+
+A user's run has neither unless it states them: both default to zero (``Configuration.startup_s``,
+``Configuration.evaluation_s``), so a plan is its training time. MLPerf's stated per-benchmark figures (median
+start-up, warm-up left inside the timed window, GPU-seconds per evaluation; reference/mlperf_timing.csv, method in
+reference/mlperf_timing.md) are the validation's (``planner.validation.steady``), which adds them to reproduce
+MLPerf's timed window. Energy, cost and carbon stay the training's: the two terms add time only.
+"""
+
+from __future__ import annotations
+
+import math
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def evaluation_time_s(evaluations: float, gpu_s_per_evaluation: float, gpus: int) -> float:
+    """Seconds of evaluation in a run: ``evaluations`` x ``gpu_s_per_evaluation`` / ``gpus`` (one evaluation's
+    forward pass over a fixed held-out set, split over the run's GPUs). Zero evaluations cost zero."""
+    if evaluations < 0 or gpu_s_per_evaluation < 0 or gpus < 1:
+        raise ValueError("evaluations and GPU-seconds per evaluation must be >= 0, gpus >= 1")
+    return float(evaluations) * float(gpu_s_per_evaluation) / float(gpus)
+
+
+def startup_time_s(init_s: float, warmup_excess_s: float = 0.0) -> float:
+    """Seconds of start-up inside a run: ``init_s`` (start of the run to the first training step: initialization,
+    compilation, checkpoint load) plus ``warmup_excess_s``, the time the first steps take beyond the steady step
+    time (autotuning, graph capture, data-pipeline fill; MLPerf: ``first_block_excess_s``, reference/
+    mlperf_timing.md). A negative warm-up excess (later blocks carrying an overhead the first lacks) counts as 0."""
+    if init_s < 0:
+        raise ValueError("init_s must be >= 0")
+    return float(init_s) + max(float(warmup_excess_s), 0.0)
+
+
+def time_to_train_terms_h(training_h: float, evaluation_s: float, startup_s: float) -> dict[str, float]:
+    """The named terms of a time-to-train, hours: ``training``, ``evaluation``, ``startup``; they sum to it."""
+    for name, v in (("training_h", training_h), ("evaluation_s", evaluation_s), ("startup_s", startup_s)):
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be finite and >= 0, got {v}")
+    return {
+        "training": float(training_h),
+        "evaluation": float(evaluation_s) / SECONDS_PER_HOUR,
+        "startup": float(startup_s) / SECONDS_PER_HOUR,
+    }

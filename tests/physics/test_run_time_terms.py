@@ -1,0 +1,47 @@
+"""Time-to-train's start-up and evaluation terms (planner/physics/run_time.py): zero unless stated, equal to the
+stated figures when asked, and the breakdown sums to the time-to-train."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner
+from planner.physics import evaluation_time_s, startup_time_s, time_to_train_terms_h
+
+CONFIG = {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "failures": False}
+
+
+def test_evaluation_time_is_gpu_seconds_per_evaluation_split_over_the_gpus() -> None:
+    # 7 evaluations x 31,830 GPU-s each over 8,192 GPUs = 27.198... s
+    assert evaluation_time_s(7, 31_830.0, 8192) == pytest.approx(7 * 31_830.0 / 8192)
+    assert evaluation_time_s(0, 31_830.0, 8192) == 0.0
+
+
+def test_startup_is_init_plus_the_warmup_excess_and_a_negative_excess_counts_as_zero() -> None:
+    assert startup_time_s(0.25, 7.2) == pytest.approx(7.45)
+    assert startup_time_s(0.25, -3.0) == 0.25
+
+
+def test_terms_in_hours() -> None:
+    assert time_to_train_terms_h(2.0, 360.0, 36.0) == pytest.approx(
+        {"training": 2.0, "evaluation": 0.1, "startup": 0.01}
+    )
+
+
+def test_a_plan_has_no_startup_or_evaluation_unless_stated() -> None:
+    est = planner.evaluate(planner.load_catalog(), CONFIG)
+    assert est.startup_s == 0.0 and est.evaluation_s == 0.0
+    assert est.time_to_train_breakdown_h == {"training": est.time_to_train_h, "evaluation": 0.0, "startup": 0.0}
+
+
+def test_stated_startup_and_evaluation_are_added_to_the_time_to_train_only() -> None:
+    cat = planner.load_catalog()
+    base = planner.evaluate(cat, CONFIG)
+    est = planner.evaluate(cat, {**CONFIG, "startup_s": 720.0, "evaluation_s": 1800.0})
+    assert (est.startup_s, est.evaluation_s) == (720.0, 1800.0)
+    assert est.time_to_train_h == pytest.approx(base.time_to_train_h + 0.7)  # (720 + 1,800) s = 0.7 h
+    assert est.time_to_train_breakdown_h == pytest.approx(
+        {"training": base.time_to_train_h, "evaluation": 0.5, "startup": 0.2}
+    )
+    assert sum(est.time_to_train_breakdown_h.values()) == pytest.approx(est.time_to_train_h)
+    assert (est.step_time_s, est.energy_kwh, est.cost_usd) == (base.step_time_s, base.energy_kwh, base.cost_usd)

@@ -1,0 +1,94 @@
+"""The steady-step validation (planner/validation/steady.py): the cases joined from mlperf_timing.csv and
+mlperf_settings.csv, their layouts, the report's numbers and MLPerf's stated run terms."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from planner.data import Layout, load_catalog, reference_dir
+from planner.physics import evaluation_time_s
+from planner.validation.steady import (
+    mlperf_run_terms,
+    steady_cases,
+    steady_summary,
+    steady_table,
+    their_layout,
+    their_precision,
+)
+
+# v5.0 NVIDIA eos-dfw_n1024 llama31_405b (reference/mlperf_timing.csv and mlperf_settings.csv, one folder):
+# 1,024 x 8 H100, global batch 1,536, TP8 PP8 CP2 VP8 SP, micro-batch 1, FP8, no recompute, distributed optimizer;
+# steady step 5.2505 s, 7 evaluations, timed window 1,178.276 s
+EOS = "eos-dfw_n1024_ngc25.01_nemo"
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return steady_table(reference_dir())
+
+
+@pytest.fixture(scope="module")
+def cases() -> pd.DataFrame:
+    return steady_cases(load_catalog(), reference_dir())
+
+
+def test_a_known_row_joins_its_layout_gpus_and_steady_step(table: pd.DataFrame) -> None:
+    (row,) = [r for _, r in table.iterrows() if r["system"] == EOS]
+    assert (row["gpus"], row["nodes"], row["global_batch"]) == (8192, 1024, 1536)
+    assert row["published_step_s"] == 5.2505 and row["step_source"] == "blocks"
+    assert their_precision(row) == "fp8"
+    assert their_layout(row) == Layout(
+        tensor_parallel=8,
+        pipeline_parallel=8,
+        context_parallel=2,
+        virtual_stages=8,
+        sequence_parallel=True,
+        micro_batch=1,
+        recompute="none",
+        zero_stage=1,
+    )
+
+
+def test_data_parallel_benchmarks_are_data_parallel_and_unknown_settings_stay_unknown(table: pd.DataFrame) -> None:
+    bert = table[(table["benchmark"] == "bert") & table["config_file"].notna()].iloc[0]
+    assert their_layout(bert) == Layout(accumulation=int(bert["grad_accum_log"]))
+    unknown = table[table["config_file"].isna()].iloc[0]
+    assert their_layout(unknown) is None
+
+
+def test_the_report_rows_are_the_module_predictions(cases: pd.DataFrame) -> None:
+    (row,) = [r for _, r in cases.iterrows() if r["system"] == EOS]
+    assert row["their_layout"] == "DP64 TP8 PP8 VP8 ZeRO-1 CP2 SP mb1"
+    assert row["error_their"] == pytest.approx((row["predicted_their_s"] - 5.2505) / 5.2505)
+    assert row["error_best"] == pytest.approx((row["predicted_best_s"] - 5.2505) / 5.2505)
+    terms = mlperf_run_terms(reference_dir()).loc["llama31_405b"]
+    assert row["evaluation_s"] == pytest.approx(evaluation_time_s(7, terms["gpu_s_per_evaluation"], 8192))
+    assert row["startup_s"] == pytest.approx(terms["startup_s"] + max(terms["warmup_excess_s"], 0.0))
+    assert row["error_window"] == pytest.approx((row["predicted_window_s"] - 1178.276) / 1178.276)
+    unknown = cases[cases["their_layout"] == "unknown"]
+    assert len(unknown) and unknown["predicted_their_s"].isna().all()
+
+
+def test_the_summary_is_the_median_and_worst_of_the_case_errors(cases: pd.DataFrame) -> None:
+    s = steady_summary(cases, "benchmark")
+    gpt3 = cases[cases["benchmark"] == "gpt3"]
+    assert s.loc["gpt3", "median_their"] == pytest.approx(gpt3["error_their"].abs().median())
+    assert s.loc["gpt3", "worst_best"] == pytest.approx(gpt3["error_best"].abs().max())
+    assert s.loc["all", "n"] == len(cases)
+    assert list(steady_summary(cases, "scale").index)[-1] == "all"
+
+
+def test_stated_run_terms_are_the_medians_of_mlperf_timing() -> None:
+    t = pd.read_csv(reference_dir() / "mlperf_timing.csv")
+    lora = t[(t["benchmark"] == "llama2_70b_lora") & (t["eval_separable"] == "yes") & (t["evals_med"] > 0)]
+    lora = lora[
+        lora["accelerator_family"].isin(
+            ["A100", "H100", "H200", "B200", "GB200", "L40S", "MI300X", "MI325X", "MI350X", "MI355X", "B300", "GB300"]
+        )
+    ]
+    expected = (lora["eval_s_med"] / lora["evals_med"] * lora["gpus"]).median()
+    assert mlperf_run_terms(reference_dir()).loc["llama2_70b_lora", "gpu_s_per_evaluation"] == pytest.approx(expected)
+    assert not math.isnan(expected)
