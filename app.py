@@ -121,7 +121,7 @@ def follow_workload(cat: Catalog, model: str) -> None:
     for key, value in present.workload_inputs(cat, model, days).items():
         inputs[key] = value
         st.session_state[key] = value
-    inputs["defaults_of"], inputs["deadline_why"] = model, why
+    inputs["defaults_of"], inputs["deadline_default"], inputs["deadline_why"] = model, days, why
 
 
 def default_deadline(cat: Catalog, model: str) -> tuple[float, str]:
@@ -129,8 +129,8 @@ def default_deadline(cat: Catalog, model: str) -> tuple[float, str]:
     deadline that plans, rounded up (present.deadline_that_plans). The request is the page's own first one for
     the workload, so its solve is the one the page then shows (cached)."""
     req, _ = present.inputs_request(cat, present.default_inputs(cat, model))
-    if req is None:
-        return present.DEFAULT_DEADLINE_DAYS, ""
+    if req is None:  # the page says what is wrong with the default inputs
+        return present.DEFAULT_DEADLINE_DAYS, "the usual default"
     res = PlanResult.model_validate_json(cached_solve(req.model_dump_json(), catalog_version(), cat))
     return present.deadline_that_plans(res)
 
@@ -181,22 +181,19 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "and exponents (1.5e13) are read.",
     )
     inputs = plan_inputs()
-    deadline_help = f"Training must finish within this many days (wall clock). Default for {model}: " + (
-        f"{inputs['deadline']:g} days" if inputs.get("defaults_of") == model else "30 days"
-    )
-    why = inputs.get("deadline_why") or ""
+    days, why = inputs["deadline_default"], inputs["deadline_why"]
     plan_field(
         sb.number_input,
         "Deadline (days)",
         "deadline",
-        present.DEFAULT_DEADLINE_DAYS,
+        days,
         value=None,
         step=1.0,
         format="%.6g",
-        help=deadline_help + (f" ({why})." if why else "."),
+        help=f"Training must finish within this many days (wall clock). Default for {model}: {days:g} days ({why}).",
     )
-    if why and "too short" in why:
-        sb.caption(f"Default deadline for {model}: {why}.")
+    if days != present.DEFAULT_DEADLINE_DAYS:  # a default other than the usual 30 days: said where it is seen
+        sb.caption(f"Default deadline for {model}: {days:g} days. {why[:1].upper()}{why[1:]}.")
     sb.header("Limits")
     use_budget = plan_field(
         sb.checkbox, "Limit the budget", "use_budget", first["use_budget"], help="Add a money limit (USD)."

@@ -66,9 +66,9 @@ CATALOG_COLUMNS: dict[str, list[str]] = {
 MODEL_COLUMNS = ["id", "family", "params", "precision", "framework", "default_samples", "default_global_batch"]
 # what a table's columns mean where the name alone does not say it, printed under the table
 CATALOG_NOTES: dict[str, str] = {
-    "servers": "rented_cap_settable (power_cap_settable in --json): whether a renter may set the GPU power limit of the "
-    "rented server; a cloud instance's is fixed, so it runs at full power (cap 1.0). A bought server's limit is always "
-    "settable: its plans try every allowed cap. Empty for a server not offered for rent."
+    "servers": "rented_cap_settable (power_cap_settable in --json): whether a renter may set the GPU power limit of "
+    "the rented server; a cloud instance's is fixed, so it runs at full power (cap 1.0). A bought server's limit is "
+    "always settable: its plans try every allowed cap. Empty for a server not offered for rent."
 }
 
 

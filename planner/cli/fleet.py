@@ -16,12 +16,14 @@ from planner.cli.common import (
     EXIT_INFEASIBLE,
     EXIT_OK,
     add_catalog_args,
+    add_wide_arg,
     catalog_from,
     clean,
     emit_json,
     gap_fraction,
     notice,
     number_text,
+    output_width,
     positive_float,
     readable_text_file,
     table,
@@ -64,6 +66,7 @@ def add_fleet_command(sub: Any) -> None:
     )
     f.add_argument("--gap", type=gap_fraction, help="relative MIP gap in [0, 1) (default 1e-4)")
     f.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_wide_arg(f)
     f.add_argument(
         "--csv",
         metavar="DIR",
@@ -94,7 +97,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(clean(plan.model_dump(mode="json")))
         else:
-            print_fleet_plan(plan, req.slots, req.slot_hours)
+            print_fleet_plan(plan, req.slots, req.slot_hours, output_width(args.wide))
         sys.stdout.flush()
     except BrokenPipeError:  # `planner fleet ... --csv DIR | head`: the reader left, the tables asked for still go
         save_fleet_tables(plan, csv_dir)
@@ -125,16 +128,16 @@ def save_fleet_tables(plan: FleetPlan, csv_dir: Path | None) -> None:
         notice(f"no fleet, so no tables were written to {csv_dir}")
 
 
-def print_fleet_plan(plan: FleetPlan, slots: int, slot_hours: float) -> None:
+def print_fleet_plan(plan: FleetPlan, slots: int, slot_hours: float, width: int | None = None) -> None:
     """The plan as text: its summary, then (when there is a fleet) the purchases, the jobs, the schedule per slot and
-    the totals as tables."""
+    the totals as tables (the purchase and job tables fitted to ``width`` characters; None: as written)."""
     print(plan.summary())  # status, objective, what is kept / bought / rented, the jobs, totals, bound and gap
     if plan.objective_value is None:
         return
     print("\nPurchase / rental:")
-    print(table(plan.purchases, list(plan.purchases[0])))
+    print(table(plan.purchases, list(plan.purchases[0]), width))
     print("\nJobs:")
-    print(table(plan.assignment_frame().to_dict("records"), JOB_COLUMNS))
+    print(table(plan.assignment_frame().to_dict("records"), JOB_COLUMNS, width))
     print(
         "\nSchedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
         "provider's):"

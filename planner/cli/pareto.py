@@ -18,6 +18,7 @@ from planner.cli.common import (
     clean,
     emit_json,
     notice,
+    output_width,
     table,
     with_progress,
 )
@@ -73,7 +74,7 @@ def cmd_pareto(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(clean(front.to_dict(orient="records")))
     else:
-        print(front_text(front, args.x, args.y, args.points))
+        print(front_text(front, args.x, args.y, args.points, output_width(args.wide)))
     return EXIT_OK
 
 
@@ -87,13 +88,13 @@ def explain_no_front(args: argparse.Namespace, cat: Catalog, req: PlanRequest, e
     if args.json:
         emit_json(clean(result_json(res)))
     else:
-        print(render_result(res))
+        print(render_result(res, output_width(args.wide)))
     return EXIT_INFEASIBLE
 
 
-def front_text(front: pd.DataFrame, x: str, y: str, points: int) -> str:
+def front_text(front: pd.DataFrame, x: str, y: str, points: int, width: int | None = None) -> str:
     """The front as text: a heading, a line when several epsilon values share a plan, and the table of points with
-    the two objectives named with their units (as in a plan)."""
+    the two objectives named with their units (as in a plan), fitted to ``width`` characters (None: as written)."""
 
     lines = [f"Pareto front: minimise {x} subject to {y} <= epsilon"]
     if len(front) < points:
@@ -114,5 +115,5 @@ def front_text(front: pd.DataFrame, x: str, y: str, points: int) -> str:
         "purchase",
         "time_to_train_days",
     ]
-    lines.append(table(named.to_dict(orient="records"), columns))
+    lines.append(table(named.to_dict(orient="records"), columns, width))
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from planner.cli.common import (
     add_catalog_args,
     add_framework_arg,
     add_life_arg,
+    add_wide_arg,
     add_work_args,
     bounded_int,
     check_work_flags,
@@ -28,6 +29,7 @@ from planner.cli.common import (
     precision_arg,
     table,
     validated,
+    wrap_line,
 )
 from planner.data import Catalog
 from planner.errors import PlannerInputError
@@ -37,6 +39,12 @@ from planner.solver import SolverOptions
 if TYPE_CHECKING:
     from planner.plan import PlanResult
 
+# what the alternatives are (planner.plan.alternatives): each a distinct option -- server, fabric, power cap, site or
+# purchase -- at its best node count, so the next-best can be the plan's servers at another cap
+ALTERNATIVES_HEADING = (
+    "Alternatives (the next-best other options -- another server, fabric, power cap, site or purchase --, then the "
+    "best of each other GPU type):"
+)
 BUDGET_HELP = (
     "budget kinds: 'upfront' limits what is spent before the run (the whole capex when buying, the whole rent "
     "when renting); 'total' limits the run's cost (amortized hardware share + energy, or the rent)"
@@ -75,6 +83,7 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     p.add_argument("--gap", type=gap_fraction, default=1e-9, help="relative MIP gap to stop at, in [0, 1)")
     p.add_argument("--threads", type=bounded_int(1, 256), help="HiGHS threads (default: HiGHS's choice)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    add_wide_arg(p)
     add_catalog_args(p)
 
 
@@ -237,9 +246,10 @@ def alternative_rows(res: PlanResult) -> list[dict[str, Any]]:
     return [{**a.model_dump(exclude={"estimate"}), "precision": a.estimate.precision} for a in res.alternatives]
 
 
-def render_result(res: PlanResult) -> str:
+def render_result(res: PlanResult, width: int | None = None) -> str:
     """A result as `planner solve` prints it: the plan's summary, the solver's report, what the money means and
-    the alternatives; or, with no plan, the explanation (the smallest relaxation of each requirement)."""
+    the alternatives, the note and the table fitted to ``width`` characters (None: as written); or, with no plan,
+    the explanation (the smallest relaxation of each requirement)."""
     if res.plan is None:
         return infeasible_text(res)
     rep = res.solver
@@ -255,7 +265,7 @@ def render_result(res: PlanResult) -> str:
             f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )
-    lines.append("  " + COST_HELP)
+    lines.append(wrap_line("  " + COST_HELP, width))
     if res.alternatives:
         rows = alternative_rows(res)
         columns = list(PLAN_COLUMNS)
@@ -263,8 +273,8 @@ def render_result(res: PlanResult) -> str:
             columns.insert(columns.index("nodes") + 1, "owned_nodes")
         lines += [
             "",
-            "Alternatives (next-best distinct hardware, then the best of each other GPU type):",
-            table(rows, columns),
+            wrap_line(ALTERNATIVES_HEADING, width),
+            table(rows, columns, width),
         ]
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from planner.cli.common import (
     clean,
     emit_json,
     notice,
+    output_width,
     with_progress,
 )
 from planner.cli.plan import BUDGET_HELP, add_request_args, check_request, render_result, request_from_args, result_json
@@ -63,5 +64,5 @@ def cmd_solve(args: argparse.Namespace) -> int:
         d["framework"] = cat.workload(req.model).framework
         emit_json(clean(d))
     else:
-        print(render_result(res))
+        print(render_result(res, output_width(args.wide)))
     return EXIT_OK if res.plan is not None else EXIT_INFEASIBLE

@@ -6,6 +6,8 @@ FLOPs follow the active experts, memory all of them. The step composes these ter
   expert GEMMs        the routed experts' share of the FLOPs (``expert_flops_share``) runs at the grouped-GEMM
                       efficiency (``grouped_gemm_efficiency``) and waits for the busiest expert-parallel rank
                       (``load_imbalance_factor``);
+  FP8 casts           in FP8 the casts of every GEMM input and output gradient (``fp8_cast_elements_per_token``)
+                      move bytes over HBM that FP8's doubled GEMM peak does not shorten (``fp8_cast_time_s``);
   all-to-all          4 per MoE layer and micro-batch (dispatch and combine, forward and backward), 2 more for a
                       recomputed layer, each T k h b bytes per GPU (``all_to_all_bytes``), over NVLink inside the
                       NVLink domain and the NICs across it (``expert_all_to_all_time_s``), hidden under compute as
@@ -22,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from planner.data import MixtureOfExperts, Workload
+from planner.physics.compute import MEMORY_BW_ACHIEVED
 
 # Achieved share of the one-way NVLink bandwidth of a GPU an all-to-all reaches inside the NVLink domain, by
 # dispatcher (reference/moe.md section 2.2, derived there from logical bandwidths at 4,096 tokens, h 7,168, top-8):
@@ -53,15 +56,10 @@ LOAD_IMBALANCE_SHARE = 0.3
 EXPERT_GEMM_WIDTH_HALF = 256.0
 EXPERT_GEMM_TOKENS_HALF = 128.0  # tiles of 128 rows: a local expert with fewer tokens wastes the tile (estimate)
 ACTIVATION_BYTES = 2.0  # 16-bit activations
-# Host (CPU) time an MoE layer pass exposes per micro-batch, forward and backward together, seconds: the dropless
-# dispatcher syncs the tokens per expert to the host in every MoE layer (the grouped GEMMs' shapes), so the CPU
-# cannot queue kernels ahead across it and the launch of the layer's permute, grouped-GEMM, unpermute and
-# all-to-all kernels after it shows in the step. Derived from the one published before/after of removing it
-# (moe.md row A9, DeepSeek-V3 on 256 GB200, TP1 PP8 VP4 EP32, MBS1 GBS2048): CUDA graphs lift 566.07 to 663.27
-# TFLOP/s, 15.05 s to 12.85 s a step at 260 GFLOP/token, 2.2 s over 64 micro-batches x 7.75 layers per stage =
-# 4.4 ms per MoE layer pass. Measured on a Grace host and taken for every host (an estimate); the runs the
-# validation rows quote that capture the MoE block in CUDA graphs still pay it outside the graphs.
-MOE_HOST_OVERHEAD_S = 4.4e-3
+# Bytes an FP8 cast moves per element of a GEMM input or output gradient: Transformer Engine's fused cast-transpose
+# reads the 16-bit tensor (2 bytes) and writes its FP8 copy and the transposed FP8 copy the other GEMM of the
+# backward pass needs (1 + 1 bytes): an estimate from the kernel's reads and writes, amax and scale traffic left out.
+FP8_CAST_BYTES_PER_ELEMENT = 4.0
 
 
 def moe_layer_counts(wl: Workload) -> tuple[int, int]:
@@ -177,12 +175,43 @@ def tokens_per_local_expert(tokens_per_gpu: ArrayLike, top_k: int, expert_parall
     return np.asarray(np.asarray(tokens_per_gpu, dtype=float) * top_k * expert_parallel / experts)
 
 
-def moe_host_overhead_time_s(moe_layer_passes: ArrayLike, per_pass_s: float = MOE_HOST_OVERHEAD_S) -> NDArray:
-    """Host time a step exposes at the dropless dispatcher's per-layer sync: the MoE layer passes of the busiest
-    stage (its MoE layers x micro-batches, forward and backward together) x the time of one
-    (MOE_HOST_OVERHEAD_S, its source). It does not shrink with the tokens per GPU: what keeps a small MoE model
-    on few tokens per GPU from gaining what a faster GEMM (FP8) or a faster GPU would give."""
-    return np.asarray(np.asarray(moe_layer_passes, dtype=float) * per_pass_s)
+def fp8_cast_elements_per_token(wl: Workload, layers: float) -> float:
+    """Elements an FP8 step casts per token entering a GPU's MoE block (its T, moe.md section 2.1), over ``layers``
+    layers in the model's proportion of MoE and dense layers: every GEMM's input in the forward pass and its
+    output gradient in the backward (the weight- and data-gradient GEMMs read their FP8 copies). Attention: the
+    QKV and output projections' inputs (h, the heads' value width) and output gradients (the QKV width, h; MLA: its
+    heads' query, key and value widths, the low-rank latents left out); each
+    routed copy (x top-k) and the shared experts: the FFN's input and its down projection's input (h, F) and their
+    output gradients (F x the gated FFN's two matrices, h); a dense layer's FFN the same. They scale with the GEMMs'
+    widths, the FLOPs with width x width: the casts take a larger share of a fine-grained expert's GEMM time."""
+    moe = require_moe(wl)
+    h = float(wl.hidden_size or 0)
+    n = float(wl.attention_heads or 1)
+    if moe.mla is not None:
+        qkv = n * (moe.mla.qk_head_dim + moe.mla.qk_rope_head_dim + moe.mla.v_head_dim)
+        context = n * moe.mla.v_head_dim
+    else:
+        d = float(moe.head_dim or h / n)
+        qkv = (n + 2.0 * float(wl.kv_heads or wl.attention_heads or 1)) * d
+        context = n * d
+    up = ffn_matrices(moe) - 1.0  # the up projection's output width in F (gate and up: 2)
+
+    def ffn(width: float) -> float:  # none without the FFN (no shared experts)
+        return 2.0 * h + (1.0 + up) * width if width > 0 else 0.0
+
+    attention = h + context + qkv + h
+    moe_layer = attention + moe.top_k * ffn(moe.expert_ffn_hidden) + ffn(moe.shared_expert_ffn_hidden)
+    dense_layer = attention + ffn(float(moe.dense_ffn_hidden or 0))
+    dense, n_moe = moe_layer_counts(wl)
+    return float(layers * (moe_layer * n_moe + dense_layer * dense) / (n_moe + dense))
+
+
+def fp8_cast_time_s(elements: ArrayLike, memory_bandwidth_tbps: ArrayLike) -> NDArray[np.float64]:
+    """Time of the FP8 casts of ``elements`` GEMM inputs and gradients (``fp8_cast_elements_per_token`` x the
+    tokens of a step) over HBM: FP8_CAST_BYTES_PER_ELEMENT each at compute.MEMORY_BW_ACHIEVED of the GPU's memory
+    bandwidth. Memory-bound: FP8's doubled GEMM peak does not shorten it."""
+    moved = np.asarray(elements, dtype=float) * FP8_CAST_BYTES_PER_ELEMENT
+    return np.asarray(moved / (np.asarray(memory_bandwidth_tbps, dtype=float) * 1e12 * MEMORY_BW_ACHIEVED))
 
 
 def load_imbalance_factor(force_balance: bool) -> float:

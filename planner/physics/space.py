@@ -448,7 +448,6 @@ def server_rows(
         gemm_tokens_half=float(catalog.calibration.get("gemm_tokens_half", 0.0)),
         gemm_width_half=float(catalog.calibration.get("gemm_width_half", 0.0)),
         moe_width_half=float(catalog.calibration.get("moe_expert_width_half", moe.EXPERT_GEMM_WIDTH_HALF)),
-        moe_host_s=float(catalog.calibration.get("moe_host_overhead_s", moe.MOE_HOST_OVERHEAD_S)),
         moe_a2a_overlap=min(
             1.0,
             float(

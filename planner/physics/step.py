@@ -9,6 +9,8 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
                                           compute.compute_time_s          FLOPs / (peak x efficiency)
                                         + compute.elementwise_time_s      activation bytes x 2 / HBM bandwidth
                                         + compute.layer_latency_time_s    layer passes x 150 us (estimate)
+                                        + moe.fp8_cast_time_s             MoE in FP8: the casts of GEMM inputs and
+                                                                          gradients over HBM
         + t_tensor_parallel               communication.tensor_parallel_time_s
         + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
                                           the attention it overlaps (context_parallel_cover_s)
@@ -80,7 +82,6 @@ class Rows:
     gemm_width_half: float = 0.0
     moe_width_half: float = moe.EXPERT_GEMM_WIDTH_HALF  # grouped-GEMM width half-point (calibration.yaml)
     moe_a2a_overlap: float = 0.0  # share of the MoE all-to-all hidden under compute (framework or calibration.yaml)
-    moe_host_s: float = moe.MOE_HOST_OVERHEAD_S  # exposed host time per MoE layer pass (calibration.yaml or moe.py)
 
     @cached_property
     def embedding_gb(self) -> np.ndarray:
@@ -417,11 +418,10 @@ def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
         else np.zeros(len(d["dp"]))
     )
     d["t_comp1"] = t_gemm + t_elementwise + compute.layer_latency_time_s(layer_passes)
-    if wl.moe is not None:  # the dispatcher's per-layer host sync (moe.moe_host_overhead_time_s)
-        micro_batches = d["B"] / d["dp"] / d["mb"]
-        d["t_comp1"] = d["t_comp1"] + moe.moe_host_overhead_time_s(
-            moe_layers_on_stage(wl, lay) * micro_batches, rows.moe_host_s
-        )
+    if wl.moe is not None:  # the FP8 casts of its GEMM inputs and gradients, memory-bound (moe.fp8_cast_time_s)
+        tokens = moe_tokens_per_gpu(wl, lay, d["mb"]) * d["B"] / d["dp"] / d["mb"]
+        elements = tokens * moe.fp8_cast_elements_per_token(wl, stage_layers(wl, lay)) * extra
+        d["t_comp1"] = d["t_comp1"] + np.where(rows.fp8, moe.fp8_cast_time_s(elements, rows.memory_bandwidth_tbps), 0.0)
     return d["t_comp1"]
 
 

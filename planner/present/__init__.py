@@ -64,7 +64,6 @@ from planner.present.fleet_views import (
 from planner.present.plan_card import plan_card, plan_card_html, why_this_plan
 from planner.present.plan_inputs import (
     DEFAULT_DEADLINE_DAYS,
-    WORKLOAD_KEYS,
     amount_default,
     amount_key,
     amount_units,
@@ -118,7 +117,6 @@ __all__ = [
     "TABLES",
     "UNIT_SUFFIXES",
     "VALIDATION_TITLES",
-    "WORKLOAD_KEYS",
     "TableChange",
     "add_workload",
     "altair",

@@ -25,9 +25,6 @@ DEFAULT_SITE = "us-colo"
 DEFAULT_DEADLINE_DAYS = 30.0
 DEADLINE_DIGITS = 2  # a deadline derived from the explanation, rounded up to 2 significant figures (53.18 -> 54)
 
-# the inputs that follow the workload (besides each unit's amount, amount_key): reset to its defaults when it changes
-WORKLOAD_KEYS = ("unit", "precision", "framework", "deadline")
-
 
 def amount_units(wl: Workload) -> list[str]:
     """The units the amount of work can be given in: tokens for sequence models, samples, epochs with a dataset."""
@@ -103,16 +100,16 @@ def deadline_that_plans(res: PlanResult, preferred: float = DEFAULT_DEADLINE_DAY
     shortest deadline the explanation names, rounded up to 2 significant figures; ``preferred`` when relaxing the
     deadline alone gives no plan (the page then shows the explanation)."""
     if res.plan is not None:
-        return preferred, f"{preferred:g} days plans"
+        return preferred, "a plan meets it at the default inputs"
     need = next(
         (r.needed for r in (res.explanation.relaxations if res.explanation else []) if r.requirement == "deadline"),
         None,
     )
     if need is None or not need > preferred:
-        return preferred, f"no deadline alone makes {res.request.model} plan with the other inputs at their defaults"
+        return preferred, f"no deadline alone lets {res.request.model} plan at the default inputs"
     days = ceil_sig(need, DEADLINE_DIGITS)
     return days, (
-        f"{preferred:g} days is too short for {res.request.model} at the default inputs: the shortest deadline that "
+        f"{preferred:g} days is too short for {res.request.model} at the default inputs; the shortest deadline that "
         f"plans is {need:,.4g} days, rounded up"
     )
 

@@ -232,9 +232,9 @@ def compact_header(header: str) -> str:
 def alternatives_view(res: PlanResult) -> tuple[pd.DataFrame, str]:
     """(the plan and its alternatives as the app shows them, a line saying what every row shares): rows named 'plan',
     'alt 1', 'alt 2', ...; precision, buy / rent and site left out when every row has the same one (said in the
-    line: 'Every row: Precision: bf16; Buy / rent: buy; Site: us-colo.'), the bottleneck left out (the card says the plan's; the CSV has every
-    row's), compact headers ('Time (days)'): the table fits beside the sidebar at 1,400 px. Figures as
-    alternatives_table writes them."""
+    line: 'Every row: Precision: bf16; Buy / rent: buy; Site: us-colo.'), the bottleneck left out (the card says the
+    plan's; the CSV has every row's), compact headers ('Time (days)'): the table fits beside the sidebar at 1,400 px.
+    Figures as alternatives_table writes them."""
     df = alternatives_frame(res)
     if df.empty:
         return df, ""

@@ -14,6 +14,8 @@ Fit split (``MOE_FIT_ROWS``): five rows -- A19 (Qwen3-30B, 32 H100), A21 with an
 fit two parameters (``fit_moe``): the grouped-GEMM width half-point (catalog/calibration.yaml
 ``moe_expert_width_half``) and the share of the all-to-all Megatron-Core's EP overlap hides
 (``moe_all_to_all_overlap: {megatron-moe: ...}``). Every other row is a test row. Nothing is fitted per row.
+Each row's source and release is stated (``RELEASES``); the NeMo 25.09 rows ran token-drop and are summarised
+apart from the dropless ones (moe.md section 3), still as test rows.
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ MOE_HOSTS = {
     "GB300": ("gb300-nvl72", "gb300", "xdr800", 800.0, "blackwell"),
 }
 RACK_SCALE = frozenset({"GB200", "GB300"})
+# The source and software release of each row (moe.md section 1): the same layout on the same hardware differs by
+# release (Qwen3-235B on 256 H100 TP2 PP8 VP4 EP32 FP8: 178, 233, 253 TFLOP/s in NeMo 25.09, 25.11, 26.04.01), and
+# moe.md section 3 says not to mix token-drop with dropless rows: NeMo 25.09's MoE rows are token-drop ("tokendrop"),
+# the planner predicts dropless routing. Reported apart (``moe_release_summary``), never fitted per release.
+TOKENDROP = "NeMo 25.09 (tokendrop)"
+RELEASES = {
+    **{r: "Megatron-LM moe_recipes @d48bd6b" for r in ("A10", "A11", "A12", "A14", "A15", "A16", "A17", "A18")},
+    **{r: "Megatron-LM moe_recipes @d48bd6b" for r in ("A19", "A20")},
+    **{r: "ModelZoo qwen3 @e865051" for r in ("A21 no overlap", "A21 overlap", "A23", "A24", "A26", "A27", "A29")},
+    **{r: TOKENDROP for r in ("B2", "B3", "B4", "B5 GB200", "B5 B200", "B6 H100", "B6 GB200", "B6 B200")},
+    **{r: "NeMo 25.11" for r in ("B9", "B10")},
+    **{r: "NeMo 26.04.01" for r in ("B12", "B14", "B15 B200", "B15 B300", "B16 H100", "B16 B200")},
+    **{r: "NeMo 26.04.01" for r in ("B17 H100", "B17 B200", "B17 GB200")},
+    "B19": "NeMo 26.06",
+    **{r: "NeMo 26.08" for r in ("B21 GB300", "B21 GB200", "B22 GB300", "B22 GB200", "B23 GB300", "B23 GB200")},
+}
 TOK = "tokens/s/GPU"
 
 
@@ -242,6 +260,19 @@ def moe_summary(cases: list[Case]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def moe_release_summary(cases: list[Case]) -> pd.DataFrame:
+    """Median and worst |error| % of the test rows per source and release (``RELEASES``)."""
+    frame = pd.DataFrame(
+        [{"release": RELEASES[c.inputs], "err": 100.0 * abs(c.error)} for c in cases if c.split == "test"]
+    )
+    return (
+        frame.groupby("release", sort=False)["err"]
+        .agg(cases="size", median_abs_error_pct="median", max_abs_error_pct="max")
+        .round(1)
+        .reset_index()
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m planner.validation.moe [--fit]``: print the MoE validation table and its summary (``--fit``:
     the two fitted parameters first)."""
@@ -257,8 +288,15 @@ def main(argv: list[str] | None = None) -> None:
         print(moe_table(cases).to_string(index=False))
         print()
         print(moe_summary(cases).to_string(index=False))
+        print()
+        print(moe_release_summary(cases).to_string(index=False))
         test = [100.0 * abs(c.error) for c in cases if c.split == "test"]
         print(f"\ntest rows: median |error| {np.median(test):.1f}%, worst {max(test):.1f}% ({len(test)} rows)")
+        dropless = [100.0 * abs(c.error) for c in cases if c.split == "test" and RELEASES[c.inputs] != TOKENDROP]
+        print(
+            f"dropless test rows (all but {TOKENDROP}): median |error| {np.median(dropless):.1f}%, "
+            f"worst {max(dropless):.1f}% ({len(dropless)} rows)"
+        )
 
 
 if __name__ == "__main__":

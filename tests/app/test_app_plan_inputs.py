@@ -90,7 +90,7 @@ def test_a_workload_too_large_for_30_days_gets_a_default_deadline_that_plans(shi
 def test_the_default_deadline_is_30_days_where_30_days_plans(shipped: Catalog) -> None:
     req, problems = inputs_request(shipped, default_inputs(shipped, "llama3-8b"))
     assert req is not None and not problems
-    assert deadline_that_plans(solve(req, shipped)) == (30.0, "30 days plans")
+    assert deadline_that_plans(solve(req, shipped)) == (30.0, "a plan meets it at the default inputs")
 
 
 def test_leaving_the_plan_page_and_coming_back_keeps_its_inputs() -> None:

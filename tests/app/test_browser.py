@@ -119,12 +119,14 @@ def test_plan_page_follows_workload_unit_and_invalid_input(server: str, tmp_path
     from playwright.sync_api import expect, sync_playwright
 
     from planner import load_catalog
+    from planner.formatting import parse_number
     from planner.plan import PlanRequest, solve
 
     wl = load_catalog().workload("resnet50")
     want30 = solve(PlanRequest(model="llama3-8b", deadline_days=30)).plan
     want10 = solve(PlanRequest(model="llama3-8b", deadline_days=10)).plan
-    want_resnet = solve(PlanRequest(model="resnet50", samples=wl.default_samples, deadline_days=10)).plan
+    # a workload chosen brings its own defaults: its amount of work and a deadline that plans (30 days for resnet50)
+    want_resnet = solve(PlanRequest(model="resnet50", samples=wl.default_samples, deadline_days=30)).plan
     assert want30 is not None and want10 is not None and want_resnet is not None
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
@@ -146,19 +148,20 @@ def test_plan_page_follows_workload_unit_and_invalid_input(server: str, tmp_path
         assert shot.stat().st_size > 10_000
         _save(shot, "plan-page.png")
 
-        # switch the workload: the amount is resnet50's default in samples, and the plan is resnet50's
+        # switch the workload: the amount is resnet50's default in samples (with thousands separators), and the
+        # plan is resnet50's
         _sidebar_select(page, "Workload", "resnet50")
-        amount = page.get_by_role("spinbutton", name="Samples to train")
+        amount = page.get_by_role("textbox", name="Samples to train")
         expect(amount).to_be_visible(timeout=60_000)
-        assert float(amount.input_value()) == pytest.approx(wl.default_samples, rel=1e-5)
+        assert amount.input_value() == f"{wl.default_samples:,.0f}"
         expect(card.get_by_text(f"{want_resnet.nodes} x {want_resnet.server}", exact=True)).to_be_visible(
             timeout=90_000
         )
         # switch the unit: the amount is the default in epochs
         page.get_by_test_id("stSidebar").get_by_text("epochs", exact=True).click()
-        epochs = page.get_by_role("spinbutton", name="Epochs to train")
+        epochs = page.get_by_role("textbox", name="Epochs to train")
         expect(epochs).to_be_visible(timeout=60_000)
-        assert float(epochs.input_value()) == pytest.approx(wl.default_samples / (wl.dataset_samples or 1), rel=1e-5)
+        assert parse_number(epochs.input_value()) == pytest.approx(wl.default_samples / (wl.dataset_samples or 1))
         expect(card).to_be_visible(timeout=90_000)
 
         # an invalid value: the page says so and shows no (stale) plan

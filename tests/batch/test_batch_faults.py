@@ -2,13 +2,15 @@
 exactly once and equal to an uninterrupted run, and no process of the batch may be left behind.
 
 Faults: SIGKILL of a worker; SIGKILL and SIGTERM of the main process and SIGINT to its process group (Ctrl-C);
-a store left mid-transaction by a killed writer; a second run with another catalog into the same directory; a
-full disk and a read-only directory (tmpfs mounts, skipped where mounting is not allowed); a killed Ray actor
-followed by a killed main process.
+a store left mid-transaction by a killed writer; a store truncated or overwritten under a running batch; a second run
+with another catalog into the same directory; a full disk and a read-only directory (tmpfs mounts, skipped where
+mounting is not allowed); a killed Ray actor followed by a killed main process; a Ray node killed (its raylet and
+every process of it) under a running batch, with another node left to finish on and with none.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -17,14 +19,18 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from planner.batch import STORE, Store, expand, read_results, run_batch
+from planner.cli.main import main
 from planner.data import catalog_dir
 
 SPEC = {
@@ -239,6 +245,46 @@ os.kill(os.getpid(), signal.SIGKILL)
     exactly_once_and_equal(out, clean)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_store_damaged_under_a_running_batch_keeps_every_finished_row_and_force_new_starts_over(
+    damage: str, spec_file: Path, clean: pd.DataFrame, tmp_path: Path
+) -> None:
+    """The store truncated to 0 bytes, or 16 KB of it overwritten, while a batch writes into it (its pages first
+    checkpointed into the file, as a long run's are): the run exits 2 naming the damage, in one line, with every
+    scenario that finished in results.csv (each equal to a clean run's); a rerun says the store is damaged and that
+    --force-new starts over; --force-new starts over in the same directory and ends equal to a clean run."""
+    out = tmp_path / "out"
+    proc = start(spec_file, out, "--workers", "2")
+    wait_rows(out, 5, proc)
+    db = sqlite3.connect(out / STORE, timeout=10)
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    db.close()
+    before = {i for i, _ in rows_in(out)}
+    if damage == "truncated":
+        os.truncate(out / STORE, 0)
+    else:
+        with (out / STORE).open("r+b") as fh:
+            fh.seek(4096)
+            fh.write(b"\xa5" * 16384)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert f"{out / STORE} is damaged (" in err and "saved in" in err and "--force-new" in err, err
+    saved = pd.read_csv(out / "results.csv", dtype={"id": str})
+    assert before <= set(saved["id"]) and len(saved) == saved["id"].nunique(), (len(before), len(saved))
+    want = clean.set_index("id").loc[saved["id"], ["status", "server", "nodes", "purchase"]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(saved[["status", "server", "nodes", "purchase"]], want, check_dtype=False)
+
+    cmd = [sys.executable, "-m", "planner.cli", "batch", str(spec_file), "--out", str(out), "--no-progress"]
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and "is damaged" in again.stderr and "--force-new" in again.stderr, again.stderr
+    fresh = subprocess.run([*cmd, "--force-new", "--workers", "2"], capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr
+    assert (out / "results.sqlite.damaged").exists()
+    exactly_once_and_equal(out, clean)
+    assert len(pd.read_csv(out / "results.csv")) == TOTAL
+
+
 def test_another_catalog_into_the_same_directory_is_refused(
     spec_file: Path, clean: pd.DataFrame, tmp_path: Path
 ) -> None:
@@ -383,3 +429,124 @@ def test_killed_ray_actor_is_replaced_and_a_killed_main_leaves_no_ray_process(
     doc = json.loads(r.stdout)  # nothing of Ray's on stdout
     assert doc["summary"]["complete"] and doc["summary"]["ran"] == TOTAL - partial
     exactly_once_and_equal(out, clean)
+
+
+@pytest.fixture
+def ray_cluster(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """A local Ray cluster of two nodes, (head CPUs, node CPUs) from the test's parameter: the cluster and the node
+    the test may kill."""
+    cluster_utils = pytest.importorskip("ray.cluster_utils")
+    head_cpus, node_cpus = request.param
+    try:
+        cluster = cluster_utils.Cluster(
+            initialize_head=True, head_node_args={"num_cpus": head_cpus, "include_dashboard": False}
+        )
+        node = cluster.add_node(num_cpus=node_cpus)
+        cluster.wait_for_nodes()
+    except Exception as exc:  # pragma: no cover - Ray cannot start here
+        pytest.skip(f"a local Ray cluster cannot start here: {type(exc).__name__}: {exc}")
+    try:
+        yield cluster, node
+    finally:
+        with suppress(Exception):  # the killed node's processes are gone already
+            cluster.shutdown()
+
+
+def kill_node(node: Any) -> float:
+    """SIGKILL a Ray node: its raylet and every process under it (its agents and workers), as when the machine is
+    lost; the time of the kill (UTC seconds)."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    victims = [raylet, *descendants(raylet)]
+    killed_at = time.time()
+    for pid in victims:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return killed_at
+
+
+def wait_row_from_node(out: Path, node: Any, done: Any, timeout: float = 120) -> None:
+    """Wait until an actor of ``node`` has committed a row (its pid is one of the node's processes)."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    t = time.time() + timeout
+    while time.time() < t and not done():
+        if {pid for _, pid in rows_in(out)} & set(descendants(raylet)):
+            return
+        time.sleep(0.02)
+    pytest.fail("no row from an actor of the node to kill")
+
+
+def utc_seconds(text: str) -> float:
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+@pytest.mark.parametrize("ray_cluster", [(1, 1)], indirect=True)
+def test_a_killed_ray_node_is_detected_in_seconds_and_its_scenarios_finish_on_the_node_left(
+    ray_cluster: tuple[Any, Any], spec_file: Path, clean: pd.DataFrame, tmp_path: Path
+) -> None:
+    """Two nodes of one CPU each, an actor on each; the second node is killed (raylet and every process of it) while
+    its actor solves: its death is recorded within seconds, its scenarios are solved by the actor left (the
+    replacement has no room and is not waited for), and the run ends complete (exit 0) well within a minute, every
+    scenario exactly once and equal to a clean run."""
+    cluster, node = ray_cluster
+    out = tmp_path / "out"
+    proc = start(spec_file, out, "--workers", "2", "--engine", "ray", "--ray-address", cluster.address)
+    wait_row_from_node(out, node, lambda: proc.poll() is not None)
+    assert proc.poll() is None, "the run ended before the node could be killed"
+    killed_at = kill_node(node)
+    _, err = proc.communicate(timeout=120)
+    ended_s = time.time() - killed_at
+    assert proc.returncode == 0, err[-3000:]
+    assert ended_s < 60, ended_s
+    with Store(out, readonly=True) as st:
+        ev = st.events()
+    died = ev[ev["kind"] == "worker_died"]
+    assert len(died) >= 1
+    assert utc_seconds(died["time_utc"].iloc[0]) - killed_at < 20, died  # detected within seconds
+    exactly_once_and_equal(out, clean)
+
+
+@pytest.mark.parametrize("ray_cluster", [(0, 2)], indirect=True)
+def test_a_killed_ray_node_with_no_node_left_ends_the_run_incomplete_with_results_csv(
+    ray_cluster: tuple[Any, Any],
+    spec_file: Path,
+    clean: pd.DataFrame,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The only node with CPUs (both actors on it) is killed under `planner batch --engine ray`: the replacements
+    have nowhere to start and are given up after RAY_START_TIMEOUT_S (5 s here, 60 s by default), and the run ends
+    with exit 4 and results.csv of what finished, instead of waiting forever. (In this process, so the start timeout
+    can be shortened; the kill is of real Ray processes.)"""
+    import planner.batch.pool as pool
+
+    monkeypatch.setattr(pool, "RAY_START_TIMEOUT_S", 5.0)
+    cluster, node = ray_cluster
+    out = tmp_path / "out"
+    killed: list[float] = []
+    finished = threading.Event()
+
+    def killer() -> None:
+        wait_row_from_node(out, node, finished.is_set)
+        if not finished.is_set():
+            killed.append(kill_node(node))
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    args = ["batch", str(spec_file), "--out", str(out), "--no-progress", "--workers", "2", "--engine", "ray"]
+    code = main([*args, "--ray-address", cluster.address])
+    finished.set()
+    thread.join(timeout=10)
+    ended_s = time.time() - killed[0]
+    err = capsys.readouterr().err
+    assert killed and code == 4, err[-3000:]
+    assert ended_s < 60, ended_s
+    saved = pd.read_csv(out / "results.csv", dtype={"id": str})
+    committed = {i for i, _ in rows_in(out)}
+    assert 1 <= len(saved) < TOTAL and set(saved["id"]) == committed
+    want = clean.set_index("id").loc[saved["id"], ["status", "server", "nodes"]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(saved[["status", "server", "nodes"]], want, check_dtype=False)
+    with Store(out, readonly=True) as st:
+        ev = st.events()
+    assert (ev["kind"] == "no_workers").sum() == 1 and (ev["kind"] == "worker_died").sum() >= 1
+    assert f"{TOTAL - len(saved)} of {TOTAL} scenarios have no answer" in err

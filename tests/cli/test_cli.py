@@ -318,15 +318,25 @@ def test_batch_of_only_bad_scenarios_exits_2(tmp_path: Path, capsys: pytest.Capt
     assert code == 2 and "every scenario is bad input" in out
 
 
-def test_batch_report_json_is_the_results_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_batch_report_json_is_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`batch report DIR --json` prints the report it writes (its sections, text and tables), not the results rows
+    (`planner batch FILE --out DIR --json` prints those)."""
     f = tmp_path / "one.yaml"
     f.write_text("scenarios:\n  - {model: resnet50, deadline_days: 1, alternatives: 0}\n")
     out_dir = tmp_path / "out"
     code, _, _ = run(capsys, "batch", str(f), "--out", str(out_dir), "--workers", "1", "--no-progress")
     assert code == 0
     code, out, _ = run(capsys, "batch", "report", str(out_dir), "--json")
-    rows = json.loads(out)
-    assert code == 0 and len(rows) == 1 and rows[0]["status"] == "optimal" and rows[0]["server"]
+    doc = json.loads(out)
+    assert code == 0 and doc["title"] == "Batch report" and doc["report"] == str(out_dir / "report.md")
+    assert doc["text"][0] == "1 scenarios: 1 optimal."
+    (workload,) = doc["sections"]
+    assert workload["title"] == "Workload resnet50"
+    ranked = next(s for s in workload["sections"] if s["title"].startswith("Plans ranked by"))
+    (rows,) = ranked["tables"]
+    assert len(rows) == 1 and rows[0]["rank"] == 1 and rows[0]["server"]
+    rows_json = json.loads(run(capsys, "batch", str(f), "--out", str(out_dir), "--no-progress", "--json")[1])
+    assert rows_json["results"][0]["server"] == rows[0]["server"]
 
 
 def test_pareto_infeasible_exits_1_like_solve(capsys: pytest.CaptureFixture[str]) -> None:

@@ -144,3 +144,25 @@ def test_layout_search_over_expert_parallelism_is_exact(cat: Any) -> None:
         assert float(searched["time_to_train_h"].iloc[0]) == pytest.approx(best, rel=1e-9)
         chose_ep |= int(searched["expert_parallel"].iloc[0]) > 1
     assert chose_ep
+
+
+def test_fp8_casts_of_qwen3_30b_by_hand(cat: Any) -> None:
+    # h 2048, 32 heads of 128, 4 KV heads, 8 of 128 experts of 768 (SwiGLU), no shared expert, 48 MoE layers:
+    # attention h + 32 x 128 + (32 + 2 x 4) x 128 + h = 13,312; each routed copy 2 h + 3 x 768 = 6,400, x 8
+    wl = cat.workloads["qwen3-30b-a3b"]
+    assert moe.fp8_cast_elements_per_token(wl, 1.0) == 13_312 + 8 * 6_400
+    assert moe.fp8_cast_elements_per_token(wl, 48.0) == 48 * 64_512
+    # 1e9 elements x 4 bytes over 0.8 of 3.35 TB/s
+    assert math.isclose(float(moe.fp8_cast_time_s(1e9, 3.35)), 4e9 / (0.8 * 3.35e12))
+
+
+def test_fp8_casts_slow_an_fp8_moe_step_only(cat: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    lay = Layout(expert_parallel=8, micro_batch=1)
+
+    def step_s(precision: str) -> float:
+        return float(evaluate(cat, {**_cfg("qwen3-30b-a3b", lay), "precision": precision}).step_time_s)
+
+    bf16, fp8 = step_s("bf16"), step_s("fp8")
+    monkeypatch.setattr(moe, "FP8_CAST_BYTES_PER_ELEMENT", 0.0)
+    assert step_s("bf16") == bf16
+    assert bf16 > fp8 > step_s("fp8")
