@@ -93,7 +93,8 @@ def plan_inputs() -> dict[str, Any]:
 def plan_field(widget: Callable[..., Any], label: str, key: str, default: Any, **kw: Any) -> Any:
     """A Plan-page widget bound to the page's inputs: drawn with their value for ``key`` (else ``default``; a value
     no longer among the widget's ``options``, after a catalog edit, gives way to the default), and its value stored
-    back. Widgets get their value through ``st.session_state`` only (no ``value=``), so the two never disagree."""
+    back. Widgets get their value through ``st.session_state`` only (their own value argument left out, or None), so
+    the two never disagree."""
     inputs = plan_inputs()
     if key not in st.session_state:
         value = inputs.get(key, default)

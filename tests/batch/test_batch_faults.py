@@ -493,7 +493,12 @@ def test_a_killed_ray_node_is_detected_in_seconds_and_its_scenarios_finish_on_th
     wait_row_from_node(out, node, lambda: proc.poll() is not None)
     assert proc.poll() is None, "the run ended before the node could be killed"
     killed_at = kill_node(node)
-    _, err = proc.communicate(timeout=120)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the batch hung after its Ray node was killed")
     ended_s = time.time() - killed_at
     assert proc.returncode == 0, err[-3000:]
     assert ended_s < 60, ended_s
@@ -530,6 +535,8 @@ def test_a_killed_ray_node_with_no_node_left_ends_the_run_incomplete_with_result
         wait_row_from_node(out, node, finished.is_set)
         if not finished.is_set():
             killed.append(kill_node(node))
+        if not finished.wait(120):  # a hang: Ctrl-C the run, so the test fails instead of waiting forever
+            os.kill(os.getpid(), signal.SIGINT)
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
