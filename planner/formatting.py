@@ -55,7 +55,7 @@ def slot_ranges(slots: list[int]) -> str:
 SLOT_RANGES_FORMAT = "'3-9,12' (slots 3 to 9 and 12: whole numbers >= 0, a run as first-last, runs ascending)"
 
 
-def parse_slot_ranges(text: str | float | SupportsIndex | None) -> list[int]:
+def parse_slot_ranges(text: str | float | SupportsIndex | None) -> list[int]:  # noqa: C901 -- one validation per malformed form of the text, each with its own message
     """'3-9,12' -> [3, 4, 5, 6, 7, 8, 9, 12]: the inverse of ``slot_ranges``, for a CSV cell read back. A column
     whose every cell is one slot comes back from ``pandas.read_csv`` as numbers unless read with the id and text
     columns as text (``FLEET_CSV_TEXT_COLUMNS``), so one integer (a Python or NumPy one, or a whole float such as

@@ -14,7 +14,14 @@ from planner.batch.runner import (
     run,
     run_batch,
 )
-from planner.batch.scenarios import parse_yaml, run_scenario, scenario_id, scenario_number, to_request
+from planner.batch.scenarios import (
+    MAX_SCENARIOS,
+    parse_yaml,
+    run_scenario,
+    scenario_id,
+    scenario_number,
+    to_request,
+)
 from planner.batch.store import (
     STORE,
     BatchStoreError,
@@ -29,6 +36,7 @@ from planner.batch.store import (
 
 __all__ = [
     "EXIT_INCOMPLETE",
+    "MAX_SCENARIOS",
     "STORE",
     "BatchInterrupted",
     "BatchOutcome",

@@ -125,8 +125,9 @@ class _Slot:
 
 
 def new_stats() -> dict[str, int]:
-    """The counters a run returns: worker deaths, retries and scenarios given up on."""
-    return {"worker_deaths": 0, "retries": 0, "gave_up": 0}
+    """The counters a run returns: worker deaths, retries, scenarios given up on, and scenarios not run because no
+    worker was left (Ray)."""
+    return {"worker_deaths": 0, "retries": 0, "gave_up": 0, "not_run": 0}
 
 
 def _retry_or_give_up(
@@ -524,14 +525,14 @@ class RayPool:
 
     def owner(self, ref: Any) -> _Actor | None:
         """The actor ``ref`` belongs to (None: an actor already given up)."""
-        return next((a for a in self.actors if ref is a.ready_ref or ref in a.tasks), None)
+        return next((a for a in self.actors if ref == a.ready_ref or ref in a.tasks), None)
 
     def serve(self, ref: Any) -> None:
         """An actor that started, or a scenario that ended (its row) or whose actor died (the actor is replaced)."""
         a = self.owner(ref)
         if a is None:
             return
-        if ref is a.ready_ref:
+        if ref == a.ready_ref:
             try:
                 a.node, a.pid = self.ray.get(ref)
             except Exception as exc:  # the actor died before it started (its node, or its catalog failed to load)
@@ -586,6 +587,7 @@ class RayPool:
                 "its node is gone)",
             )
         if not self.actors and self.queue:
+            self.stats["not_run"] = len(self.queue)
             self.event(
                 "no_workers",
                 None,

@@ -207,6 +207,21 @@ def _vlc() -> Any:
 # ------------------------------------------------------------------------------------------- report
 def build(df: pd.DataFrame, scenarios: list[dict[str, Any]], run: dict[str, Any] | None) -> list[Block]:
     """The report as blocks: ("h2"/"h3"/"p", text), ("table", DataFrame), ("chart", (name, spec))."""
+    blocks = summary_blocks(df, scenarios, run)
+    if not len(df):
+        return blocks
+    params = parameters(df)
+    full = pd.concat([df, params.drop(columns=[c for c in params.columns if c in df.columns])], axis=1)
+    for c in params.columns:  # a parameter named like a result column (e.g. gpus) is shown as the parameter
+        full[f"param:{c}"] = params[c]
+    models = (full["model"] if "model" in full else pd.Series(None, index=df.index)).fillna("(no model)").astype(str)
+    for model, idx in models.groupby(models).groups.items():
+        blocks += workload_blocks(str(model), full.loc[idx], params.loc[idx])
+    return blocks
+
+
+def summary_blocks(df: pd.DataFrame, scenarios: list[dict[str, Any]], run: dict[str, Any] | None) -> list[Block]:
+    """The title, the counts by status, the run's inputs, and how many scenarios have no answer yet."""
     blocks: list[Block] = [("h1", "Batch report")]
     total = len(scenarios) or len(df)
     counts = df["status"].value_counts().to_dict() if len(df) else {}
@@ -232,87 +247,96 @@ def build(df: pd.DataFrame, scenarios: list[dict[str, Any]], run: dict[str, Any]
                 "`planner batch` command to resume; only those run.",
             )
         )
-    if not len(df):
-        return blocks
-    params = parameters(df)
-    full = pd.concat([df, params.drop(columns=[c for c in params.columns if c in df.columns])], axis=1)
-    for c in params.columns:  # a parameter named like a result column (e.g. gpus) is shown as the parameter
-        full[f"param:{c}"] = params[c]
-    models = (full["model"] if "model" in full else pd.Series(None, index=df.index)).fillna("(no model)").astype(str)
-    for model, idx in models.groupby(models).groups.items():
-        sub = full.loc[idx]
-        sub_params = params.loc[idx]
-        varied = [c for c in swept(sub_params) if c != "model"]
-        pcols = [f"param:{c}" for c in varied]
-        rename = {f"param:{c}": c for c in varied}
-        sc = sub["status"].value_counts().to_dict()
-        blocks.append(("h2", f"Workload {model}"))
+    return blocks
+
+
+def workload_blocks(model: str, sub: pd.DataFrame, sub_params: pd.DataFrame) -> list[Block]:
+    """One workload's section: its counts and varied parameters, its plans ranked, its chart and sensitivity, and the
+    scenarios without a plan."""
+    varied = [c for c in swept(sub_params) if c != "model"]
+    pcols = [f"param:{c}" for c in varied]
+    rename = {f"param:{c}": c for c in varied}
+    sc = sub["status"].value_counts().to_dict()
+    blocks: list[Block] = [
+        ("h2", f"Workload {model}"),
+        (
+            "p",
+            f"{len(sub)} scenario(s): "
+            + ", ".join(f"{v} {k}" for k, v in sc.items())
+            + (f". Varied: {', '.join(varied)}." if varied else "."),
+        ),
+    ]
+    ok = sub[sub["status"].isin(OK)].copy()
+    if len(ok):
+        blocks += ranked_blocks(ok, pcols, rename)
+        blocks.append(
+            ("chart", (f"{_slug(model)}_cost", cost_chart(ok, f"{model}: up-front vs run cost of each plan")))
+        )
+        blocks += sensitivity_blocks(ok, pcols, varied)
+    infeasible = sub[sub["status"] == "infeasible"]
+    if len(infeasible):
+        t = infeasible[["id", *pcols]].rename(columns=rename)
+        t["why"] = infeasible["message"]
+        t["relaxation"] = infeasible["relaxations"].map(relaxation_text) if "relaxations" in infeasible else ""
+        blocks += [("h3", "Infeasible scenarios and the relaxation that would make them feasible"), ("table", t)]
+    other = sub[~sub["status"].isin([*OK, "infeasible"])]
+    if len(other):
+        t = other[["id", "status", *pcols]].rename(columns=rename)
+        t["message"] = other["message"]
+        blocks += [("h3", "Bad input and errors"), ("table", t)]
+    return blocks
+
+
+def ranked_blocks(ok: pd.DataFrame, pcols: list[str], rename: dict[str, str]) -> list[Block]:
+    """The plans of each budget kind ranked by the measure their budget limits, the best TOP shown."""
+    blocks: list[Block] = []
+    kinds = ok["budget_kind"].fillna("upfront") if "budget_kind" in ok else pd.Series("upfront", index=ok.index)
+    for kind in sorted(kinds.unique()):
+        part = ok[kinds == kind]
+        col, label = MEASURE.get(kind, MEASURE["upfront"])
+        ranked = part.sort_values([col, "cost_usd" if col != "cost_usd" else "upfront_usd"], kind="stable")
+        show = pd.DataFrame({"rank": range(1, len(ranked) + 1)}, index=ranked.index)
+        for c in pcols:
+            show[rename[c]] = ranked[c]
+        for c in ("gpu", "precision", "server", "nodes", "fabric", "power_cap", "purchase", "site"):
+            if c in ranked:
+                show[LABELS.get(c, c)] = ranked[c]
+        if "owned_nodes" in ranked and ranked["owned_nodes"].fillna(0).any():  # of the nodes, those owned
+            show[LABELS["owned_nodes"]] = ranked["owned_nodes"].fillna(0).astype(int)
+        for c in ("upfront_usd", "cost_usd"):
+            head = LABELS[c] + (" (ranked by)" if c == col else "")
+            show[head] = ranked[c].map(lambda v: f"{v:,.0f}")
+        show["days"] = ranked["time_to_train_days"].map(lambda v: f"{v:.3g}")
+        show["facility energy MWh"] = (ranked["facility_energy_kwh"] / 1e3).map(lambda v: f"{v:,.4g}")
+        blocks.append(("h3", f"Plans ranked by {label}"))
         blocks.append(
             (
                 "p",
-                f"{len(sub)} scenario(s): "
-                + ", ".join(f"{v} {k}" for k, v in sc.items())
-                + (f". Varied: {', '.join(varied)}." if varied else "."),
+                f"Budget kind `{kind}`: {len(part)} plan(s)"
+                + (f"; the best {TOP} shown (all in results.csv)." if len(part) > TOP else "."),
             )
         )
-        ok = sub[sub["status"].isin(OK)].copy()
-        if len(ok):
-            kinds = ok["budget_kind"].fillna("upfront") if "budget_kind" in ok else pd.Series("upfront", index=ok.index)
-            for kind in sorted(kinds.unique()):
-                part = ok[kinds == kind]
-                col, label = MEASURE.get(kind, MEASURE["upfront"])
-                ranked = part.sort_values([col, "cost_usd" if col != "cost_usd" else "upfront_usd"], kind="stable")
-                show = pd.DataFrame({"rank": range(1, len(ranked) + 1)}, index=ranked.index)
-                for c in pcols:
-                    show[rename[c]] = ranked[c]
-                for c in ("gpu", "precision", "server", "nodes", "fabric", "power_cap", "purchase", "site"):
-                    if c in ranked:
-                        show[LABELS.get(c, c)] = ranked[c]
-                if "owned_nodes" in ranked and ranked["owned_nodes"].fillna(0).any():  # of the nodes, those owned
-                    show[LABELS["owned_nodes"]] = ranked["owned_nodes"].fillna(0).astype(int)
-                for c in ("upfront_usd", "cost_usd"):
-                    head = LABELS[c] + (" (ranked by)" if c == col else "")
-                    show[head] = ranked[c].map(lambda v: f"{v:,.0f}")
-                show["days"] = ranked["time_to_train_days"].map(lambda v: f"{v:.3g}")
-                show["facility energy MWh"] = (ranked["facility_energy_kwh"] / 1e3).map(lambda v: f"{v:,.4g}")
-                blocks.append(("h3", f"Plans ranked by {label}"))
-                blocks.append(
-                    (
-                        "p",
-                        f"Budget kind `{kind}`: {len(part)} plan(s)"
-                        + (f"; the best {TOP} shown (all in results.csv)." if len(part) > TOP else "."),
-                    )
-                )
-                blocks.append(("table", show.head(TOP)))
-            blocks.append(
-                ("chart", (f"{_slug(model)}_cost", cost_chart(ok, f"{model}: up-front vs run cost of each plan")))
+        blocks.append(("table", show.head(TOP)))
+    return blocks
+
+
+def sensitivity_blocks(ok: pd.DataFrame, pcols: list[str], varied: list[str]) -> list[Block]:
+    """Which varied parameter changes which plan attribute (or that none does)."""
+    sens = sensitivity(ok, pcols) if varied else pd.DataFrame()
+    if len(sens):
+        sens["parameter"] = sens["parameter"].str.removeprefix("param:")
+    blocks: list[Block] = [("h3", "Sensitivity of the plan to each varied parameter")]
+    if len(sens):
+        blocks.append(
+            (
+                "p",
+                "Pairs of scenarios that differ in one parameter only (adjacent values); "
+                "trivial pairs such as a GPU filter changing the GPU are not counted.",
             )
-            sens = sensitivity(ok, pcols) if varied else pd.DataFrame()
-            if len(sens):
-                sens["parameter"] = sens["parameter"].str.removeprefix("param:")
-            blocks.append(("h3", "Sensitivity of the plan to each varied parameter"))
-            if len(sens):
-                blocks.append(
-                    (
-                        "p",
-                        "Pairs of scenarios that differ in one parameter only (adjacent values); "
-                        "trivial pairs such as a GPU filter changing the GPU are not counted.",
-                    )
-                )
-                blocks.append(("table", sens.drop(columns=["share"])))
-            else:
-                blocks.append(("p", "No varied parameter changes any plan attribute (beyond trivial ones)."))
-        infeasible = sub[sub["status"] == "infeasible"]
-        if len(infeasible):
-            t = infeasible[["id", *pcols]].rename(columns=rename)
-            t["why"] = infeasible["message"]
-            t["relaxation"] = infeasible["relaxations"].map(relaxation_text) if "relaxations" in infeasible else ""
-            blocks += [("h3", "Infeasible scenarios and the relaxation that would make them feasible"), ("table", t)]
-        other = sub[~sub["status"].isin([*OK, "infeasible"])]
-        if len(other):
-            t = other[["id", "status", *pcols]].rename(columns=rename)
-            t["message"] = other["message"]
-            blocks += [("h3", "Bad input and errors"), ("table", t)]
+        )
+        blocks.append(("table", sens.drop(columns=["share"])))
+    else:
+        blocks.append(("p", "No varied parameter changes any plan attribute (beyond trivial ones)."))
     return blocks
 
 

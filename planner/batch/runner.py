@@ -15,8 +15,8 @@ results table. The pieces:
 Statuses: ``optimal``, ``time_limit``, ``infeasible``, ``bad_input`` are answers; ``error`` (a crash of the
 planner on that scenario, or a worker that died ``max_attempts`` times) is not, and a re-run retries it.
 The run is *complete* when every scenario has an answer; the CLI exits 0 only then (4 otherwise: rerun the
-same command to resume; 130/143 after SIGINT/SIGTERM; 2 for bad input, an unusable output directory or a full
-disk).
+same command to resume; 130/143 after SIGINT/SIGTERM; 2 for bad input, an unusable output directory, a full
+disk or a damaged store).
 """
 
 from __future__ import annotations
@@ -142,80 +142,21 @@ def run_batch(
         items, source = expand(scenarios), "<python>"
     else:
         items, source = load_scenarios(scenarios), str(scenarios)
-    if engine not in ("local", "ray"):
-        raise PlannerInputError(f"unknown engine '{engine}': use local or ray")
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers < 1:
-        raise PlannerInputError("--workers must be at least 1")
-    if max_attempts < 1:
-        raise PlannerInputError("max_attempts must be at least 1")
+    workers = checked_workers(engine, workers, max_attempts)
     load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
-    cdir, mdir = _catalog_dir(catalog_dir), _models_dir(models_dir)
-    ident = Identity(
-        scenarios_sha=scenarios_sha(s["id"] for s in items),
-        scenario_source=source,
-        input_files=input_files(cdir, mdir),
-        planner_version=__version__,
-        input_values=input_values(cdir, mdir),
-    )
-    store = Store(out, discard_damaged=force_new)
-    stats: dict[str, int] = {}
-    fresh: dict[str, dict[str, Any]] = {}  # this run's rows, kept for salvage should the store be damaged
-
-    def salvaged(exc: StoreDamaged) -> StoreDamaged:
-        """The damage said with what was saved of the results (results.csv), or why nothing could be."""
-        try:
-            df = salvage(Path(out), [s["id"] for s in items], fresh, earlier=not force_new)
-        except BatchStoreError as problem:
-            return damaged(exc.path, exc.detail, f"results.csv could not be written either ({problem})")
-        saved = (
-            f"{len(df)} finished scenario(s) recovered ({len(fresh)} solved by this run) are saved in "
-            f"{Path(out) / 'results.csv'}"
-        )
-        return damaged(exc.path, exc.detail, saved)
-
+    ident = run_identity(items, source, catalog_dir, models_dir)
+    batch = Run(Store(out, discard_damaged=force_new), items, force_new)
     try:
-        store.begin_run(ident, items, force_new=force_new, engine=engine, workers=workers)
-        finished = store.done_ids()
+        batch.store.begin_run(ident, items, force_new=force_new, engine=engine, workers=workers)
+        finished = batch.store.done_ids()
         todo = [s for s in items if s["id"] not in finished]
-        bar = _progress(len(items), len(items) - len(todo), progress)
-
-        def done(row: dict[str, Any], attempts: int) -> None:
-            fresh[str(row["id"])] = {**row, "attempts": attempts}
-            store.write(row, attempts)
-            bar.update(1)
-
-        try:
-            with interruptible():
-                if engine == "local":
-                    stats = run_local(todo, workers, catalog_dir, models_dir, done, store.event, max_attempts)
-                else:
-                    stats = run_ray(
-                        todo, workers, ray_address, catalog_dir, models_dir, done, store.event, max_attempts
-                    )
-        except BatchInterrupted as exc:
-            with suppress(BatchStoreError):  # results.csv holds what finished, as after a complete run
-                try:
-                    store.export()
-                except StoreDamaged as problem:
-                    salvaged(problem)
-            store.end_run(f"interrupted ({exc.args[0]})")
-            raise
-        except StoreDamaged as exc:  # a write found the store damaged: what finished goes to results.csv
-            raise salvaged(exc) from None
-        finally:
-            bar.close()
-        try:
-            store.verify()  # on disk, on a new connection: this one may still hold damaged pages in memory
-            df = store.frame()
-        except StoreDamaged as exc:
-            raise salvaged(exc) from None
-        store.export(df)
+        stats = batch.solve(todo, Engine(engine, workers, ray_address, catalog_dir, models_dir, max_attempts), progress)
+        df = batch.read_back()
         answered = set(df.loc[df["status"].isin(FINAL_STATUSES), "id"]) if len(df) else set()
         unfinished = [s["id"] for s in items if s["id"] not in answered]
-        store.end_run("complete" if not unfinished else f"incomplete ({len(unfinished)} unfinished)")
+        batch.store.end_run("complete" if not unfinished else f"incomplete ({len(unfinished)} unfinished)")
     finally:
-        store.close()
+        batch.store.close()
     return BatchOutcome(
         frame=df,
         out=Path(out),
@@ -226,6 +167,112 @@ def run_batch(
         stats=stats,
         seconds=time.perf_counter() - t0,
     )
+
+
+def checked_workers(engine: str, workers: int | None, max_attempts: int) -> int:
+    """The number of workers (default: the CPU cores); an unknown engine or a count below 1 is bad input."""
+    if engine not in ("local", "ray"):
+        raise PlannerInputError(f"unknown engine '{engine}': use local or ray")
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers < 1:
+        raise PlannerInputError("--workers must be at least 1")
+    if max_attempts < 1:
+        raise PlannerInputError("max_attempts must be at least 1")
+    return workers
+
+
+def run_identity(items: list[dict[str, Any]], source: str, catalog_dir: str | None, models_dir: str | None) -> Identity:
+    """What this run's results depend on: the scenario set, the catalog and workload files (hashes and values),
+    the planner version."""
+    cdir, mdir = _catalog_dir(catalog_dir), _models_dir(models_dir)
+    return Identity(
+        scenarios_sha=scenarios_sha(s["id"] for s in items),
+        scenario_source=source,
+        input_files=input_files(cdir, mdir),
+        planner_version=__version__,
+        input_values=input_values(cdir, mdir),
+    )
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where the scenarios run: local processes or Ray actors, how many, with which catalog, tried how often."""
+
+    name: str
+    workers: int
+    ray_address: str | None
+    catalog_dir: str | None
+    models_dir: str | None
+    max_attempts: int
+
+
+@dataclass
+class Run:
+    """One run into a store: its scenarios, and this run's rows as they finish (``fresh``), kept so that a store
+    found damaged loses none of them (:func:`planner.batch.store.salvage`)."""
+
+    store: Store
+    items: list[dict[str, Any]]
+    force_new: bool
+    fresh: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def solve(self, todo: list[dict[str, Any]], engine: Engine, progress: bool) -> dict[str, int]:
+        """Run ``todo`` on the engine, each finished row committed as it comes; returns the worker counters. Stopped
+        by a signal, results.csv is written before BatchInterrupted goes on; a store found damaged, what finished is
+        saved first (StoreDamaged)."""
+        bar = _progress(len(self.items), len(self.items) - len(todo), progress)
+
+        def done(row: dict[str, Any], attempts: int) -> None:
+            self.fresh[str(row["id"])] = {**row, "attempts": attempts}
+            self.store.write(row, attempts)
+            bar.update(1)
+
+        e = engine
+        try:
+            with interruptible():
+                if e.name == "local":
+                    return run_local(
+                        todo, e.workers, e.catalog_dir, e.models_dir, done, self.store.event, e.max_attempts
+                    )
+                return run_ray(
+                    todo, e.workers, e.ray_address, e.catalog_dir, e.models_dir, done, self.store.event, e.max_attempts
+                )
+        except BatchInterrupted as exc:
+            with suppress(BatchStoreError):  # results.csv holds what finished, as after a complete run
+                try:
+                    self.store.export()
+                except StoreDamaged as problem:
+                    self.salvaged(problem)
+            self.store.end_run(f"interrupted ({exc.args[0]})")
+            raise
+        except StoreDamaged as exc:  # a write found the store damaged: what finished goes to results.csv
+            raise self.salvaged(exc) from None
+        finally:
+            bar.close()
+
+    def read_back(self) -> pd.DataFrame:
+        """Every stored row, checked on disk first (a new connection: this one may still hold damaged pages in
+        memory), and exported to results.csv; a damaged store is StoreDamaged, what finished saved first."""
+        try:
+            self.store.verify()
+            df = self.store.frame()
+        except StoreDamaged as exc:
+            raise self.salvaged(exc) from None
+        self.store.export(df)
+        return df
+
+    def salvaged(self, exc: StoreDamaged) -> StoreDamaged:
+        """The damage said with what was saved of the results (results.csv), or why nothing could be."""
+        out = self.store.out
+        try:
+            df = salvage(out, [s["id"] for s in self.items], self.fresh, earlier=not self.force_new)
+        except BatchStoreError as problem:
+            return damaged(exc.path, exc.detail, f"results.csv could not be written either ({problem})")
+        saved = (
+            f"{len(df)} finished scenario(s) recovered ({len(self.fresh)} solved by this run) are saved in "
+            f"{out / 'results.csv'}"
+        )
+        return damaged(exc.path, exc.detail, saved)
 
 
 def run(

@@ -105,7 +105,28 @@ def scenario_id(scenario: dict[str, Any]) -> str:
 
 
 def expand(spec: object) -> list[dict[str, Any]]:
-    """The scenarios of a spec (base + grid product + explicit list), each with a stable ``id``."""
+    """The scenarios of a spec (base + grid product + explicit list), each with a stable ``id``; a spec of more than
+    MAX_SCENARIOS is refused before it is expanded."""
+    base, grid, explicit = spec_parts(spec)
+    check_size(grid, len(explicit))
+    out: list[dict[str, Any]] = []
+    keys = list(grid)
+    for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+        merged = {**base, **dict(zip(keys, combo, strict=True))}
+        out += [{**merged, **ex} for ex in explicit] if explicit else [merged]
+    seen: set[str] = set()
+    unique = []
+    for s in out:
+        s.pop("id", None)
+        s["id"] = scenario_id(s)
+        if s["id"] not in seen:
+            seen.add(s["id"])
+            unique.append(s)
+    return unique
+
+
+def spec_parts(spec: object) -> tuple[dict[str, Any], dict[str, list[Any]], list[dict[str, Any]]]:
+    """(base, grid, explicit list) of a spec (a list is an explicit list), each checked for its shape."""
     if isinstance(spec, list):
         spec = {"scenarios": spec}
     if not isinstance(spec, dict):
@@ -125,7 +146,6 @@ def expand(spec: object) -> list[dict[str, Any]]:
         raise PlannerInputError(
             f"base: a mapping of request fields, e.g. base: {{model: llama3-8b, tokens: 1.0e12}} (got {base!r})"
         )
-    base = dict(base)
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise PlannerInputError("grid: every entry is a non-empty list of values")
     if not isinstance(explicit, list):
@@ -134,27 +154,10 @@ def expand(spec: object) -> list[dict[str, Any]]:
         raise PlannerInputError(
             "scenarios: the list is empty, so there is nothing to run: give at least one scenario (or a grid)"
         )
-    check_size(grid, len(explicit))
-    out: list[dict[str, Any]] = []
-    keys = list(grid)
-    for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        merged = {**base, **dict(zip(keys, combo, strict=True))}
-        if explicit:
-            for ex in explicit:
-                if not isinstance(ex, dict):
-                    raise PlannerInputError(f"scenarios: each entry is a mapping (got {ex!r})")
-                out.append({**merged, **ex})
-        else:
-            out.append(merged)
-    seen: set[str] = set()
-    unique = []
-    for s in out:
-        s.pop("id", None)
-        s["id"] = scenario_id(s)
-        if s["id"] not in seen:
-            seen.add(s["id"])
-            unique.append(s)
-    return unique
+    for ex in explicit:
+        if not isinstance(ex, dict):
+            raise PlannerInputError(f"scenarios: each entry is a mapping (got {ex!r})")
+    return dict(base), grid, explicit
 
 
 def check_size(grid: dict[str, list[Any]], explicit: int) -> None:
@@ -179,10 +182,21 @@ def load_scenarios(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     try:
         spec = parse_yaml(p.read_text())
     except yaml.YAMLError as exc:
-        raise PlannerInputError(f"{p}: not valid YAML: {exc}") from None
+        raise PlannerInputError(f"{p}: not valid YAML: {yaml_problem(exc)}") from None
     except UnicodeDecodeError:
         raise PlannerInputError(f"{p}: not a text file") from None
     return expand(spec)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong and where ('did not find expected ',' or ']' (line 2, column 1)')."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    context = getattr(exc, "context", None)
+    return f"{problem}{where}" + (f", {context}" if context else "")
 
 
 def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:

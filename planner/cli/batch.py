@@ -1,8 +1,9 @@
-"""`planner batch SCENARIOS --out DIR` (many scenarios solved in parallel, resumable) and `planner batch report DIR`.
+"""`planner batch SCENARIOS --out DIR` (many scenarios solved in parallel, resumable) and `planner batch report DIR`
+(its own parser: its options and --help).
 
 Exit codes: 4 when scenarios are left without an answer (rerun to resume); otherwise 0 when at least one scenario
-has a plan, 1 when none has, 2 when every scenario is bad input (or the output directory is unusable), 3 on an
-internal error of the planner; 128 + the signal after SIGINT/SIGTERM.
+has a plan, 1 when none has, 2 when every scenario is bad input (or the output directory is unusable, its store
+damaged); 128 + the signal after SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 
 from planner.batch import (
     EXIT_INCOMPLETE,
+    MAX_SCENARIOS,
     BatchInterrupted,
     BatchOutcome,
     report_blocks,
@@ -44,8 +46,10 @@ BATCH_DESCRIPTION = (
     "Exit code: 4 when scenarios are left without an answer (not run, or an error such as a worker that died "
     "--max-attempts times: rerun the same command to resume); otherwise 0 when at least one scenario has a "
     "plan, 1 when none has (all infeasible), 2 when every scenario is bad input. Also 2 for an unusable "
-    "output directory (a file in the way, read-only, disk full, results of other inputs there); 130/143 "
-    "after SIGINT/SIGTERM (finished scenarios are kept, and written to results.csv)."
+    "output directory (a file in the way, read-only, disk full, results of other inputs there, a damaged store: "
+    "what finished is saved to results.csv, and --force-new starts over); 130/143 after SIGINT/SIGTERM (finished "
+    f"scenarios are kept, and written to results.csv). A scenario file of more than {MAX_SCENARIOS:,} scenarios is "
+    "refused."
 )
 
 
@@ -174,10 +178,18 @@ def print_batch_outcome(args: argparse.Namespace, res: BatchOutcome, code: int) 
         print(f"{res.total} scenarios, {len(df)} rows in {Path(args.out) / 'results.sqlite'} (+ results.csv): {counts}")
         if code == EXIT_BAD_INPUT and len(df) and "message" in df:
             print("every scenario is bad input, e.g.: " + str(df["message"].iloc[0]))
+    if code == EXIT_BAD_INPUT and len(df) and "message" in df:
+        sys.stderr.write(f"planner: error: every scenario is bad input, e.g.: {df['message'].iloc[0]}\n")
     if not res.complete:
+        not_run = res.stats.get("not_run", 0)
+        why = (
+            f"{not_run} not run: no Ray worker was left (its nodes lost, no room for a new one); "
+            if not_run
+            else "errors: see the message column; "
+        )
         sys.stderr.write(
-            f"planner: {len(res.unfinished)} of {res.total} scenarios have no answer (errors: see the message "
-            "column); rerun the same command to retry them\n"
+            f"planner: {len(res.unfinished)} of {res.total} scenarios have no answer ({why}rerun the same command to "
+            "retry them)\n"
         )
 
 

@@ -56,7 +56,15 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return text
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        return "\n".join(wrap_line(indent + line, width) for line in text.splitlines())
+        """Each paragraph (lines between blank lines) as written when it fits ``width``, else refilled to it."""
+        out = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if all(len(indent + line) <= width for line in lines):
+                out.append("\n".join(indent + line for line in lines))
+            else:
+                out.append(wrap_line(indent + " ".join(line.strip() for line in lines), width))
+        return "\n\n".join(out)
 
 
 class Parser(argparse.ArgumentParser):

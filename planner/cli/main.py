@@ -33,6 +33,7 @@ Exit codes: 0 ok, 1 no feasible plan (with the smallest relaxation of each requi
 configuration does not fit in GPU memory, or a bought run outlasts its servers' --life-years), 2 bad input,
 3 internal error (please report it), 4 `batch` left scenarios without an answer (rerun to resume), 130/143
 interrupted (SIGINT/SIGTERM).
+
 {COST_HELP}"""
 
 
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except PlannerInputError as exc:
-        sys.stderr.write(f"planner: error: {exc}\n")
+        sys.stderr.write(f"planner: error: {one_line(str(exc))}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `planner ... | head`: the reader left; not an error of ours
         silence_stdout()
@@ -87,8 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a bare traceback for users
         if os.environ.get("PLANNER_DEBUG"):
             raise
-        sys.stderr.write(f"planner: internal error: {type(exc).__name__}: {exc} (set PLANNER_DEBUG=1 for details)\n")
+        sys.stderr.write(
+            f"planner: internal error: {type(exc).__name__}: {one_line(str(exc))} (set PLANNER_DEBUG=1 for details)\n"
+        )
         return EXIT_INTERNAL
+
+
+def one_line(message: str) -> str:
+    """A message of several lines (a catalog with several invalid entries, each on its line) as one line, its lines
+    joined by '; '."""
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
 def flush_stdout() -> OSError | None:
@@ -111,10 +120,18 @@ def output_failed(exc: OSError) -> int:
     return EXIT_BAD_INPUT
 
 
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+
+
 def system_refused(exc: OSError) -> int:
-    """A file the command could not read or write: one line naming it (a write error names none: the output) and
-    why, exit 2."""
-    what = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+    """A file the command could not read or write, or another refusal of the system: one line naming the file (a
+    failed write names none: it is the output) and why, exit 2."""
+    if exc.filename:
+        what = f"{exc.filename}: "
+    elif exc.errno in WRITE_ERRORS:
+        what = "cannot write the output: "
+    else:
+        what = f"{type(exc).__name__}: "
     sys.stderr.write(f"planner: error: {what}{reason(exc)}\n")
     return EXIT_BAD_INPUT
 

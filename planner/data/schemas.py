@@ -613,7 +613,7 @@ class Layout(Strict):
             raise ValueError("virtual_stages > 1 needs pipeline_parallel > 1 (they interleave pipeline stages)")
         return self
 
-    def label(self, data_parallel: int) -> str:
+    def label(self, data_parallel: int) -> str:  # noqa: C901 -- a flat list of independent layout parts, each appended when set
         """The layout as text at a data-parallel degree, e.g. 'DP16 TP8 PP4 VP2 ZeRO-1': only the parallelisms
         above 1 and the options that are set."""
         parts = [f"DP{data_parallel}"]

@@ -114,7 +114,7 @@ def deadline_that_plans(res: PlanResult, preferred: float = DEFAULT_DEADLINE_DAY
     )
 
 
-def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanRequest | None, list[str]]:
+def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanRequest | None, list[str]]:  # noqa: C901 -- one check per input of the Plan page, each with its own message
     """(the request the inputs make, []) or (None, what is wrong in the page's words, one sentence each)."""
     model = str(inputs["model"])
     wl = catalog.workload(model)

@@ -54,7 +54,6 @@ def _skip_scipy_stats() -> None:
         pass
 
 
-
 class SolverStatus(enum.StrEnum):
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # best incumbent returned, with its gap

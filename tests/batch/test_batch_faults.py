@@ -556,4 +556,4 @@ def test_a_killed_ray_node_with_no_node_left_ends_the_run_incomplete_with_result
     with Store(out, readonly=True) as st:
         ev = st.events()
     assert (ev["kind"] == "no_workers").sum() == 1 and (ev["kind"] == "worker_died").sum() >= 1
-    assert f"{TOTAL - len(saved)} of {TOTAL} scenarios have no answer" in err
+    assert f"{TOTAL - len(saved)} of {TOTAL} scenarios have no answer ({TOTAL - len(saved)} not run: no Ray" in err

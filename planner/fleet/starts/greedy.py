@@ -12,7 +12,7 @@ from planner.fleet.starts.state import StartPlan, StartState, set_plan_start
 from planner.physics import cost as cost_mod
 
 
-def greedy_plan(mip: FleetMIP, cat: Catalog, req: FleetRequest) -> StartPlan | None:
+def greedy_plan(mip: FleetMIP, cat: Catalog, req: FleetRequest) -> StartPlan | None:  # noqa: C901 -- one pass over the jobs in due order; its branches are the cases of placing one job
     """A greedy fleet: jobs from the largest (fewest node-slots it can take) down, each in the mode and least-busy
     slots that add the least cost (or energy) to the fleet built so far -- nodes beyond the capacity already bought
     at their capex share, rent by node-slots, energy at its price -- keeping every owned node and one fabric per
