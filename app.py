@@ -384,7 +384,10 @@ def page_plan() -> None:
     )
     with st.expander("Why this plan", expanded=True):
         st.markdown("\n".join(present.why_this_plan(res)))
-    st.markdown("**Alternatives** (best per other GPU type, then next-best distinct hardware)")
+    st.markdown(
+        "**Alternatives** (the next-best other options -- another server, fabric, power cap, site or purchase --, "
+        "then the best of each other GPU type)"
+    )
     table, shared = present.alternatives_view(res)
     if shared:
         st.caption(shared)
