@@ -450,7 +450,8 @@ def start_ray(ray: Any, address: str | None, workers: int) -> bool:
 
 
 RAY_POLL_S = 0.5  # the longest the main loop waits on Ray before it looks at its workers again
-RAY_START_TIMEOUT_S = 60.0  # a worker actor not started within this, while no other is running, is given up
+# a worker actor not started within this, while no other is running, is given up ($PLANNER_RAY_START_TIMEOUT_S)
+RAY_START_TIMEOUT_S = float(os.environ.get("PLANNER_RAY_START_TIMEOUT_S", "60"))
 PER_ACTOR = 2  # scenarios in flight per actor: one solving, one queued behind it
 
 
