@@ -473,6 +473,23 @@ def wait_row_from_node(out: Path, node: Any, done: Any, timeout: float = 120) ->
     pytest.fail("no row from an actor of the node to kill")
 
 
+def run_and_kill_node(spec_file: Path, out: Path, cluster: Any, node: Any) -> tuple[int, str, float, float]:
+    """`planner batch --engine ray` on the cluster, ``node`` killed once an actor of it has committed a row:
+    (exit code, stderr, time of the kill, seconds from the kill to the end). A run still going 120 s after the
+    kill is a hang: killed, and the test fails."""
+    proc = start(spec_file, out, "--workers", "2", "--engine", "ray", "--ray-address", cluster.address)
+    wait_row_from_node(out, node, lambda: proc.poll() is not None)
+    assert proc.poll() is None, "the run ended before the node could be killed"
+    killed_at = kill_node(node)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the batch hung after its Ray node was killed")
+    return proc.returncode, err, killed_at, time.time() - killed_at
+
+
 def utc_seconds(text: str) -> float:
     return dt.datetime.fromisoformat(text).timestamp()
 
@@ -487,18 +504,8 @@ def test_a_killed_ray_node_is_detected_in_seconds_and_its_scenarios_finish_on_th
     scenario exactly once and equal to a clean run."""
     cluster, node = ray_cluster
     out = tmp_path / "out"
-    proc = start(spec_file, out, "--workers", "2", "--engine", "ray", "--ray-address", cluster.address)
-    wait_row_from_node(out, node, lambda: proc.poll() is not None)
-    assert proc.poll() is None, "the run ended before the node could be killed"
-    killed_at = kill_node(node)
-    try:
-        _, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("the batch hung after its Ray node was killed")
-    ended_s = time.time() - killed_at
-    assert proc.returncode == 0, err[-3000:]
+    code, err, killed_at, ended_s = run_and_kill_node(spec_file, out, cluster, node)
+    assert code == 0, err[-3000:]
     assert ended_s < 60, ended_s
     with Store(out, readonly=True) as st:
         ev = st.events()
@@ -523,18 +530,7 @@ def test_a_killed_ray_node_with_no_node_left_ends_the_run_incomplete_with_result
     monkeypatch.setenv("PLANNER_RAY_START_TIMEOUT_S", "5")
     cluster, node = ray_cluster
     out = tmp_path / "out"
-    proc = start(spec_file, out, "--workers", "2", "--engine", "ray", "--ray-address", cluster.address)
-    wait_row_from_node(out, node, lambda: proc.poll() is not None)
-    assert proc.poll() is None, "the run ended before the node could be killed"
-    killed_at = kill_node(node)
-    try:
-        _, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("the batch hung after its only Ray node with CPUs was killed")
-    ended_s = time.time() - killed_at
-    code = proc.returncode
+    code, err, _, ended_s = run_and_kill_node(spec_file, out, cluster, node)
     assert code == 4, err[-3000:]
     assert ended_s < 60, ended_s
     saved = pd.read_csv(out / "results.csv", dtype={"id": str})
