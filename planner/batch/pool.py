@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -450,8 +451,20 @@ def start_ray(ray: Any, address: str | None, workers: int) -> bool:
 
 
 RAY_POLL_S = 0.5  # the longest the main loop waits on Ray before it looks at its workers again
-# a worker actor not started within this, while no other is running, is given up ($PLANNER_RAY_START_TIMEOUT_S)
-RAY_START_TIMEOUT_S = float(os.environ.get("PLANNER_RAY_START_TIMEOUT_S", "60"))
+RAY_START_TIMEOUT_DEFAULT_S = 60.0
+
+
+def ray_start_timeout_s() -> float:
+    """Seconds a worker actor may take to start while no other is running before it is given up:
+    $PLANNER_RAY_START_TIMEOUT_S when it is a positive number, else 60."""
+    try:
+        value = float(os.environ.get("PLANNER_RAY_START_TIMEOUT_S", RAY_START_TIMEOUT_DEFAULT_S))
+    except ValueError:
+        return RAY_START_TIMEOUT_DEFAULT_S
+    return value if value > 0 and math.isfinite(value) else RAY_START_TIMEOUT_DEFAULT_S
+
+
+RAY_START_TIMEOUT_S = ray_start_timeout_s()
 PER_ACTOR = 2  # scenarios in flight per actor: one solving, one queued behind it
 
 
