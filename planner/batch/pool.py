@@ -13,6 +13,10 @@ the main process decides), and is killed by the main process on any way out (nor
 SIGINT/SIGTERM turned into :class:`BatchInterrupted`). SIGKILL of the main process cannot be caught, and the
 parent-death signal covers it.
 
+Scheduling: scenarios are grouped by the physics their solve needs (``ScenarioQueue``); a worker or actor keeps to
+its group while it has scenarios and takes a group no other worker is on next, so each physics is computed (or
+loaded from the physics store) about once per batch, not once per worker.
+
 Ray engine: one actor per worker, two scenarios in flight per actor once it has started (scenarios wait in the
 main process, never behind an actor the cluster has no room for). A task that fails because its actor died (its
 process killed, its node lost) is re-submitted to a running actor (same bound on attempts) and the dead actor is
@@ -40,7 +44,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from planner.batch.scenarios import error_row, init_worker, run_scenario
+from planner.batch.scenarios import error_row, init_worker, physics_group, run_scenario
 from planner.errors import PlannerInputError
 
 PR_SET_PDEATHSIG = 1
@@ -125,6 +129,48 @@ class _Slot:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class ScenarioQueue:
+    """Scenarios waiting for a worker, grouped by physics (``physics_group``), groups in order of first appearance.
+
+    ``take(group, busy)`` gives a worker the next scenario of the group it last solved, else of a group no other
+    worker is on, else of the group with the most left: each worker computes (or loads) a group's physics once,
+    and two workers share a group only when there is no other work. ``popleft`` takes in order of groups."""
+
+    def __init__(self, todo: list[dict[str, Any]]) -> None:
+        self.groups: dict[str, deque[dict[str, Any]]] = {}
+        for s in todo:
+            self.groups.setdefault(physics_group(s), deque()).append(s)
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.groups.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+    def appendleft(self, s: dict[str, Any]) -> None:
+        """Put a scenario back at the front of its group (a retry after its worker died)."""
+        g = physics_group(s)
+        if g not in self.groups:
+            self.groups = {g: deque(), **self.groups}
+        self.groups[g].appendleft(s)
+
+    def popleft(self) -> dict[str, Any]:
+        return self._pop(next(iter(self.groups)))
+
+    def take(self, group: str | None, busy: set[str]) -> dict[str, Any]:
+        """The next scenario for a worker that last solved ``group``, while other workers are on ``busy``."""
+        if group in self.groups:
+            return self._pop(group)
+        free = [g for g in self.groups if g not in busy]
+        return self._pop(free[0] if free else max(self.groups, key=lambda g: len(self.groups[g])))
+
+    def _pop(self, g: str) -> dict[str, Any]:
+        s = self.groups[g].popleft()
+        if not self.groups[g]:
+            del self.groups[g]
+        return s
+
+
 def new_stats() -> dict[str, int]:
     """The counters a run returns: worker deaths, retries, scenarios given up on, and scenarios not run because no
     worker was left (Ray)."""
@@ -137,7 +183,7 @@ def _retry_or_give_up(
     max_attempts: int,
     what: str,
     cause: str,
-    queue: deque[dict[str, Any]],
+    queue: ScenarioQueue,
     stats: dict[str, int],
     done: Done,
 ) -> None:
@@ -173,7 +219,7 @@ class LocalPool:
         self.done, self.event = done, event
         self.max_attempts = max_attempts
         self.stats = stats
-        self.queue = deque(todo)
+        self.queue = ScenarioQueue(todo)
         self.attempts: Counter[str] = Counter()
         self.slots: list[_Slot] = []
         self.me = os.getpid()
@@ -200,7 +246,9 @@ class LocalPool:
         and found by its sentinel."""
         if not self.queue:
             return
-        s = self.queue.popleft()
+        busy = {sl.extra["group"] for sl in self.slots if sl is not slot and sl.task is not None}
+        s = self.queue.take(slot.extra.get("group"), busy)
+        slot.extra["group"] = physics_group(s)
         self.attempts[s["id"]] += 1
         slot.task = s
         try:
@@ -480,6 +528,7 @@ class _Actor:
     node: str | None = None
     pid: int | None = None
     tasks: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    group: str | None = None  # the physics group of the scenario it was last given
 
 
 class RayPool:
@@ -510,7 +559,7 @@ class RayPool:
         self.done, self.event = done, event
         self.max_attempts = max_attempts
         self.stats = stats
-        self.queue = deque(todo)
+        self.queue = ScenarioQueue(todo)
         self.attempts: Counter[str] = Counter()
         self.actors: list[_Actor] = []
         self.starts = 0
@@ -533,7 +582,9 @@ class RayPool:
         """Give every started actor up to PER_ACTOR scenarios (each counted as an attempt)."""
         for a in self.actors:
             while a.node is not None and self.queue and len(a.tasks) < PER_ACTOR:
-                s = self.queue.popleft()
+                busy = {b.group for b in self.actors if b is not a and b.tasks and b.group is not None}
+                s = self.queue.take(a.group, busy)
+                a.group = physics_group(s)
                 self.attempts[s["id"]] += 1
                 a.tasks[a.handle.run.remote(s)] = s
 

@@ -310,6 +310,29 @@ def error_row(s: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": s["id"], "scenario": spec_json(s), "model": s.get("model"), "status": "error", "message": message}
 
 
+# The scenario fields the physics of a solve depends on (plan.candidates' physics key): scenarios equal in these
+# share it, and a worker that solves them in a row computes it once.
+PHYSICS_FIELDS = (
+    "model",
+    "tokens",
+    "samples",
+    "epochs",
+    "global_batch",
+    "precision",
+    "gpus",
+    "servers",
+    "fabrics",
+    "power_caps",
+    "max_nodes",
+)
+
+
+def physics_group(s: dict[str, Any]) -> str:
+    """The scenario's physics group: its ``PHYSICS_FIELDS`` (for scheduling only: scenarios of one group share the
+    physics a worker computes or loads once)."""
+    return json.dumps([s.get(k) for k in PHYSICS_FIELDS], default=str)
+
+
 def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """Solve one scenario into its result row; always returns a row (never raises): ``bad_input`` for a scenario the
     checks before a solve refuse (worded in its fields), ``error`` for a crash of the planner on it."""

@@ -139,6 +139,13 @@ def add_layout_args(e: argparse.ArgumentParser) -> None:
         "a pipeline stage; must divide the experts and TP x CP x DP (default 1)",
     )
     lay.add_argument(
+        "--etp",
+        type=bounded_int(1, 64),
+        help="expert tensor-parallel degree of a Mixture-of-Experts model: each routed expert's FFN split over this "
+        "many GPUs (Megatron-Core --expert-tensor-parallel-size: 1 for fine-grained experts, or TP); EP x ETP must "
+        "divide TP x CP x DP (default 1)",
+    )
+    lay.add_argument(
         "--micro-batch", type=positive_int, help="micro-batch per GPU, samples (default: the workload's or searched)"
     )
     lay.add_argument(
@@ -289,8 +296,8 @@ def estimate_json(
 
 # ------------------------------------------------------------------------------------------------ layout
 def layout_from_args(args: argparse.Namespace) -> Layout | None:
-    """A Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--cp/--ep/--micro-batch/--accumulation, or
-    None when none is given (the model then picks the fastest layout that fits)."""
+    """A Layout from --tp/--pp/--vp/--zero/--recompute/--sequence-parallel/--cp/--ep/--etp/--micro-batch/
+    --accumulation, or None when none is given (the model then picks the fastest layout that fits)."""
     given: dict[str, Any] = {
         "tensor_parallel": args.tp,
         "pipeline_parallel": args.pp,
@@ -300,6 +307,7 @@ def layout_from_args(args: argparse.Namespace) -> Layout | None:
         "sequence_parallel": True if args.sequence_parallel else None,
         "context_parallel": args.cp,
         "expert_parallel": args.ep,
+        "expert_tensor_parallel": args.etp,
         "micro_batch": args.micro_batch,
         "accumulation": args.accumulation,
     }

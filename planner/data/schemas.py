@@ -299,6 +299,10 @@ class FrameworkProfile(Strict):
     """Supports Megatron sequence parallelism (activations divided by TP across the whole layer)."""
     selective_recompute: bool = False
     """Supports selective (attention-only) activation recomputation."""
+    pipeline_p2p_overlap: bool = False
+    """Overlaps an interleaved pipeline's point-to-point sends and receives with the next chunk's compute
+    (Megatron-Core ``overlap_p2p_comm``): only the transfers on the schedule's critical path are exposed
+    (planner/physics/communication.py exposed_p2p_time_s)."""
     tp_overlap_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Share of tensor- and context-parallel communication hidden under GEMMs (Megatron-Core
     --tp-comm-overlap, ring attention overlapping the KV exchange)."""
@@ -596,8 +600,12 @@ class Layout(Strict):
     """Gradient-accumulation steps (data-parallel workloads without a fixed micro-batch)."""
     expert_parallel: Annotated[int, Field(ge=1)] = 1
     """Expert-parallel degree (Mixture-of-Experts): each MoE layer's routed experts split over this many GPUs of a
-    pipeline stage, folded with TP x CP x DP as Megatron-Core's parallel folding does (expert tensor parallelism 1:
-    EP divides TP x CP x DP, the expert data-parallel degree is TP x CP x DP / EP)."""
+    pipeline stage, folded with TP x CP x DP as Megatron-Core's parallel folding does (EP x ETP divides TP x CP x
+    DP, the expert data-parallel degree is TP x CP x DP / (EP x ETP))."""
+    expert_tensor_parallel: Annotated[int, Field(ge=1)] = 1
+    """Expert tensor-parallel degree (Mixture-of-Experts, Megatron-Core --expert-tensor-parallel-size): each routed
+    expert's FFN split over this many GPUs, which gather the expert's tokens; 1 (Megatron-Core's advice for
+    fine-grained experts) or the attention TP (its default)."""
     virtual_stages: Annotated[int, Field(ge=1)] | None = None
     """Interleaved pipeline: model chunks per GPU (Megatron's virtual pipeline stages); None = the fastest of
     1, 2, 4, 8 for each configuration."""
@@ -629,6 +637,8 @@ class Layout(Strict):
             parts.append(f"CP{self.context_parallel}")
         if self.expert_parallel > 1:
             parts.append(f"EP{self.expert_parallel}")
+        if self.expert_tensor_parallel > 1:
+            parts.append(f"ETP{self.expert_tensor_parallel}")
         if self.sequence_parallel and self.tensor_parallel > 1:
             parts.append("SP")
         if self.recompute == "full":

@@ -11,7 +11,12 @@ from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_
 from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate, with_run_terms
 from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
 from planner.physics.pricing import price_space
-from planner.physics.run_time import evaluation_time_s, startup_time_s, time_to_train_terms_h
+from planner.physics.run_time import (
+    evaluation_time_from_step_s,
+    evaluation_time_s,
+    startup_time_s,
+    time_to_train_terms_h,
+)
 from planner.physics.space import (
     DEFAULT_CAPS,
     DEFAULT_NODE_COUNTS,
@@ -41,6 +46,7 @@ __all__ = [
     "estimate_from_row",
     "evaluate",
     "evaluate_space",
+    "evaluation_time_from_step_s",
     "evaluation_time_s",
     "mfu_max",
     "pipeline_depths",

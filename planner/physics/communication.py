@@ -11,7 +11,8 @@
   bus bandwidth across nodes is the NIC bandwidth, reference/hardware.md.)
 * Tensor parallelism: 4 all-reduces of the activations per layer and micro-batch (6 with recompute).
 * Pipeline parallelism (interleaved 1F1B, v chunks per GPU): bubble (p-1)/(v m) of the busy time, plus v x the
-  point-to-point activations.
+  point-to-point activations -- or, where the framework overlaps them with compute, the transfers on the schedule's
+  critical path only (``exposed_p2p_time_s``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ def nvls_gain(gpus_in_node: ArrayLike) -> NDArray[np.float64]:
     n = np.clip(np.asarray(gpus_in_node, dtype=np.int64), 1, 8)
     table = np.asarray([1.0, 1.0, 1.0, 1.0, 1.0, *(NVLS_BUS_GAIN[k] for k in (5, 6, 7, 8))])
     return np.asarray(table[n])
+
+
+# NCCL's latency of one NVLS all-reduce (src/graph/tuning.cc: the NVLink hardware latency of the NVLS algorithm,
+# about 25 us with the Simple protocol, against 3.4 us per ring step): one switch round trip, whatever the GPU count
+NVLS_LATENCY_S = 25e-6
+
+
+def nvls_time_s(
+    size_bytes: ArrayLike, n: ArrayLike, intra_bytes_s: ArrayLike, calls: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """NVLink SHARP (NCCL's NVLS algorithm) all-reduce of S bytes over the n GPUs of one NVSwitch domain: the switch
+    reduces (multimem loads and stores), so the bus carries the ring's 2(n-1)/n x S at the NVLS bus bandwidth
+    (``nvls_gain``: 480 vs 370 GB/s on 8 H100s, NVIDIA/nccl#1455) and each call pays one switch round trip
+    (``NVLS_LATENCY_S``) instead of the ring's 2(n-1) steps; 0 for one GPU."""
+    n_ = np.asarray(n, dtype=float)
+    bw = np.asarray(intra_bytes_s, dtype=float) * nvls_gain(n_)
+    t = 2.0 * (n_ - 1.0) / np.maximum(n_, 1.0) * np.asarray(size_bytes, dtype=float) / bw
+    return np.asarray(np.where(n_ > 1, t + np.asarray(calls, dtype=float) * NVLS_LATENCY_S, 0.0))
 
 
 def bucket_count(size_bytes: ArrayLike, bucket_bytes: float) -> NDArray[np.float64]:
@@ -129,7 +148,9 @@ def data_parallel_allreduce_time_s(
       per bucket -- the latency that makes rings slow at thousands of GPUs;
     * tree: same volume at TREE_BANDWIDTH_FACTOR of the bandwidth, 2 log2(nodes) inter-node steps;
     * in-network reduction where the fabric has it (SHARP): S once through the NICs;
-    * inside one node, NVLink SHARP (NVLS) where the GPU's NVSwitch has it."""
+    * inside one node, the ring or, where the GPU's NVSwitch has it, NVLink SHARP (``nvls_time_s``): one switch
+      round trip of latency per bucket instead of 2(dp-1) ring steps -- what keeps a 64- or 72-GPU NVLink domain's
+      gradient all-reduce from being latency-bound."""
     dp = np.asarray(data_parallel, dtype=float)
     dpl = np.asarray(dp_local, dtype=float)
     intra = np.asarray(intra_bytes_s, dtype=float)
@@ -141,8 +162,10 @@ def data_parallel_allreduce_time_s(
     inter_lat = np.asarray(inter_latency_s, dtype=float)
     nvls_ = np.asarray(nvls, dtype=bool)
     intra_nvls = np.where(nvls_, intra * nvls_gain(dpl), intra)
-    # inside one node: ring, or NVLS where available
-    t_node = ring_time_s(S, dp, np.where(nvls_, intra * nvls_gain(dp), intra), INTRA_LATENCY_S, calls)
+    # inside one node: the ring, or NVLS where the NVSwitch has it and it is faster (NCCL picks the faster)
+    t_node = ring_time_s(S, dp, intra, INTRA_LATENCY_S, calls)
+    if nvls_.any():
+        t_node = np.where(nvls_, np.minimum(t_node, nvls_time_s(S, dp, intra, calls)), t_node)
     # across nodes: ring over the slowest link, tree, in-network reduction
     bus = np.minimum(intra, nic_share)
     t_ring = ring_time_s(S, dp, bus, inter_lat, calls)
@@ -173,22 +196,47 @@ def tensor_parallel_time_s(
     return per * collectives * np.asarray(layers_per_stage) * np.asarray(micro_batches)
 
 
+def exposed_p2p_time_s(
+    p2p_one_stage_s: ArrayLike, stages: int, virtual: int, micro_batches: ArrayLike, overlap: bool = False
+) -> NDArray[np.float64]:
+    """Point-to-point time a pipeline stage waits on per step, with v model chunks per GPU. ``p2p_one_stage_s`` is
+    the plain schedule's: each of the m micro-batches sends its activations forward and its gradients backward
+    once (2 m transfers of tau = p2p_one_stage_s / (2 m)); with v chunks every micro-batch crosses v times as many
+    stage boundaries: v x p2p_one_stage_s, all of it exposed where the sends and receives block.
+
+    ``overlap`` (Megatron-Core ``overlap_p2p_comm``, which the interleaved schedule only supports: v > 1): each send
+    and receive is posted asynchronously and waited on only when the next chunk needs it, a chunk's compute later,
+    so a transfer is exposed only on the schedule's critical path -- the first micro-batch's forward through the
+    p v - 1 chunk boundaries of the pipeline and the last one's backward through as many, 2 (p v - 1) transfers:
+    (p v - 1) / m x p2p_one_stage_s, never more than the blocking schedule's v x p2p_one_stage_s."""
+    p1 = np.asarray(p2p_one_stage_s, dtype=float)
+    blocking = float(virtual) * p1
+    if not overlap or virtual <= 1:
+        return np.asarray(blocking)
+    critical = (stages * virtual - 1.0) / np.asarray(micro_batches, dtype=float) * p1
+    return np.asarray(np.minimum(critical, blocking))
+
+
 def interleaved_pipeline_time_s(
     bubble_one_stage_s: ArrayLike,
     p2p_one_stage_s: ArrayLike,
     options: list[int],
     allowed: list[NDArray[np.bool_]] | None = None,
+    stages: int = 1,
+    micro_batches: ArrayLike = 1.0,
+    p2p_overlap: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """(bubble + point-to-point time, chosen v) of an interleaved 1F1B pipeline: with v model chunks per GPU
-    the bubble is 1/v of the plain schedule's and every micro-batch crosses v times as many stage boundaries;
-    v is the fastest of ``options`` (the first on a tie) among those ``allowed`` (per option, where its extra
-    activation memory still fits; the first option is always allowed)."""
+    """(bubble + exposed point-to-point time, chosen v) of an interleaved 1F1B pipeline of ``stages`` stages and
+    ``micro_batches`` per step: with v model chunks per GPU the bubble is 1/v of the plain schedule's and the
+    point-to-point time ``exposed_p2p_time_s`` (v x the plain schedule's where transfers block; the critical path's
+    only under ``p2p_overlap``); v is the fastest of ``options`` (the first on a tie) among those ``allowed`` (per
+    option, where its extra activation memory still fits; the first option is always allowed)."""
     b1 = np.asarray(bubble_one_stage_s, dtype=float)
     p1 = np.asarray(p2p_one_stage_s, dtype=float)
-    best = b1 / options[0] + options[0] * p1
+    best = b1 / options[0] + exposed_p2p_time_s(p1, stages, options[0], micro_batches, p2p_overlap)
     chosen = np.full(best.shape, options[0], dtype=np.int64)
     for i, v in enumerate(options[1:], start=1):
-        cand = b1 * (1.0 / v) + v * p1
+        cand = b1 * (1.0 / v) + exposed_p2p_time_s(p1, stages, v, micro_batches, p2p_overlap)
         better = cand < best
         if allowed is not None:
             better &= allowed[i]

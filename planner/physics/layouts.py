@@ -12,6 +12,7 @@ in the comment where it is used. The step-time terms themselves are planner/phys
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,9 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
     # (Megatron-Core requires EP | experts), folded with TP x CP x DP (step.layout_rows checks that EP divides them)
     experts = workload.moe.routed_experts if workload.moe is not None and fw.expert_parallel else 1
     eps = [e for e in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if e <= experts and experts % e == 0]
+    # expert tensor parallelism 1 or the attention TP, with EP (Megatron-Core practice: --expert-tensor-parallel-size
+    # defaults to TP and its README recommends 1 for fine-grained experts, moe.md section 2.7); the product EP x ETP
+    # must divide TP x CP x DP (step.layout_rows). At most twice the MoE layouts with TP > 1, none for dense models.
     # Sequence parallelism where the framework has it and TP > 1, never without: it moves the same bytes (a
     # reduce-scatter + all-gather is an all-reduce) and only divides activations further, so it dominates.
     return [
@@ -73,11 +77,13 @@ def candidate_layouts(catalog: Catalog, workload: Workload, max_gpus_per_node: i
             sequence_parallel=fw.sequence_parallel and t > 1,
             context_parallel=c,
             expert_parallel=e,
+            expert_tensor_parallel=x,
         )
         for t, p, z, r, a, c, e in itertools.product(tps, pps, sorted(set(zeros) | set(zeros_pp)), recs, accs, cps, eps)
         # context parallelism only once tensor parallelism spans at least half a node (Megatron practice: CP after
         # TP has used the NVLink domain; it keeps the layout space, and the search time, in proportion)
         if (c == 1 or t >= min(4, tps[-1])) and z in (zeros if p == 1 else zeros_pp)
+        for x in sorted({1, t if e > 1 else 1})
     ]
 
 
@@ -95,7 +101,7 @@ def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
             f"point for '{wl.id}', {wl.max_global_batch:,.0f} samples per step, one or more each (use fewer nodes)"
         )
     experts = (
-        ", expert parallelism the GPUs of a pipeline stage (tensor x context x data parallel)"
+        ", expert x expert-tensor parallelism the GPUs of a pipeline stage (tensor x context x data parallel)"
         if wl.moe is not None
         else ""
     )
@@ -103,6 +109,20 @@ def invalid_layout_message(wl: Workload, global_batch: int | None) -> str:
         "no parallel layout is valid for these node counts (tensor x context x pipeline degrees must divide the GPUs, "
         f"tensor parallelism the GPUs per node{experts}{limit})"
     )
+
+
+@dataclass(frozen=True)
+class Subset:
+    """The (server, nodes) rows U where layouts of one placement key can be placed, and their (server, nodes,
+    fabric) rows R: ``u`` and ``r`` the rows themselves, ``pos_u`` / ``pos_r`` each row's position among them (-1
+    where absent), ``rows`` and ``fab`` the step inputs restricted to them (``fab.u`` positions in ``u``)."""
+
+    u: np.ndarray
+    pos_u: np.ndarray
+    r: np.ndarray
+    pos_r: np.ndarray
+    rows: step.Rows
+    fab: step.FabricRows
 
 
 class LayoutSearch:
@@ -189,8 +209,10 @@ class LayoutSearch:
         n_u = len(rows.N)
         self.min_mem = np.full(n_u, np.inf)
         self.min_layout = np.full(n_u, -1, dtype=np.int64)
-        self.per_u: dict[int, step.Arrays] = {}
+        self.per_u: dict[int, step.Arrays] = {}  # each layout's arrays, on the rows of its subset
         self.terms_u: dict[int, step.Arrays] = {}
+        self.subsets: dict[tuple[int, int, int, int], Subset] = {}
+        self.subset_of: dict[int, Subset] = {}  # by id() of a candidate in ``layouts``
 
     def run(self) -> dict[str, np.ndarray]:
         """The winning layout's columns of every configuration: its index in ``layouts`` (-1 where none is valid),
@@ -208,39 +230,74 @@ class LayoutSearch:
         """The interleaves (virtual stages per GPU) the layout may be timed at (``virtual_options``)."""
         return virtual_options(lay, self.layers, self.rows.wl)
 
+    def _subset(self, lay: Layout) -> Subset:
+        """The rows where layouts of ``lay``'s degrees can be placed (``step.placeable_rows``), built once per
+        placement key: every array of a layout is computed on these rows only."""
+        known = self.subset_of.get(id(lay))
+        if known is not None:
+            return known
+        key = step.placement_key(lay)
+        sub = self.subsets.get(key)
+        if sub is None:
+            u = np.flatnonzero(step.placeable_rows(self.rows, lay))
+            pos_u = np.full(len(self.rows.N), -1, dtype=np.int64)
+            pos_u[u] = np.arange(len(u))
+            r = np.flatnonzero(pos_u[self.fab.u] >= 0)
+            pos_r = np.full(self.n_r, -1, dtype=np.int64)
+            pos_r[r] = np.arange(len(r))
+            if len(u) == len(self.rows.N):  # placeable everywhere: the rows as they are
+                sub = Subset(u, pos_u, r, pos_r, self.rows, self.fab)
+            else:
+                fab = step.FabricRows(
+                    u=pos_u[self.fab.u[r]],
+                    node_bytes_s=self.fab.node_bytes_s[r],
+                    latency_s=self.fab.latency_s[r],
+                    peer_bytes_s=self.fab.peer_bytes_s[r],
+                    in_network=self.fab.in_network[r],
+                )
+                sub = Subset(u, pos_u, r, pos_r, step.sliced_rows(self.rows, u), fab)
+            self.subsets[key] = sub
+        self.subset_of[id(lay)] = sub  # the candidates live as long as the search: their ids stay theirs
+        return sub
+
     def _prepare(self) -> list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]:
-        """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds."""
+        """Phase A: validity, memory, the smallest-memory layout per row, dominance and the lower bounds, each
+        layout on the rows it can be placed on (``_subset``; its arrays are indexed by those rows)."""
         fits_by_key: dict[LayoutKey, np.ndarray] = {}
         phase_a = []
         for li, lay in enumerate(self.layouts):
-            self.per_u[li] = step.layout_rows(self.rows, lay)
+            sub = self._subset(lay)
+            if len(sub.u):
+                self.per_u[li] = step.layout_rows(sub.rows, lay)
         # A fixed global batch: on a row where some layout trains exactly it (no more replicas than micro-batches),
         # layouts that would round it up are not offered -- they would win by training a larger batch than asked.
         exact = np.zeros(len(self.rows.N), dtype=bool)
-        for d in self.per_u.values():
-            exact |= d["valid"] & d["exact_batch"]
-        for li, lay in enumerate(self.layouts):
-            d = self.per_u[li]
-            d["valid"] = d["valid"] & (d["exact_batch"] | ~exact)
+        for li, d in self.per_u.items():
+            exact[self._subset(self.layouts[li]).u] |= d["valid"] & d["exact_batch"]
+        for li, d in self.per_u.items():
+            lay = self.layouts[li]
+            sub = self._subset(lay)
+            d["valid"] = d["valid"] & (d["exact_batch"] | ~exact[sub.u])
             if not d["valid"].any():
                 continue
-            smaller = d["valid"] & (d["mem"] < self.min_mem)
-            self.min_mem = np.where(smaller, d["mem"], self.min_mem)
-            self.min_layout = np.where(smaller, li, self.min_layout)
-            fit = d["valid"] & memory.fits(d["mem"], self.rows.gpu_memory_gb)
+            smaller = d["valid"] & (d["mem"] < self.min_mem[sub.u])
+            self.min_mem[sub.u[smaller]] = d["mem"][smaller]
+            self.min_layout[sub.u[smaller]] = li
+            fit = d["valid"] & memory.fits(d["mem"], sub.rows.gpu_memory_gb)
             if fit.any():
                 fits_by_key[layout_key(lay)] = self._fits_every_interleave(lay, d, fit)
                 phase_a.append((li, lay, d, fit))
         prepared = []
         for li, lay, d, fit in phase_a:
-            for key in dominating_keys(lay):
+            for key in dominating_keys(lay):  # same degrees, hence the same rows
                 if key in fits_by_key:
                     fit = fit & ~fits_by_key[key]
             if not fit.any():
                 continue
             # the cheap bound (compute only) orders the layouts; the communication terms are computed only for a
             # layout some row of which that bound cannot rule out (in _grid)
-            lb_cheap = step.compute_lower_bound(self.rows, lay, d, max(self._virtual(lay)))
+            rows = self._subset(lay).rows
+            lb_cheap = step.compute_lower_bound(rows, lay, d, max(self._virtual(lay)))
             lb = np.where(fit, lb_cheap * d["sf_per_B"], np.inf)
             prepared.append((float(np.min(lb)), li, lay, d, fit, lb))
         prepared.sort(key=lambda x: (x[0], x[1]))
@@ -253,18 +310,21 @@ class LayoutSearch:
         options = self._virtual(lay)
         if lay.virtual_stages is not None or len(options) == 1:
             return fit  # one interleave, already in the memory
-        return fit & np.logical_and.reduce([step.interleave_fits(self.rows, lay, d, v) for v in options])
+        rows = self._subset(lay).rows
+        return fit & np.logical_and.reduce([step.interleave_fits(rows, lay, d, v) for v in options])
 
     def _terms(self, li: int, lay: Layout, d: step.Arrays) -> step.Arrays:
-        """The layout's terms on the U rows (``step.layout_terms``), computed once per layout, when first needed."""
+        """The layout's terms on its rows (``step.layout_terms``), computed once per layout, when first needed."""
         if li not in self.terms_u:
-            self.terms_u[li] = step.layout_terms(self.rows, lay, d)
+            self.terms_u[li] = step.layout_terms(self._subset(lay).rows, lay, d)
         return self.terms_u[li]
 
     def _score(self, lay: Layout, d: step.Arrays, su: step.Arrays, r: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Time to train per reference sample (the search's score) on the R rows at cap slowdown x."""
-        t = step.step_terms(self.rows, self.fab, lay, d, su, r, x, lambda a: a, self._virtual(lay))
-        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][self.fab.u[r]])
+        """Time to train per reference sample (the search's score) on the layout's R rows r (positions in its
+        subset) at cap slowdown x."""
+        sub = self._subset(lay)
+        t = step.step_terms(sub.rows, sub.fab, lay, d, su, r, x, lambda a: a, self._virtual(lay))
+        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][sub.fab.u[r]])
 
     def _grid(self, prepared: list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]) -> np.ndarray:
         """Phase B on a dense grid: columns = R rows, rows = distinct cap levels (reductions over caps are
@@ -275,44 +335,48 @@ class LayoutSearch:
         worst = np.max(best, axis=0)
         x_min = self.inv_tf.min(axis=0)  # the fastest cap level of each row's GPU (a lower bound where absent)
         for _, li, lay, d, fit, lb in prepared:
-            r = np.flatnonzero(lb[self.fab.u] < worst)
+            sub = self._subset(lay)  # r below: positions in the layout's rows; sub.r[r]: the R rows themselves
+            r = np.flatnonzero(lb[sub.fab.u] < worst[sub.r])
             if len(r) == 0:
                 continue
             su = self._terms(li, lay, d)
             lb_full = np.where(
-                fit, step.step_lower_bound(self.rows, lay, su, max(self._virtual(lay))) * d["sf_per_B"], np.inf
+                fit, step.step_lower_bound(sub.rows, lay, su, max(self._virtual(lay))) * d["sf_per_B"], np.inf
             )
-            r = r[lb_full[self.fab.u[r]] < worst[r]]
+            r = r[lb_full[sub.fab.u[r]] < worst[sub.r[r]]]
             if len(r) == 0:
                 continue
             # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
             # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it)
-            r = r[self._score(lay, d, su, r, x_min[r]) < worst[r]]
+            r = r[self._score(lay, d, su, r, x_min[sub.r[r]]) < worst[sub.r[r]]]
             if len(r) == 0:
                 continue
-            sc = self._score(lay, d, su, r, self.inv_tf[:, r])
-            cur = best[:, r]
+            rg = sub.r[r]
+            sc = self._score(lay, d, su, r, self.inv_tf[:, rg])
+            cur = best[:, rg]
             better = sc < cur
             if not better.any():
                 continue
             new_best = np.where(better, sc, cur)
-            best[:, r] = new_best
-            won[:, r] = np.where(better, li, won[:, r])
-            worst[r] = np.max(new_best, axis=0)
+            best[:, rg] = new_best
+            won[:, rg] = np.where(better, li, won[:, rg])
+            worst[rg] = np.max(new_best, axis=0)
         return np.asarray(won[self.c_of, self.r_of])
 
     def _breakdown(self, li: int, idx: np.ndarray) -> step.Arrays:
         """The full step breakdown of the configurations idx under layout li."""
         lay, d = self.layouts[li], self.per_u[li]
+        sub = self._subset(lay)
         su = self._terms(li, lay, d)
-        mask = np.zeros(self.n_r, dtype=bool)  # their R rows, each once
-        mask[self.r_of[idx]] = True
+        rl = sub.pos_r[self.r_of[idx]]  # each configuration's R row, as a position in the layout's rows
+        mask = np.zeros(len(sub.r), dtype=bool)  # their R rows, each once
+        mask[rl] = True
         r = np.flatnonzero(mask)
-        rr = (np.cumsum(mask) - 1)[self.r_of[idx]]
+        rr = (np.cumsum(mask) - 1)[rl]
         t = step.step_terms(
-            self.rows, self.fab, lay, d, su, r, 1.0 / self.cap_tf[idx], lambda a: a[rr], self._virtual(lay)
+            sub.rows, sub.fab, lay, d, su, r, 1.0 / self.cap_tf[idx], lambda a: a[rr], self._virtual(lay)
         )
-        uu = self.u_of[idx]
+        uu = sub.fab.u[rl]
         virtual = t["virtual_stages"]
         return {
             "data_parallel": d["dp"][uu],
@@ -340,7 +404,9 @@ class LayoutSearch:
         """Write layout li's breakdown and memory into the columns of configurations idx (``fit``: it fits them)."""
         parts = self._breakdown(li, idx)
         # the memory of the layout as chosen: its interleave's activations in flight included
-        mem = step.interleaved_memory_gb(self.layouts[li], self.per_u[li], self.u_of[idx], parts["virtual_stages"])
+        lay = self.layouts[li]
+        local_u = self._subset(lay).pos_u[self.u_of[idx]]
+        mem = step.interleaved_memory_gb(lay, self.per_u[li], local_u, parts["virtual_stages"])
         cols = self.cols
         if len(idx) == self.n:  # one layout wins everywhere: take the arrays as they are
             cols["layout_index"][:] = li
@@ -373,8 +439,9 @@ def virtual_options(lay: Layout, layers: float, wl: Workload) -> list[int]:
     return [v for v in (1, 2, 4, 8) if v * lay.pipeline_parallel <= layers and step.virtual_divides(wl, lay, v)] or [1]
 
 
-# (tensor, pipeline, ZeRO stage, recompute, accumulation, sequence parallel, context parallel, expert parallel)
-LayoutKey = tuple[int, int, int, str, int, bool, int, int]
+# (tensor, pipeline, ZeRO stage, recompute, accumulation, sequence parallel, context parallel, expert parallel,
+# expert tensor parallel)
+LayoutKey = tuple[int, int, int, str, int, bool, int, int, int]
 # the recomputation each one dominates where it fits: it recomputes (costs) no more -- selective and block are not
 # ordered against each other (selective re-runs attention scores on every layer, block half the layers in full)
 RECOMPUTE_LESS = {"none": (), "selective": ("none",), "block": ("none",), "full": ("none", "selective", "block")}
@@ -391,15 +458,16 @@ def layout_key(lay: Layout) -> LayoutKey:
         lay.sequence_parallel,
         lay.context_parallel,
         lay.expert_parallel,
+        lay.expert_tensor_parallel,
     )
 
 
 def dominating_keys(lay: Layout) -> list[LayoutKey]:
     """Layouts at least as fast as ``lay`` wherever they fit (same tensor and pipeline degrees)."""
-    tp, pp, z, rec, acc, sp, cp, ep = layout_key(lay)
+    tp, pp, z, rec, acc, sp, cp, ep, etp = layout_key(lay)
     keys: list[LayoutKey] = []
     for less in RECOMPUTE_LESS[rec]:
-        keys.append((tp, pp, z, less, acc, sp, cp, ep))
+        keys.append((tp, pp, z, less, acc, sp, cp, ep, etp))
     if pp == 1:
-        keys += [(tp, pp, z, rec, a, sp, cp, ep) for a in (1, 2, 4, 8, 16, 32) if a < acc]
+        keys += [(tp, pp, z, rec, a, sp, cp, ep, etp) for a in (1, 2, 4, 8, 16, 32) if a < acc]
     return keys

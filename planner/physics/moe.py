@@ -10,9 +10,10 @@ FLOPs follow the active experts, memory all of them. The step composes these ter
                       move bytes over HBM that FP8's doubled GEMM peak does not shorten (``fp8_cast_time_s``);
   all-to-all          4 per MoE layer and micro-batch (dispatch and combine, forward and backward), 2 more for a
                       recomputed layer, each T k h b bytes per GPU (``all_to_all_bytes``), over NVLink inside the
-                      NVLink domain and the NICs across it (``expert_all_to_all_time_s``), hidden under compute as
-                      far as the framework overlaps it;
-  memory              expert weights, gradients and optimizer state sharded by EP (x PP) and over the expert
+                      NVLink domain and the NICs across it (``expert_all_to_all_time_s``), and with expert tensor
+                      parallelism the all-gather / reduce-scatter of the dispatched tokens over the ETP group
+                      (``expert_tensor_parallel_time_s``), hidden under compute as far as the framework overlaps it;
+  memory              expert weights, gradients and optimizer state sharded by EP x ETP (x PP) and over the expert
                       data-parallel ranks, dense ones by TP x PP and over DP x CP (step.layout_rows); activations of
                       the routed token copies (``moe_activation_bytes_per_token``) and the dispatcher's buffers
                       (``dispatcher_buffer_gb``).
@@ -32,11 +33,12 @@ from planner.physics.compute import MEMORY_BW_ACHIEVED
 # NCCL's all-to-all 505 GB/s at EP64 on GB200 -> 0.55. DeepEP's normal kernels reach 153 of 160 GB/s on H800
 # (intranode EP8); taken as HybridEP's (the two share the design).
 DISPATCHER_NVLINK_EFFICIENCY = {"alltoall": 0.55, "deepep": 0.75, "hybridep": 0.75}
-# Across nodes the NICs bound the exchange at the fabric's achieved bandwidth (nccl-tests: NCCL's all-to-all at EP64
-# on H100 reaches the 51 GB/s per GPU of 400G NDR: moe.md section 2.2, derived). DeepEP and HybridEP send a token
-# once per distinct destination node and fan it out over NVLink (hierarchical dispatch: DeepSeek-V3 section 3.2.2);
-# NCCL sends every routed copy.
-HIERARCHICAL_DISPATCHERS = frozenset({"deepep", "hybridep"})
+# Across nodes every routed copy bound for another node crosses the NICs, at the fabric's achieved bandwidth, with
+# every dispatcher: HybridEP's measured algorithm bandwidths on H100 over 400G IB under a uniform router (4,096
+# tokens, h 7,168, top-8: EP16 76.8 / 68.0 GB/s BF16 dispatch / combine, EP64 50.6 / 51.0) and DeepEP V2's (EP8x2
+# 81 GB/s combine) are the (EP - 8) / EP remote share of the logical bytes at 34-45 GB/s of the NIC's 47 (moe.md
+# section 2.2, derived): a hierarchical dispatcher's once-per-node transfer does not shorten the exchange under
+# uniform routing.
 # The latency of one dispatch or combine kernel, seconds: DeepEP's low-latency kernels take 77 us (EP8 dispatch) to
 # 194 us (EP256) for 128 tokens (moe.md section 2.2); a floor of one call, not fitted.
 ALL_TO_ALL_LATENCY_INTRA_S = 77e-6
@@ -169,10 +171,31 @@ def grouped_gemm_efficiency(
     return np.asarray(w / (w + width_half) * t / (t + EXPERT_GEMM_TOKENS_HALF))
 
 
-def tokens_per_local_expert(tokens_per_gpu: ArrayLike, top_k: int, expert_parallel: int, experts: int) -> NDArray:
-    """Token copies one local expert receives per micro-batch under uniform routing: the EP group's T x k copies
-    spread over its experts, each GPU holding experts / EP of them: T k EP / E."""
-    return np.asarray(np.asarray(tokens_per_gpu, dtype=float) * top_k * expert_parallel / experts)
+def tokens_per_local_expert(
+    tokens_per_gpu: ArrayLike, top_k: int, expert_parallel: int, experts: int, expert_tensor_parallel: int = 1
+) -> NDArray:
+    """Token copies one local expert receives per micro-batch under uniform routing: the EP x ETP group's T x k
+    copies each spread over the experts, each GPU holding experts / EP of them and gathering its ETP group's
+    tokens for its slice of the FFN: T k EP ETP / E."""
+    copies = np.asarray(tokens_per_gpu, dtype=float) * top_k * expert_parallel * expert_tensor_parallel
+    return np.asarray(copies / experts)
+
+
+def expert_tensor_parallel_time_s(
+    bytes_per_call: ArrayLike, expert_tensor_parallel: int, nvlink_bytes_s: ArrayLike, dispatcher: str
+) -> NDArray[np.float64]:
+    """Time of the expert tensor-parallel collective that follows one dispatch (or precedes one combine) per GPU:
+    Megatron-Core's all-to-all dispatcher all-gathers the dispatched tokens over the ETP group before the experts
+    and reduce-scatters their outputs after them (megatron/core/transformer/moe/token_dispatcher.py, the ``tp``
+    group of MoEAlltoAllTokenDispatcher; moe.md section 2.7: ETP splits each expert's FFN). A ring all-gather of
+    a dispatch's ``bytes_per_call`` (T k h b, the tokens the GPU received) from each of ETP ranks sends (ETP - 1)
+    x those bytes per GPU; inside the node's NVLink domain at the dispatcher's share of the NVLink bandwidth (as
+    the dispatch: DISPATCHER_NVLINK_EFFICIENCY). 0 for ETP 1."""
+    v = np.asarray(bytes_per_call, dtype=float)
+    if expert_tensor_parallel <= 1:
+        return np.zeros_like(v)
+    link = np.asarray(nvlink_bytes_s, dtype=float) * DISPATCHER_NVLINK_EFFICIENCY[dispatcher]
+    return np.asarray(v * (expert_tensor_parallel - 1.0) / link + ALL_TO_ALL_LATENCY_INTRA_S)
 
 
 def fp8_cast_elements_per_token(wl: Workload, layers: float) -> float:
@@ -226,17 +249,6 @@ def all_to_all_bytes(tokens_per_gpu: ArrayLike, top_k: int, hidden: float, bytes
     return np.asarray(np.asarray(tokens_per_gpu, dtype=float) * top_k * hidden * bytes_per_element)
 
 
-def distinct_remote_nodes(nodes: ArrayLike, top_k: int, node_limit: int | None) -> NDArray[np.float64]:
-    """Expected distinct other nodes a token's top-k experts fall on, under uniform routing over ``nodes`` nodes of
-    the EP group: (N - 1) (1 - (1 - 1/N)^k) (moe.md section 2.1: N (1 - (1 - 1/N)^k) distinct nodes in all), at
-    most the router's node limit less the own node."""
-    n = np.maximum(np.asarray(nodes, dtype=float), 1.0)
-    remote = (n - 1.0) * (1.0 - (1.0 - 1.0 / n) ** top_k)
-    if node_limit is not None:
-        remote = np.minimum(remote, float(node_limit) * (n - 1.0) / n)
-    return np.asarray(remote)
-
-
 def expert_all_to_all_time_s(
     bytes_per_call: ArrayLike,
     expert_parallel: int,
@@ -244,16 +256,17 @@ def expert_all_to_all_time_s(
     nvlink_bytes_s: ArrayLike,
     nic_bytes_s_per_gpu: ArrayLike,
     dispatcher: str,
-    top_k: int,
-    node_limit: int | None,
 ) -> NDArray[np.float64]:
     """Time of one dispatch or combine all-to-all of ``bytes_per_call`` logical bytes per GPU over an EP group of
-    ``expert_parallel`` consecutive ranks (Megatron-Core's expert rank order, ETP 1): inside the NVLink domain
-    (``gpus_per_domain``: 8 on HGX, 72 on NVL72, the catalog server's GPUs per node) the (EP - 1) / EP share
-    leaving the GPU at the dispatcher's share of the NVLink bandwidth; an EP group spanning nodes also sends over
-    the NICs -- every remote copy with NCCL, once per distinct remote node with a hierarchical dispatcher (DeepEP,
-    HybridEP) -- and the slower of the two paths sets the time (they run concurrently). Plus one kernel latency.
-    0 for EP 1."""
+    ``expert_parallel`` consecutive ranks (Megatron-Core's expert rank order): inside the NVLink domain
+    (``gpus_per_domain``: 8 on HGX, 72 on NVL72, the catalog server's GPUs per node) the share bound for the other
+    GPUs of the domain, (min(EP, domain) - 1) / EP, at the dispatcher's share of the NVLink bandwidth
+    (DISPATCHER_NVLINK_EFFICIENCY); an EP group spanning domains also sends its remote copies, (EP - domain) / EP,
+    over the NICs at their achieved bandwidth (moe.md section 2.2's measured algorithm bandwidths: the module
+    constants); the two paths run concurrently and the slower sets the time. Plus one kernel latency. 0 for EP 1.
+
+    DeepSeek-V3 on eight HGX H100 nodes (EP64, 4,096 tokens, top-8, h 7,168, BF16): 469.8 MB x 56/64 / 47 GB/s
+    = 8.75 ms, HybridEP's measured 9.3 ms (50.6 GB/s of logical bytes)."""
     ep = float(expert_parallel)
     if ep <= 1:
         return np.zeros_like(np.asarray(bytes_per_call, dtype=float))
@@ -262,15 +275,10 @@ def expert_all_to_all_time_s(
     eff = DISPATCHER_NVLINK_EFFICIENCY[dispatcher]
     per_domain = np.minimum(g, ep)
     t_nvlink = v * (per_domain - 1.0) / ep / (np.asarray(nvlink_bytes_s, dtype=float) * eff)
-    nodes = np.maximum(ep / g, 1.0)
-    if dispatcher in HIERARCHICAL_DISPATCHERS:
-        remote_share = distinct_remote_nodes(nodes, top_k, node_limit) / top_k
-    else:
-        remote_share = (ep - per_domain) / ep
-    t_nic = v * remote_share / np.asarray(nic_bytes_s_per_gpu, dtype=float)
+    t_nic = v * (ep - per_domain) / ep / np.asarray(nic_bytes_s_per_gpu, dtype=float)
     spans = ep > g
     latency = np.where(spans, ALL_TO_ALL_LATENCY_INTER_S, ALL_TO_ALL_LATENCY_INTRA_S)
-    return np.asarray(np.where(spans, np.maximum(t_nvlink, t_nic), t_nvlink) + latency)
+    return np.asarray(np.maximum(t_nvlink, t_nic) + latency)
 
 
 def all_to_all_calls(moe_layers_per_stage: float, micro_batches: ArrayLike, recomputed_share: float) -> NDArray:

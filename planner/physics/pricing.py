@@ -38,26 +38,21 @@ def price_columns(
     purchase: str,
     life_years: float,
     rows: tuple[np.ndarray, np.ndarray] | None = None,
+    capex: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The priced columns from a table or dict of physical columns (see price_space). ``rows`` = (row of each
     configuration, a configuration of each row) for rows of equal (server, fabric, nodes): capex is computed
-    once per row."""
+    once per row. ``capex``: the configurations' capex already computed (``capex_column``), by a caller that
+    prices the same physics again."""
     site_ = catalog.site(site)
     check_purchase(purchase)
     out: dict[str, Any] = {}
     srv_cat = pd.Categorical(df["server"])
-    fab_cat = pd.Categorical(df["fabric"])
-    srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
+    srv_codes = np.asarray(srv_cat.codes)
 
-    def srv_attr(fn: Any, sel: Any = slice(None)) -> np.ndarray:
-        """fn(server) of each configuration (of the selection), computed once per server."""
-        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes[sel]]
-
-    def fab_attr(attr: str, sel: Any = slice(None)) -> np.ndarray:
-        """A fabric attribute of each configuration (of the selection), read once per fabric."""
-        return np.asarray([getattr(catalog.fabric(str(c)), attr) for c in fab_cat.categories], dtype=float)[
-            fab_codes[sel]
-        ]
+    def srv_attr(fn: Any) -> np.ndarray:
+        """fn(server) of each configuration, computed once per server."""
+        return np.asarray([fn(catalog.server(str(c))) for c in srv_cat.categories], dtype=float)[srv_codes]
 
     N = np.asarray(df["nodes"])
     hours = np.asarray(df["time_to_train_h"], dtype=float)
@@ -68,22 +63,8 @@ def price_columns(
     price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)
     rent = srv_attr(lambda s: np.nan if s.rent_usd_per_month is None else s.rent_usd_per_month)
 
-    def capex_of(sel: Any) -> np.ndarray:
-        """Capex of the selected configurations: servers, NICs, switches and cables (cost.capex_usd)."""
-        nic_ports = srv_attr(lambda s: s.nic_ports, sel)
-        radix = fab_attr("switch_radix", sel).astype(np.int64)
-        return cost.capex_usd(
-            N[sel],
-            price[sel],
-            nic_ports,
-            fab_attr("nic_price_usd", sel),
-            np.asarray(df["switches"])[sel],
-            fab_attr("switch_price_usd", sel),
-            cost.cable_count(N[sel], nic_ports.astype(np.int64), radix),
-            fab_attr("cable_price_usd", sel),
-        )
-
-    capex = capex_of(slice(None)) if rows is None else capex_of(rows[1])[rows[0]]
+    if capex is None:
+        capex = capex_column(catalog, df, rows)
     energy_usd = fac_kwh * site_.electricity_usd_per_kwh
     if purchase == "buy":
         hw = cost.amortized_usd(capex, hours, life_years)
@@ -103,3 +84,34 @@ def price_columns(
     out["purchase"] = categorical(np.zeros(len(N), dtype=np.int8), categories=[purchase])
     out["feasible"] = np.asarray(df["fits_memory"], dtype=bool) & available & np.asarray(df["valid_layout"], dtype=bool)
     return out
+
+
+def capex_column(catalog: Catalog, df: Any, rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Capex of every configuration of a table or dict of physical columns: servers, NICs, switches and cables
+    (cost.capex_usd) at the catalog's prices; ``rows`` as in ``price_columns``. It depends on the prices and the
+    physics only, not on the site or the purchase mode."""
+    srv_cat = pd.Categorical(df["server"])
+    fab_cat = pd.Categorical(df["fabric"])
+    srv_codes, fab_codes = np.asarray(srv_cat.codes), np.asarray(fab_cat.codes)
+    servers = [catalog.server(str(c)) for c in srv_cat.categories]
+    fabrics = [catalog.fabric(str(c)) for c in fab_cat.categories]
+    sel = slice(None) if rows is None else rows[1]
+    s, f = srv_codes[sel], fab_codes[sel]
+    nodes = np.asarray(df["nodes"])[sel]
+    price = np.asarray([np.nan if x.price_usd is None else x.price_usd for x in servers], dtype=float)[s]
+    nic_ports = np.asarray([x.nic_ports for x in servers], dtype=np.int64)[s]
+
+    def fab(attr: str) -> np.ndarray:
+        return np.asarray([getattr(x, attr) for x in fabrics], dtype=float)[f]
+
+    capex = cost.capex_usd(
+        nodes,
+        price,
+        nic_ports,
+        fab("nic_price_usd"),
+        np.asarray(df["switches"])[sel],
+        fab("switch_price_usd"),
+        cost.cable_count(nodes, nic_ports, fab("switch_radix").astype(np.int64)),
+        fab("cable_price_usd"),
+    )
+    return capex if rows is None else capex[rows[0]]

@@ -5,7 +5,9 @@
 * **training**: the step-time model (``step.py``) over the run's steps, divided by goodput (``reliability.py``).
 * **evaluation** (``evaluation_time_s``): evaluations x the cost of one. Evaluation runs the forward pass over a
   fixed held-out set split over the run's GPUs, so one evaluation costs GPU-seconds that do not depend on the
-  GPU count: seconds = GPU-seconds per evaluation / GPUs.
+  GPU count: seconds = GPU-seconds per evaluation / GPUs. Stated in training samples instead
+  (``evaluation_time_from_step_s``), the cost also carries across GPU types: the held-out forward passes run on
+  the same GPUs as training, so an evaluation costs what training a fixed number of samples costs there.
 * **start-up** (``startup_time_s``): the time from the start of the run to its first steady training step
   (initialization, compilation or graph capture, checkpoint load, data-pipeline fill), a per-run figure.
 
@@ -29,6 +31,21 @@ def evaluation_time_s(evaluations: float, gpu_s_per_evaluation: float, gpus: int
     if evaluations < 0 or gpu_s_per_evaluation < 0 or gpus < 1:
         raise ValueError("evaluations and GPU-seconds per evaluation must be >= 0, gpus >= 1")
     return float(evaluations) * float(gpu_s_per_evaluation) / float(gpus)
+
+
+def evaluation_time_from_step_s(
+    evaluations: float, train_samples_per_evaluation: float, step_time_s: float, global_batch: float
+) -> float:
+    """Seconds of evaluation in a run whose steady step is ``step_time_s`` at ``global_batch`` samples:
+    ``evaluations`` x ``train_samples_per_evaluation`` x step / batch. One evaluation is the forward pass over a
+    fixed held-out set on the run's GPUs, so it costs the time those GPUs take to train a fixed number of samples
+    -- its training-sample equivalent, a property of the benchmark that carries across GPU types and scales
+    (MLPerf: eval seconds x steady samples per second, e.g. 77 samples for Llama 2 70B LoRA: its 173 held-out
+    sequences at the forward pass's 2N of the 4N + attention FLOPs a trained token costs; reference/
+    mlperf_timing.csv). Zero evaluations cost zero."""
+    if evaluations < 0 or train_samples_per_evaluation < 0 or step_time_s < 0 or global_batch <= 0:
+        raise ValueError("evaluations, samples per evaluation and step time must be >= 0, the batch > 0")
+    return float(evaluations) * float(train_samples_per_evaluation) * float(step_time_s) / float(global_batch)
 
 
 def startup_time_s(init_s: float, warmup_excess_s: float = 0.0) -> float:

@@ -65,6 +65,7 @@ LAYOUT_COLUMNS = (
     "sequence_parallel",
     "context_parallel",
     "expert_parallel",
+    "expert_tensor_parallel",
 )
 
 
@@ -169,6 +170,7 @@ def evaluate_space(
     layout: Layout | None = None,
     life_years: float = 4.0,
     space: pd.DataFrame | Space | None = None,
+    search_among: Sequence[Layout] | None = None,
 ) -> pd.DataFrame:
     """Evaluate every configuration (servers x their fabrics x caps x node counts) in one call.
 
@@ -184,7 +186,10 @@ def evaluate_space(
     * ``work``: samples, fixed global batch, precision, failures (``Work``) [the workload's];
     * ``layout``: a fixed parallel layout [None: the fastest that fits memory];
     * ``life_years``: service life of bought hardware, years > 0 (amortization) [4];
-    * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid.
+    * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid;
+    * ``search_among``: search only these candidate layouts (as the search tries them: the interleave of each is
+      chosen) [every candidate]; a configuration whose fastest layout is among them gets exactly its figures (a
+      plan's alternatives are re-evaluated so, among the layouts the full search chose for them).
 
     Returns one row per configuration with the chosen (fastest fitting) layout and all predictions; units are in
     the column names (``time_to_train_h``, ``power_kw``, ``facility_energy_kwh``, ``cost_usd``, ``carbon_kg``,
@@ -221,7 +226,7 @@ def evaluate_space(
         "power_cap": space.power_cap,
         "nodes": space.nodes,
     }
-    found = search_layouts(catalog, wl, work, layout, hw)
+    found = search_layouts(catalog, wl, work, layout, hw, search_among)
     cols = found.cols
     samples_factor = cols.pop("samples_factor")
     res.update(cols)
@@ -356,11 +361,24 @@ class SearchResult:
     first_r: np.ndarray
 
 
-def search_layouts(catalog: Catalog, wl: Workload, work: Work, layout: Layout | None, hw: Hardware) -> SearchResult:
+def search_layouts(
+    catalog: Catalog,
+    wl: Workload,
+    work: Work,
+    layout: Layout | None,
+    hw: Hardware,
+    among: Sequence[Layout] | None = None,
+) -> SearchResult:
     """The fastest fitting layout of every configuration (``layout``: the only candidate, checked against the
-    workload). The search runs on the distinct (server, nodes) rows U and (server, nodes, fabric) rows R: only the
-    cap differs between the configurations of an R row (planner/physics/layouts.py)."""
-    layouts = [layout] if layout is not None else candidate_layouts(catalog, wl, int(hw.g.max()))
+    workload; ``among``: the candidates, else ``candidate_layouts``). The search runs on the distinct (server,
+    nodes) rows U and (server, nodes, fabric) rows R: only the cap differs between the configurations of an R row
+    (planner/physics/layouts.py)."""
+    if layout is not None:
+        layouts = [layout]
+    elif among is not None:
+        layouts = list(dict.fromkeys(among))
+    else:
+        layouts = candidate_layouts(catalog, wl, int(hw.g.max()))
     layers = float(wl.layers or 1)
     if layout is not None:
         check_fixed_layout(wl, layout, layers)
@@ -391,10 +409,10 @@ def check_fixed_layout(wl: Workload, layout: Layout, layers: float) -> None:
             f"block recomputation recomputes half of each pipeline stage's transformer layers, and '{wl.id}' states "
             "no transformer layers: use --recompute full (or none)"
         )
-    if layout.expert_parallel > 1 and wl.moe is None:
+    if layout.expert_parallel * layout.expert_tensor_parallel > 1 and wl.moe is None:
         raise PlannerInputError(
-            f"expert parallelism splits the experts of a Mixture-of-Experts model, and '{wl.id}' is dense: use "
-            "--ep 1 (or leave it out)"
+            f"expert (tensor) parallelism splits the experts of a Mixture-of-Experts model, and '{wl.id}' is dense: "
+            "use --ep 1 and --etp 1 (or leave them out)"
         )
     if wl.moe is not None and wl.moe.routed_experts % layout.expert_parallel:
         raise PlannerInputError(

@@ -14,7 +14,9 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
         + t_tensor_parallel               communication.tensor_parallel_time_s
         + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
                                           the attention it overlaps (context_parallel_cover_s)
-        + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, v x p2p
+        + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, and
+                                          communication.exposed_p2p_time_s: v x p2p, or the critical path's
+                                          transfers where the framework overlaps them (overlap_p2p_comm)
         + t_data_parallel_exposed         communication.exposed_gradient_sync_s       what backward cannot hide
                                           (once a step; every micro-batch under ZeRO-3, which re-gathers weights)
         + t_optimizer_step                compute.optimizer_step_time_s     memory-bound update
@@ -36,6 +38,7 @@ step time, so the search, the reported breakdown and every check see the same nu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -138,19 +141,47 @@ def virtual_divides(wl: Workload, lay: Layout, v: int) -> bool:
     return not wl.layers or lay.pipeline_parallel <= 1 or stage_layers(wl, lay) % v == 0
 
 
-def layout_rows(rows: Rows, lay: Layout) -> Arrays:
-    """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
-    layout on the (server, nodes) rows."""
-    wl = rows.wl
+def placeable_rows(rows: Rows, lay: Layout) -> np.ndarray:
+    """The (server, nodes) rows the layout's parallel degrees can be placed on: tensor parallelism divides the
+    GPUs of a node, tensor x context x pipeline degrees divide the GPUs, expert (x expert tensor) parallelism the
+    GPUs of a pipeline stage, and a searched pipeline spans nodes (``pipeline_placeable``). It depends on the
+    layout's degrees only (``placement_key``); ``layout_rows`` adds the batch rules."""
     gU, GU, NU = rows.g, rows.G, rows.N
     tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
     valid = (gU % tp == 0) & (GU % (tp * cp * pp) == 0)
-    if lay.expert_parallel > 1:  # EP folds into the GPUs of a pipeline stage (TP x CP x DP) and splits the experts
-        valid &= (GU // pp) % lay.expert_parallel == 0
+    if lay.expert_parallel * lay.expert_tensor_parallel > 1:  # EP x ETP folds into a stage's GPUs (TP x CP x DP)
+        valid &= (GU // pp) % (lay.expert_parallel * lay.expert_tensor_parallel) == 0
     if not rows.fixed_layout:
         # candidate pipelines span nodes, one stage group per node -- or per 8-GPU board of a node whose NVLink
         # domain is larger (a GB200 NVL72 rack holds up to 9 stage groups)
         valid &= pipeline_placeable(pp, gU, NU)
+    return np.asarray(valid)
+
+
+def placement_key(lay: Layout) -> tuple[int, int, int, int]:
+    """The layout fields ``placeable_rows`` reads: layouts with one key are placeable on the same rows."""
+    experts = lay.expert_parallel * lay.expert_tensor_parallel
+    return (lay.tensor_parallel, lay.context_parallel, lay.pipeline_parallel, experts)
+
+
+def sliced_rows(rows: Rows, u: np.ndarray) -> Rows:
+    """``rows`` restricted to the (server, nodes) rows u: every per-row array taken at u."""
+    n = len(rows.N)
+    taken = {
+        f.name: getattr(rows, f.name)[u]
+        for f in dataclasses.fields(rows)
+        if isinstance(getattr(rows, f.name), np.ndarray) and getattr(rows, f.name).shape[:1] == (n,)
+    }
+    return dataclasses.replace(rows, **taken)
+
+
+def layout_rows(rows: Rows, lay: Layout) -> Arrays:
+    """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
+    layout on the (server, nodes) rows."""
+    wl = rows.wl
+    GU = rows.G
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    valid = placeable_rows(rows, lay)
     dp = np.maximum(GU // (tp * cp * pp), 1)
     # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
     # may only split a replica's batch evenly), so every layout of a row trains the same batch
@@ -217,11 +248,13 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
 
 def moe_model_state_gb(rows: Rows, lay: Layout, dp: np.ndarray) -> np.ndarray:
     """Model state per GPU of an MoE workload (parallel folding, Megatron-Core README @d98e8a64; moe.md section
-    2.6): the routed experts' weights, gradients and optimizer state split by EP x PP and their optimizer state
-    sharded over the expert data-parallel ranks (TP x CP x DP / EP); the dense parameters (attention, shared
-    experts, dense FFNs, embeddings) split by TP x PP, their optimizer state sharded over DP x CP."""
+    2.6): the routed experts' weights, gradients and optimizer state split by EP x ETP x PP and their optimizer
+    state sharded over the expert data-parallel ranks (TP x CP x DP / (EP x ETP)); the dense parameters
+    (attention, shared experts, dense FFNs, embeddings) split by TP x PP, their optimizer state sharded over DP x
+    CP."""
     wl = rows.wl
-    tp, pp, cp, ep = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel, lay.expert_parallel
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    ep = lay.expert_parallel * lay.expert_tensor_parallel  # the GPUs one MoE layer's experts are split over
     experts = moe.expert_params(wl)
     dense = max(wl.params - experts, 0.0)
     common = (rows.grad_reduce_bytes_per_param, rows.tensor_bytes)
@@ -245,16 +278,18 @@ def moe_layers_on_stage(wl: Workload, lay: Layout) -> float:
 
 def moe_compute_factor(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
     """GEMM time of an MoE model relative to all its FLOPs at the dense efficiency: the dense share as is, the
-    routed experts' share (moe.expert_flops_share) / their grouped-GEMM efficiency x the busiest EP rank's load
-    (moe.load_imbalance_factor). 1 for a dense workload."""
+    routed experts' share (moe.expert_flops_share) / their grouped-GEMM efficiency at the expert FFN width per GPU
+    (F / ETP) and the tokens each local expert receives x the busiest EP rank's load (moe.load_imbalance_factor).
+    1 for a dense workload."""
     wl = rows.wl
     if wl.moe is None:
         return np.ones(len(np.atleast_1d(mb)))
     share = moe.expert_flops_share(wl)
+    etp = lay.expert_tensor_parallel
     tokens = moe.tokens_per_local_expert(
-        moe_tokens_per_gpu(wl, lay, mb), wl.moe.top_k, lay.expert_parallel, wl.moe.routed_experts
+        moe_tokens_per_gpu(wl, lay, mb), wl.moe.top_k, lay.expert_parallel, wl.moe.routed_experts, etp
     )
-    eff = moe.grouped_gemm_efficiency(tokens, float(wl.moe.expert_ffn_hidden), rows.moe_width_half)
+    eff = moe.grouped_gemm_efficiency(tokens, float(wl.moe.expert_ffn_hidden) / etp, rows.moe_width_half)
     return np.asarray(1.0 - share + share * moe.load_imbalance_factor(wl.moe.force_load_balance) / eff)
 
 
@@ -561,15 +596,17 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
 def moe_layout_terms(rows: Rows, lay: Layout, d: Arrays, m: np.ndarray) -> Arrays:
     """The MoE terms of a layout on the (server, nodes) rows: the bytes of one dispatch/combine per GPU and the
     calls per step (moe.all_to_all_bytes, moe.all_to_all_calls), the routed experts' gradient bytes, reduced over
-    the expert data-parallel ranks (TP x CP x DP / EP, of which ``edp_local`` share a node: EP ranks are
-    consecutive, Megatron-Core's expert rank order), and the expert parameters each GPU updates (``owned``)."""
+    the expert data-parallel ranks (TP x CP x DP / (EP x ETP), of which ``edp_local`` share a node: ETP and EP
+    ranks are consecutive, Megatron-Core's expert rank order), and the expert parameters each GPU updates
+    (``owned``)."""
     wl = rows.wl
     moe_ = wl.moe
     assert moe_ is not None
-    tp, pp, cp, ep = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel, lay.expert_parallel
+    tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
+    ep = lay.expert_parallel * lay.expert_tensor_parallel  # the GPUs one MoE layer's experts are split over
     uneven = busiest_stage_share(wl, lay)
     experts = moe.expert_params(wl)
-    edp = np.maximum(d["dp"] * cp * tp // ep, 1)  # rows where EP does not divide are invalid (layout_rows)
+    edp = np.maximum(d["dp"] * cp * tp // ep, 1)  # rows where EP x ETP does not divide are invalid (layout_rows)
     ones = np.ones(len(d["dp"]))
     return {
         "moe_a2a_bytes": moe.all_to_all_bytes(moe_tokens_per_gpu(wl, lay, d["mb"]), moe_.top_k, wl.hidden_size or 0)
@@ -669,7 +706,7 @@ def step_terms(
         )
         t_dp = t_dp + t_dp_expert
         t_moe = at(moe_all_to_all_time_s(rows, fab, lay, su, r))
-        moe_inter = lay.expert_parallel > rows.g[uu]
+        moe_inter = lay.expert_parallel * lay.expert_tensor_parallel > rows.g[uu]
     if pp > 1:
         bubble1 = (t_comp + t_tp + t_moe) * ((pp - 1) / m)
         p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
@@ -678,9 +715,14 @@ def step_terms(
             # does not fit even at v = 1 is reported as not fitting, and timed at its fastest interleave)
             over = ~interleave_fits(rows, lay, d, 1)[uu]
             allowed = [at(over | interleave_fits(rows, lay, d, v)[uu]) for v in virtual_options]
-        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed)
+        overlap_p2p = rows.fw.pipeline_p2p_overlap
+        pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed, pp, m, overlap_p2p)
+        # the exposed point-to-point time at the chosen v, and p2p1 restated per chunk (exposed / v) so that the
+        # breakdown's p2p1 x v is the exposed time whether or not the framework overlaps the transfers
+        t_p2p = np.maximum(pipe - bubble1 / virtual, 0.0)
+        p2p1 = t_p2p / virtual
     else:
-        bubble1 = p2p1 = pipe = np.zeros_like(t_comp)
+        bubble1 = p2p1 = pipe = t_p2p = np.zeros_like(t_comp)
         virtual = np.ones(t_comp.shape, dtype=np.int64)
     # per synchronisation round (a step, or a micro-batch under ZeRO-3): its backward hides what it can and its last
     # bucket stays exposed
@@ -709,6 +751,7 @@ def step_terms(
         "t_context_parallel": t_cp,
         "bubble1": bubble1,
         "p2p1": p2p1,
+        "t_pipeline_p2p": t_p2p,
         "virtual_stages": virtual,
         "t_data_parallel_exposed": exposed,
         "via_fabric": at(via_fabric),
@@ -723,22 +766,24 @@ def step_terms(
 
 def moe_all_to_all_time_s(rows: Rows, fab: FabricRows, lay: Layout, su: Arrays, r: np.ndarray) -> np.ndarray:
     """Exposed dispatch/combine time per step on the (server, nodes, fabric) rows r: the calls of a step x one
-    all-to-all (moe.expert_all_to_all_time_s: NVLink inside the node's NVLink domain, the NICs across it) x the
-    busiest EP rank's load (moe.load_imbalance_factor), less the share the framework hides under compute
-    (frameworks.yaml expert_all_to_all_overlap_fraction, or calibration.yaml moe_all_to_all_overlap per framework)."""
+    all-to-all (moe.expert_all_to_all_time_s: NVLink inside the node's NVLink domain, the NICs across it; the EP
+    ranks strided by ETP, so a domain of g GPUs holds g / ETP of them) and, with expert tensor parallelism, its
+    all-gather or reduce-scatter over the ETP group (moe.expert_tensor_parallel_time_s), x the busiest EP rank's
+    load (moe.load_imbalance_factor), less the share the framework hides under compute (frameworks.yaml
+    expert_all_to_all_overlap_fraction, or calibration.yaml moe_all_to_all_overlap per framework)."""
     wl = rows.wl
     moe_ = wl.moe
     assert moe_ is not None
     uu = fab.u[r]
+    etp = lay.expert_tensor_parallel
+    nvlink_bytes_s = rows.intra_bytes_s[uu] / comm.NVLINK_ACHIEVED
     one = moe.expert_all_to_all_time_s(
         su["moe_a2a_bytes"][uu],
         lay.expert_parallel,
-        rows.g[uu],
-        rows.intra_bytes_s[uu] / comm.NVLINK_ACHIEVED,
+        np.maximum(rows.g[uu] // etp, 1),
+        nvlink_bytes_s,
         fab.node_bytes_s[r] / rows.g[uu],
         moe_.dispatcher,
-        moe_.top_k,
-        moe_.node_limit,
-    )
+    ) + moe.expert_tensor_parallel_time_s(su["moe_a2a_bytes"][uu], etp, nvlink_bytes_s, moe_.dispatcher)
     exposed = 1.0 - rows.moe_a2a_overlap
     return np.asarray(su["moe_a2a_calls"][uu] * one * moe.load_imbalance_factor(moe_.force_load_balance) * exposed)

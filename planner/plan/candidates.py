@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,9 +24,11 @@ from planner.physics import (
     Work,
     cost,
     evaluate_space,
-    price_space,
 )
 from planner.physics import store as physics_store
+from planner.physics.pricing import capex_column, price_columns
+from planner.physics.space import LAYOUT_COLUMNS
+from planner.physics.tables import categorical
 from planner.plan.limits import (
     purchases_of,
     samples_of,
@@ -57,7 +60,11 @@ PHYSICS_COLUMNS = [
     "switches",
     "fits_memory",
     "valid_layout",
+    # the chosen layout, so that a plan is re-evaluated at it (planner/plan/plans.py) rather than searched again
+    *LAYOUT_COLUMNS,
+    "virtual_stages",
 ]
+CATEGORICAL_PHYSICS = ("server", "fabric", "gpu", "recompute")
 
 
 _PRICE_FIELDS = {
@@ -173,50 +180,119 @@ def _sorted_by_option(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
-    """Candidate plans from physics rows: priced for every allowed site and purchase mode, available ones only,
-    with rack units and the up-front spend. Rows of one hardware option (server, fabric, cap, site, purchase)
-    are contiguous, nodes ascending."""
-    frames, sites, buys = [], [], []
+    """Candidate plans from physics rows, priced for every allowed site and purchase mode, with rack units, the
+    up-front spend and ``usable``: available to buy or rent there and, bought, in service for the whole run
+    (``in_service``). Every reducer selects usable rows only (plan.reduce.Masks). Rows of one hardware option
+    (server, fabric, cap, site, purchase) are contiguous, nodes ascending. The pricing runs on NumPy columns and
+    the physical columns are shared, not copied, where one site and purchase mode is asked for."""
+    if not len(phys):
+        return pd.DataFrame()
+    physical = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
+    # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)
+    inputs = {**physical, "server": phys["server"].array, "fabric": phys["fabric"].array}
+    capex = chunk_capex(catalog, phys, inputs)
     purchases = purchases_of(req)
+    n = len(phys)
+    parts: list[dict[str, np.ndarray]] = []
     for i, site in enumerate(req.sites):
         for j, purchase in enumerate(purchases):
-            if not len(phys):
-                continue
-            df = price_space(catalog, phys, site, purchase, req.life_years)
-            keep = df["feasible"].to_numpy(dtype=bool, copy=True)
+            priced = price_columns(catalog, inputs, site, purchase, req.life_years, capex=capex)
+            usable = np.asarray(priced.pop("feasible"), dtype=bool)
             if purchase == "buy":
-                keep &= in_service(0.0, df["time_to_train_h"].to_numpy(dtype=float), req.life_years)
-            df = df[keep]
-            frames.append(df.drop(columns=["site", "purchase"]))
-            sites.append(np.full(len(df), i))
-            buys.append(np.full(len(df), j))
-    if not frames:
-        return pd.DataFrame()
-    cand = frames[0].reset_index(drop=True) if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    cand["site"] = pd.Categorical.from_codes(np.concatenate(sites), categories=list(req.sites))
-    purchase_codes = np.concatenate(buys)
-    cand["purchase"] = pd.Categorical.from_codes(purchase_codes, categories=list(purchases))
-    # from the codes: a categorical of string categories turned into an object array costs ~30 ms per 100k rows
-    is_buy = purchase_codes == (purchases.index("buy") if "buy" in purchases else -1)
-    server_cat = cand["server"].cat
-    rack = np.asarray([catalog.server(str(s)).rack_units for s in server_cat.categories], dtype=np.int64)
-    cand["rack_units"] = cand["nodes"].to_numpy(dtype=np.int64) * rack[np.asarray(server_cat.codes)]
+                usable = usable & in_service(0.0, physical["time_to_train_h"], req.life_years)
+            part = dict(physical)
+            part.update({k: _full(v, n) for k, v in priced.items() if k not in ("site", "purchase")})
+            part["usable"] = usable
+            part["site"] = np.full(n, i, dtype=np.int64)
+            part["purchase"] = np.full(n, j, dtype=np.int64)
+            parts.append(part)
+    cols: dict[str, Any] = {k: _concat([p[k] for p in parts]) for k in parts[0]}
+    server_codes = np.asarray(cols["server"], dtype=np.int64)
+    for k in CATEGORICAL_PHYSICS:
+        cols[k] = pd.Categorical.from_codes(cols[k], dtype=phys[k].dtype, validate=False)
+    is_buy = cols["purchase"] == (purchases.index("buy") if "buy" in purchases else -1)
+    cols["site"] = categorical(cols["site"], list(req.sites))
+    cols["purchase"] = categorical(cols["purchase"], list(purchases))
+    server_ids = phys["server"].cat.categories
+    rack = np.asarray([catalog.server(str(s)).rack_units for s in server_ids], dtype=np.int64)
+    cols["rack_units"] = np.asarray(cols["nodes"], dtype=np.int64) * rack[server_codes]
     if req.owned:
-        buy = is_buy
-        credit = np.zeros(len(cand))
-        for (server, fabric), idx in cand[buy].groupby(["server", "fabric"], observed=True).indices.items():
-            rows = np.flatnonzero(buy)[idx]
-            credit[rows] = owned_credit_usd(
-                catalog,
-                req,
-                str(server),
-                str(fabric),
-                cand["nodes"].to_numpy()[rows],
-                cand["time_to_train_h"].to_numpy(dtype=float)[rows],
-            )
-        cand["capex_usd"] = cand["capex_usd"].to_numpy() - credit
-        cand["cost_usd"] = cand["cost_usd"].to_numpy() - cost.amortized_usd(
-            credit, cand["time_to_train_h"].to_numpy(dtype=float), req.life_years
+        _credit_owned(catalog, req, cols, is_buy)
+    cols["upfront_usd"] = np.where(is_buy, cols["capex_usd"], cols["cost_usd"])
+    return pd.DataFrame(cols, copy=False)
+
+
+def chunk_capex(catalog: Catalog, phys: pd.DataFrame, inputs: dict[str, Any]) -> np.ndarray:
+    """The capex column of a physics chunk at the catalog's prices (pricing.capex_column), kept for the chunk
+    while it is cached: it depends on neither site, purchase mode nor limits, so every request that prices the
+    chunk again at the same prices reuses it."""
+    key = (id(phys), price_fingerprint(catalog))
+    hit = _CAPEX.get(key)
+    if hit is not None and hit[0]() is phys:
+        return hit[1]
+    capex = capex_column(catalog, inputs)
+    _CAPEX[key] = (weakref.ref(phys), capex)  # a chunk dropped from the cache takes its capex with it (below)
+    for k in [k for k, (ref, _) in _CAPEX.items() if ref() is None]:
+        del _CAPEX[k]
+    while len(_CAPEX) > 64:
+        _CAPEX.pop(next(iter(_CAPEX)))
+    return capex
+
+
+_CAPEX: dict[tuple[int, str], tuple[weakref.ref[pd.DataFrame], np.ndarray]] = {}
+
+
+def price_fingerprint(catalog: Catalog) -> str:
+    """A hash of the catalog's prices of servers and fabrics (what capex reads)."""
+    cached = _PRICE_FINGERPRINTS.get(id(catalog))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
+    parts = {
+        "servers": {k: (v.price_usd, v.nic_ports) for k, v in catalog.servers.items()},
+        "fabrics": {
+            k: (v.nic_price_usd, v.switch_price_usd, v.cable_price_usd, v.switch_radix)
+            for k, v in catalog.fabrics.items()
+        },
+    }
+    fp = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    _PRICE_FINGERPRINTS[id(catalog)] = (catalog, fp)
+    while len(_PRICE_FINGERPRINTS) > 64:
+        _PRICE_FINGERPRINTS.pop(next(iter(_PRICE_FINGERPRINTS)))
+    return fp
+
+
+_PRICE_FINGERPRINTS: dict[int, tuple[Catalog, str]] = {}
+
+
+def _column(s: pd.Series) -> np.ndarray:
+    """A physics column as NumPy: the codes of a categorical one (its categories stay on the table), else its
+    values."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return np.asarray(s.cat.codes)
+    return s.to_numpy()
+
+
+def _full(v: Any, n: int) -> np.ndarray:
+    """v as a column of n rows (repeated where it is one number for every row)."""
+    a = np.asarray(v)
+    return np.full(n, a) if not a.ndim else a
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _credit_owned(catalog: Catalog, req: PlanRequest, cols: dict[str, Any], is_buy: np.ndarray) -> None:
+    """Subtract the owned servers' credit (owned_credit_usd) from the capex and cost of the bought rows."""
+    credit = np.zeros(len(is_buy))
+    hours = np.asarray(cols["time_to_train_h"], dtype=float)
+    servers, fabrics = cols["server"], cols["fabric"]
+    key = np.asarray(servers.codes, dtype=np.int64) * (len(fabrics.categories) + 1) + np.asarray(fabrics.codes)
+    for k in np.unique(key[is_buy]):
+        rows = np.flatnonzero(is_buy & (key == k))
+        first = rows[0]
+        credit[rows] = owned_credit_usd(
+            catalog, req, str(servers[first]), str(fabrics[first]), cols["nodes"][rows], hours[rows]
         )
-    cand["upfront_usd"] = np.where(is_buy, cand["capex_usd"], cand["cost_usd"])
-    return cand
+    cols["capex_usd"] = np.asarray(cols["capex_usd"], dtype=float) - credit
+    cols["cost_usd"] = np.asarray(cols["cost_usd"], dtype=float) - cost.amortized_usd(credit, hours, req.life_years)

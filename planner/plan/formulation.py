@@ -179,7 +179,7 @@ def add_one_plan(m: pyo.ConcreteModel) -> None:
     """(1) exactly one candidate plan."""
     import pyomo.core as pyo
 
-    m.one_plan = pyo.Constraint(expr=pyo.quicksum(m.x[k] for k in m.K) == 1)
+    m.one_plan = pyo.Constraint(expr=_sum_of(m, range(len(m.K))) == 1)
 
 
 def add_choice_links(m: pyo.ConcreteModel) -> None:
@@ -189,9 +189,9 @@ def add_choice_links(m: pyo.ConcreteModel) -> None:
     by_s = _group(m.s_of, len(m.server_ids))
     by_f = _group(m.f_of, len(m.fabric_ids))
     by_c = _group(m.c_of, len(m.cap_ids))
-    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: m.u[s] == pyo.quicksum(m.x[k] for k in by_s[s]))
-    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: m.v[f] == pyo.quicksum(m.x[k] for k in by_f[f]))
-    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: m.w[c] == pyo.quicksum(m.x[k] for k in by_c[c]))
+    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: m.u[s] == _sum_of(m, by_s[s]))
+    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: m.v[f] == _sum_of(m, by_f[f]))
+    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: m.w[c] == _sum_of(m, by_c[c]))
 
 
 def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
@@ -200,9 +200,7 @@ def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
 
     n = cand["nodes"].to_numpy()
     by_s = _group(m.s_of, len(m.server_ids))
-    m.node_count = pyo.Constraint(
-        m.S, rule=lambda m, s: m.nodes[s] == pyo.quicksum(int(n[k]) * m.x[k] for k in by_s[s])
-    )
+    m.node_count = pyo.Constraint(m.S, rule=lambda m, s: m.nodes[s] == _terms(m, [(float(n[k]), k) for k in by_s[s]]))
 
 
 def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
@@ -212,7 +210,7 @@ def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     sw = cand["switches"].to_numpy()
     by_f = _group(m.f_of, len(m.fabric_ids))
     m.switch_count = pyo.Constraint(
-        m.F, rule=lambda m, f: m.switches[f] == pyo.quicksum(int(sw[k]) * m.x[k] for k in by_f[f] if sw[k])
+        m.F, rule=lambda m, f: m.switches[f] == _terms(m, [(float(sw[k]), k) for k in by_f[f] if sw[k]])
     )
 
 
@@ -292,10 +290,23 @@ def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None
 
 
 def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:
-    import pyomo.core as pyo
-
+    """sum_k c_k x_k over the candidates with c_k != 0."""
     c = coef.to_numpy(dtype=float)
-    return pyo.quicksum(float(c[k]) * m.x[k] for k in m.K if c[k] != 0.0)
+    return _terms(m, [(v, k) for k, v in enumerate(c.tolist()) if v != 0.0])
+
+
+def _sum_of(m: pyo.ConcreteModel, ks: Sequence[int]) -> pyo.Expression:
+    """sum_{k in ks} x_k."""
+    return _terms(m, [(1.0, k) for k in ks])
+
+
+def _terms(m: pyo.ConcreteModel, terms: Sequence[tuple[float, int]]) -> pyo.Expression:
+    """sum c x_k over (c, k) in ``terms``, built as one linear expression of monomials (what quicksum of products
+    produces, without the operator overloading per term: about 5 times faster to build)."""
+    from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+
+    x = m.x
+    return LinearExpression([MonomialTermExpression((c, x[k])) for c, k in terms])
 
 
 def _group(codes: np.ndarray, size: int) -> Sequence[list[int]]:

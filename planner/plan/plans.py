@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from planner.checks.request import PlanRequest
-from planner.data import Catalog, Configuration, Estimate
+from planner.data import Catalog, Configuration, Estimate, Layout
 from planner.physics import (
     Work,
     compute,
@@ -16,6 +16,7 @@ from planner.physics import (
     evaluate,
     evaluate_space,
 )
+from planner.physics.space import LAYOUT_COLUMNS
 from planner.plan.limits import (
     samples_of,
 )
@@ -24,7 +25,8 @@ from planner.plan.result import Plan
 
 
 def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
-    """Re-evaluate a candidate with the exact scalar path (planner.evaluate) in the precision the scan priced it in:
+    """Re-evaluate a candidate with the exact scalar path (planner.evaluate) at the layout the search chose for it
+    (``chosen_layout``) and in the precision the scan priced it in:
     the request's where its GPU has it (fp16 stays fp16: its gradients reduce in fp16, bf16's in fp32 under
     Megatron), else the fallback the GPU computes it in (a plan on a GPU without fp4 computes in fp8, and says so)."""
     server = catalog.server(str(row["server"]))
@@ -46,9 +48,22 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
             site=str(row["site"]),
             purchase=row["purchase"],
             life_years=req.life_years,
+            layout=chosen_layout(row),
         ),
     )
     return _plan_from_estimate(catalog, req, est)
+
+
+def chosen_layout(row: pd.Series) -> Layout | None:
+    """The layout the search chose for a candidate row (its layout columns and interleave), so that the plan is
+    re-evaluated at that layout instead of searched again: the same step terms, hence the same figures. None for
+    a row without them (then the search runs)."""
+    if "tensor_parallel" not in row.index:
+        return None
+    kinds = {"recompute": str, "sequence_parallel": bool}
+    fields = {c: kinds.get(c, int)(row[c]) for c in LAYOUT_COLUMNS}
+    virtual = int(row["virtual_stages"]) if int(row["pipeline_parallel"]) > 1 else None
+    return Layout(**fields, virtual_stages=virtual)
 
 
 def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Plan:
@@ -97,7 +112,8 @@ def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Pl
 def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> list[Plan]:
     """Re-evaluate several candidates with the exact model in one `evaluate_space` call per (site, purchase):
     the computation `planner.evaluate` does for one configuration (`evaluate_space` on an explicit space,
-    then `estimate_from_row`), batched."""
+    then `estimate_from_row`), batched, with the search among the layouts the full search chose for them (each
+    is its configuration's fastest, so the search among them finds it again: ``search_among``)."""
     out: dict[int, Plan] = {}
     work = Work(samples_of(catalog, req), req.global_batch, req.precision)
     pos = np.arange(len(rows))
@@ -114,8 +130,17 @@ def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> l
                 "nodes": sub["nodes"].to_numpy(dtype=np.int64),
             }
         )
+        chosen = [chosen_layout(r) for _, r in sub.iterrows()]
+        among = None if None in chosen else [c.model_copy(update={"virtual_stages": None}) for c in chosen if c]
         df = evaluate_space(
-            catalog, req.model, site=site, purchase=purchase, work=work, life_years=req.life_years, space=space
+            catalog,
+            req.model,
+            site=site,
+            purchase=purchase,
+            work=work,
+            life_years=req.life_years,
+            space=space,
+            search_among=among,
         )
         for k, i in enumerate(sel):
             out[int(i)] = _plan_from_estimate(catalog, req, estimate_from_row(df.iloc[k]))

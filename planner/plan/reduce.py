@@ -24,7 +24,8 @@ from planner.plan.limits import (
 
 
 class Masks:
-    """Per-candidate: does it meet each limit (ok), each limit relaxed by the binding step (relaxed)?"""
+    """Per-candidate: does it meet each limit (ok), each limit relaxed by the binding step (relaxed), and can it be
+    a plan at all (usable: available, in service)? ``all`` and ``all_but`` include usable."""
 
     def __init__(self, cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> None:
         cols = limit_columns(lim)
@@ -37,10 +38,12 @@ class Masks:
         for k in self.given:
             self.ok[k] = np.asarray(within(self.values[k], rhs[k], k))
             self.relaxed[k] = np.asarray(within(self.values[k], rhs[k], k, relaxed=True))
-        self.all = np.logical_and.reduce([self.ok[k] for k in LIMIT_NAMES])
+        # rows that can be a plan at all (available, in service: candidates.price_chunk), under every mask
+        self.usable = cand["usable"].to_numpy(dtype=bool) if "usable" in cand else np.ones(n, dtype=bool)
+        self.all = np.logical_and.reduce([self.usable, *(self.ok[k] for k in LIMIT_NAMES)])
 
     def all_but(self, *skip: str) -> np.ndarray:
-        return np.logical_and.reduce([self.ok[k] for k in LIMIT_NAMES if k not in skip])
+        return np.logical_and.reduce([self.usable, *(self.ok[k] for k in LIMIT_NAMES if k not in skip)])
 
 
 def _option_groups(cand: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +66,9 @@ def _group_argmin(v: np.ndarray, mask: np.ndarray, gid: np.ndarray, starts: np.n
         return np.zeros(0, dtype=np.int64)
     w = np.where(mask, v, np.inf)
     gmin = np.minimum.reduceat(w, starts)
-    idx = np.flatnonzero(mask & (w == gmin[gid]))
+    lengths = np.diff(np.append(starts, len(w)))
+    # a group with no row in the mask has gmin inf, which its rows (all inf) equal: the mask keeps them out
+    idx = np.flatnonzero((w == np.repeat(gmin, lengths)) & mask)
     first = np.ones(len(idx), dtype=bool)
     first[1:] = gid[idx[1:]] != gid[idx[:-1]]
     return idx[first]
@@ -98,7 +103,7 @@ def scan(
     for phys in physics_chunks(cat, req, lo, hi, timings):
         t0 = time.perf_counter()
         cand = price_chunk(cat, req, phys)
-        priced += len(cand)
+        priced += int(cand["usable"].sum()) if len(cand) else 0
         if len(cand):
             keep = reducer(cand)
             if len(keep):

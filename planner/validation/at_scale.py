@@ -10,6 +10,7 @@ Rack-scale NVL72 systems (GB200, GB300) are test data only: the model's node is 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from planner.data import Catalog, Configuration, Workload
-from planner.physics import samples_factor
+from planner.physics import evaluation_time_from_step_s, samples_factor, startup_time_s
 from planner.validation.cases import Case, evaluate_case, parse_network, with_case_server
 
 AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the catalog models)
@@ -186,8 +187,17 @@ def at_scale_cases(
     cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
 ) -> list[Case]:
     """Time to train the samples each run actually trained (its own convergence point, so convergence noise
-    is out: this checks the step-time model), against the measured olympic mean (unscaled). ``gpu_families``:
-    only the runs on GPUs of these families."""
+    is out: this checks the step-time model), against the measured olympic mean (unscaled): MLPerf's timed window
+    as the sum of its named terms -- training at the model's best layout in the run's precision (where its settings
+    state it), plus the run's own evaluations at the benchmark's stated training samples per evaluation and the
+    benchmark's stated start-up (``mlperf_run_terms``, reference/mlperf_timing.csv).
+    ``gpu_families``: only the runs on GPUs of these families."""
+
+    terms = mlperf_run_terms(ref)
+    timing = pd.read_csv(ref / "mlperf_timing.csv", usecols=["source_path", "evals_med"])
+    evals = timing.drop_duplicates("source_path").set_index("source_path")["evals_med"]
+    settings = pd.read_csv(ref / "mlperf_settings.csv", usecols=["source_path", "precision"])
+    stated = settings.drop_duplicates("source_path").set_index("source_path")["precision"]
     cases = []
     for _, row in at_scale_table(ref).iterrows():
         if fit_only and row["split"] != "fit":
@@ -198,7 +208,15 @@ def at_scale_cases(
         ):
             continue
         c2, config = at_scale_configuration(cat, row)
+        precision = their_precision(pd.Series({"precision": stated.get(row["source_path"])}))
+        if precision is not None and precision != config.precision:  # the run's own, where its settings state it
+            config = config.model_copy(update={"precision": precision})
+        bench = str(row["benchmark"])
         est = evaluate_case(c2, config)
+        n_evals = float(evals.get(row["source_path"], math.nan))
+        evaluation = mlperf_evaluation_s(terms, bench, n_evals, est.step_time_s, float(est.global_batch))
+        startup = startup_time_s(float(terms.at[bench, "startup_s"]), float(terms.at[bench, "warmup_excess_s"]))
+        window_min = est.time_to_train_h * 60.0 + (evaluation + startup) / 60.0
         server = c2.server("case")
         cases.append(
             Case(
@@ -207,7 +225,7 @@ def at_scale_cases(
                 f"({row['gpus']} GPUs, batch {row['global_batch']})",
                 str(row["split"]),
                 float(row["time_to_train_min_unscaled"]),
-                est.time_to_train_h * 60.0,
+                window_min,
                 "min",
                 c2.gpu(server.gpu or "").family,
                 c2.workload(config.model).family,
@@ -259,3 +277,51 @@ def power_at_scale_cases(cat: Catalog, ref: Path) -> list[Case]:
             )
         )
     return cases
+
+
+def their_precision(row: pd.Series) -> str | None:
+    """The submission's GEMM precision from mlperf_settings.csv ('fp4' for an FP4 recipe, 'fp8', 'bf16'); None
+    where not stated (the at-scale default then applies)."""
+    text = str(row.get("precision", "")).strip().upper()
+    if text.startswith("FP4"):
+        return "fp4"
+    if text.startswith("FP8"):
+        return "fp8"
+    if text.startswith("BF16"):
+        return "bf16"
+    return None
+
+
+def mlperf_run_terms(ref: Path) -> pd.DataFrame:
+    """MLPerf's stated start-up and evaluation figures per benchmark (reference/mlperf_timing.csv, the median over
+    the result folders on the catalog's GPU families): ``startup_s`` (run_start to the first block,
+    ``startup_s_med``), ``warmup_excess_s`` (the first block's time beyond the steady rate,
+    ``first_block_excess_s_med``), ``gpu_s_per_evaluation`` (eval_s_med / evals_med x GPUs) and
+    ``train_samples_per_evaluation`` (eval_s_med / evals_med x the run's steady samples per second: what one
+    evaluation costs in training samples on the same GPUs, ``run_time.evaluation_time_from_step_s``; both over the
+    folders whose evaluation is separable), ``folders``; index: benchmark."""
+    t = pd.read_csv(ref / "mlperf_timing.csv")
+    t = t[t["accelerator_family"].isin(list(AT_SCALE_GPUS))]
+    evals = t[(t["eval_separable"] == "yes") & (t["evals_med"] > 0)]
+    one_eval_s = evals["eval_s_med"] / evals["evals_med"]
+    per_eval = (one_eval_s * evals["gpus"]).groupby(evals["benchmark"]).median()
+    samples_per_eval = (one_eval_s * evals["steady_samples_per_s_med"]).groupby(evals["benchmark"]).median()
+    g = t.groupby("benchmark")
+    return pd.DataFrame(
+        {
+            "startup_s": g["startup_s_med"].median().fillna(0.0),
+            "warmup_excess_s": g["first_block_excess_s_med"].median().fillna(0.0),
+            "gpu_s_per_evaluation": per_eval,
+            "train_samples_per_evaluation": samples_per_eval,
+            "folders": g.size(),
+        }
+    ).fillna({"gpu_s_per_evaluation": 0.0, "train_samples_per_evaluation": 0.0})
+
+
+def mlperf_evaluation_s(terms: pd.DataFrame, benchmark: str, evaluations: float, step_s: float, batch: float) -> float:
+    """Seconds of evaluation in an MLPerf run of ``benchmark`` with ``evaluations`` evaluations (NaN: none logged) at
+    a steady step of ``step_s`` for ``batch`` samples: the benchmark's stated training samples per evaluation
+    (``mlperf_run_terms``) at that step (``run_time.evaluation_time_from_step_s``)."""
+    n = 0.0 if math.isnan(evaluations) else evaluations
+    samples = float(terms.at[benchmark, "train_samples_per_evaluation"])
+    return evaluation_time_from_step_s(n, samples, step_s, batch)

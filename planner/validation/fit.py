@@ -5,7 +5,9 @@ x cnn/encoder/llm, where the family has fit cases --, per framework the share of
 gradient all-reduce (and Megatron's tensor-parallel overlap), the GEMM shape half-points, and half_batch_scale on the
 efficiency_half_batch of the CNN and encoder workloads it is fitted on. Fabric bandwidth and efficiency are catalog
 physics (line rate x nccl-tests efficiency), not fitted. Each score is the mean |log(predicted / published)| over
-fit cases (planner/validation/run.py states the split).
+fit cases (planner/validation/run.py states the split); at scale those are MLPerf steady steps at the submission's
+own layout where its settings are known (planner/validation/steady.py ``steady_step_cases``), which hold neither
+start-up nor evaluation.
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ def fit_mfu(cat: Catalog, ref: Path, iterations: int = 3) -> tuple[dict[str, Any
         fit_cases = run_cases_fit_only(cat.replace(calibration=calibration), ref)
         groups: dict[tuple[str, str], list[float]] = {}
         for c in fit_cases:
-            if c.kind not in ("time_to_train", "throughput"):
+            if c.kind not in ("time_to_train", "step_time", "throughput"):
                 continue
             # time cases: MFU must scale by predicted/published time; throughput cases inversely
-            ratio = c.predicted / c.published if c.kind == "time_to_train" else c.published / c.predicted
+            ratio = c.published / c.predicted if c.kind == "throughput" else c.predicted / c.published
             groups.setdefault((c.gpu_family, c.workload_family), []).append(math.log(ratio))
         score = float(np.mean([abs(x) for logs in groups.values() for x in logs]))
         for (gf, wf), logs in groups.items():
@@ -149,5 +151,20 @@ def calibrate(catalog_path: Path | None = None, reference: Path | None = None) -
     calib.write_power_caps(ref, cdir / "power_caps.yaml")
     cat = load_catalog(cdir)
     calibration = fit_all(cat, ref)
-    (cdir / "calibration.yaml").write_text(CALIBRATION_HEADER + yaml.safe_dump(calibration, sort_keys=False))
+    path = cdir / "calibration.yaml"
+    path.write_text(calibration_text(calibration, path.read_text() if path.exists() else ""))
     return calibration
+
+
+def calibration_text(calibration: dict[str, Any], previous: str) -> str:
+    """The calibration file: the header and the dense keys this fit sets, then the Mixture-of-Experts block of the
+    ``previous`` file verbatim (its ``moe_*`` keys with their comments: fitted apart, planner/validation/moe.py),
+    from its first line that opens it (a comment naming Mixture-of-Experts or a ``moe_`` key) to the end."""
+    lines = previous.splitlines(keepends=True)
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith("moe_") or line.startswith("# Mixture-of-Experts")),
+        len(lines),
+    )
+    moe_block = "".join(lines[start:])
+    dense = {k: v for k, v in calibration.items() if not (k.startswith("moe_") and moe_block)}
+    return CALIBRATION_HEADER + yaml.safe_dump(dense, sort_keys=False) + moe_block

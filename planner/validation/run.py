@@ -32,7 +32,9 @@ from planner.validation.cases import (
     mlperf_time_cases,
     zeus_cases,
 )
+from planner.validation.moe import moe_cases
 from planner.validation.report import write_report
+from planner.validation.steady import mlperf_run_terms, steady_cases, steady_step_cases
 from planner.validation.summary import summarize_binned
 
 
@@ -50,7 +52,12 @@ def run_cases(
         cases += mlperf_power_cases(cat, ref)
     if gpu_families is None or "ampere" in gpu_families:
         cases += megatron_cases(cat, ref, fit_only)
-    cases += at_scale_cases(cat, ref, fit_only, gpu_families)
+    # at scale, a fit scores the physics on the steady step (no start-up or evaluation in it); the report shows the
+    # timed window (with those terms) and the steady step both
+    if not fit_only:
+        cases += at_scale_cases(cat, ref, fit_only, gpu_families)
+    if fit_only or everything:
+        cases += steady_step_cases(cat, ref, fit_only, gpu_families)
     if gpu_families is not None:
         if not fit_only and "hopper" in gpu_families:
             cases += [c for c in llama3_cases(cat) + megatron_core_cases(cat) if c.kind == "throughput"]
@@ -115,5 +122,7 @@ def validate(out: Path, catalog_path: Path | None = None, reference: Path | None
     cat = load_catalog(catalog_path)
     ref = reference_dir(reference)
     cases = run_cases(cat, ref)
-    write_report(cases, out, cat.calibration, unseen_family_cases(cat, ref))
+    steady = steady_cases(cat, ref)
+    steady.attrs["run_terms"] = mlperf_run_terms(ref)
+    write_report(cases, out, cat.calibration, unseen_family_cases(cat, ref), steady, moe_cases(cat))
     return summarize_binned(cases)

@@ -18,8 +18,9 @@ theirs (``FINDING_RATIO``) is a finding: the model believes a layout beats the s
 
 Time-to-train as named terms (planner/physics/run_time.py): MLPerf's timed window is reproduced by training (the
 run's own trained work at the predicted step, their layout where known) + evaluation (the run's own number of
-evaluations x the benchmark's stated GPU-seconds per evaluation / GPUs) + start-up (the benchmark's stated median
-start-up and first-block warm-up excess), each per-benchmark figure the median over the result folders of
+evaluations x the benchmark's stated training samples per evaluation at the predicted step:
+``run_time.evaluation_time_from_step_s``) + start-up (the benchmark's stated median start-up and first-block warm-up
+excess), each per-benchmark figure the median over the result folders of
 mlperf_timing.csv (``mlperf_run_terms``). Nothing here is fitted: it measures.
 
 ``python -m planner.validation.steady`` prints the per-case table, the summaries and the findings.
@@ -28,6 +29,7 @@ mlperf_timing.csv (``mlperf_run_terms``). Nothing here is fitted: it measures.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +37,15 @@ import pandas as pd
 
 from planner.data import Catalog, Layout, load_catalog, reference_dir
 from planner.errors import PlannerInputError
-from planner.physics import evaluation_time_s, startup_time_s
-from planner.validation.at_scale import AT_SCALE_GPUS, at_scale_configuration, at_scale_table
-from planner.validation.cases import evaluate_case
+from planner.physics import startup_time_s
+from planner.validation.at_scale import (
+    at_scale_configuration,
+    at_scale_table,
+    mlperf_evaluation_s,
+    mlperf_run_terms,
+    their_precision,
+)
+from planner.validation.cases import Case, evaluate_case
 from planner.validation.summary import SCALE_BINS, scale_bin
 
 DATA_PARALLEL_BENCHMARKS = ("resnet", "bert")  # pure data parallelism in every submission: their layout is DP
@@ -83,19 +91,6 @@ def steady_table(ref: Path) -> pd.DataFrame:
     return df[df["published_step_s"].notna()].reset_index(drop=True)
 
 
-def their_precision(row: pd.Series) -> str | None:
-    """The submission's GEMM precision from mlperf_settings.csv ('fp4' for an FP4 recipe, 'fp8', 'bf16'); None
-    where not stated (the at-scale default then applies)."""
-    text = str(row.get("precision", "")).strip().upper()
-    if text.startswith("FP4"):
-        return "fp4"
-    if text.startswith("FP8"):
-        return "fp8"
-    if text.startswith("BF16"):
-        return "bf16"
-    return None
-
-
 def their_layout(row: pd.Series) -> Layout | None:
     """The submission's layout from mlperf_settings.csv, None where unknown (no config found, or an LLM config
     that does not state its tensor parallelism). ResNet-50 and BERT: data parallel, the logged gradient
@@ -127,27 +122,6 @@ def _known(v: object) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
-def mlperf_run_terms(ref: Path) -> pd.DataFrame:
-    """MLPerf's stated start-up and evaluation figures per benchmark (reference/mlperf_timing.csv, the median over
-    the result folders on the catalog's GPU families): ``startup_s`` (run_start to the first block,
-    ``startup_s_med``), ``warmup_excess_s`` (the first block's time beyond the steady rate,
-    ``first_block_excess_s_med``), ``gpu_s_per_evaluation`` (eval_s_med / evals_med x GPUs, folders whose
-    evaluation is separable), ``folders``; index: benchmark."""
-    t = pd.read_csv(ref / "mlperf_timing.csv")
-    t = t[t["accelerator_family"].isin(list(AT_SCALE_GPUS))]
-    evals = t[(t["eval_separable"] == "yes") & (t["evals_med"] > 0)]
-    per_eval = (evals["eval_s_med"] / evals["evals_med"] * evals["gpus"]).groupby(evals["benchmark"]).median()
-    g = t.groupby("benchmark")
-    return pd.DataFrame(
-        {
-            "startup_s": g["startup_s_med"].median().fillna(0.0),
-            "warmup_excess_s": g["first_block_excess_s_med"].median().fillna(0.0),
-            "gpu_s_per_evaluation": per_eval,
-            "folders": g.size(),
-        }
-    ).fillna({"gpu_s_per_evaluation": 0.0})
-
-
 def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.DataFrame:
     """One row per case: benchmark, gpus, system, round, submitter, split, scale (``SCALE_BINS``),
     ``published_step_s``, ``their_layout`` (text, or 'unknown'), ``predicted_their_s``, ``error_their``,
@@ -176,14 +150,17 @@ def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.Data
         bench = str(row["benchmark"])
         gpus = int(row["gpus"])
         t = terms.loc[bench]
-        evaluation = evaluation_time_s(float(row["evals_med"] or 0.0), float(t["gpu_s_per_evaluation"]), gpus)
+        trained = their_est if their_est is not None else best
+        evaluation = mlperf_evaluation_s(
+            terms, bench, float(row["evals_med"]), trained.step_time_s, float(trained.global_batch)
+        )
         startup = startup_time_s(float(t["startup_s"]), float(t["warmup_excess_s"]))
         window_est = evaluate_case(
             c2,
             config.model_copy(
                 update={
                     "layout": layout if their_est is not None else None,
-                    "evaluation_s": 0.0 if math.isnan(evaluation) else evaluation,
+                    "evaluation_s": evaluation,
                     "startup_s": startup,
                 }
             ),
@@ -216,6 +193,52 @@ def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.Data
             }
         )
     return pd.DataFrame(rows)
+
+
+def steady_step_cases(
+    cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
+) -> list[Case]:
+    """One ``step_time`` case per at-scale MLPerf result with a published steady step (``steady_table``): the
+    step predicted at the submission's own layout, precision and recompute where its settings are known, else at
+    the model's best layout (``inputs`` says which). What the fit scores the physics on at scale: the steady step
+    holds neither MLPerf's start-up nor its evaluation. ``fit_only``: the fit rows only (``at_scale_table``'s
+    split); ``gpu_families``: only the runs on GPUs of these families."""
+    cases = []
+    for _, row in steady_table(ref).iterrows():
+        if fit_only and row["split"] != "fit":
+            continue
+        c2, config = at_scale_configuration(cat, row)
+        family = c2.gpu(c2.server("case").gpu or "").family
+        if gpu_families is not None and family not in gpu_families:
+            continue
+        precision = their_precision(row) or config.precision
+        if precision is not None and precision != config.precision:
+            config = config.model_copy(update={"precision": precision})
+        layout = their_layout(row)
+        est = None
+        if layout is not None:
+            try:
+                est = evaluate_case(c2, config.model_copy(update={"layout": layout}))
+            except PlannerInputError:
+                est = None
+        at = "their layout" if est is not None else "best layout (their settings unknown)"
+        est = est or evaluate_case(c2, config)
+        cases.append(
+            Case(
+                "step_time",
+                f"{row['round']} {row['submitter']} {row['system']} {row['benchmark']} ({row['gpus']} GPUs, "
+                f"batch {row['global_batch']}): steady step",
+                str(row["split"]),
+                float(row["published_step_s"]),
+                est.step_time_s,
+                "s",
+                family,
+                c2.workload(config.model).family,
+                f"{row['benchmark']} {est.gpu} {est.layout} at {at}",
+                gpus=int(row["gpus"]),
+            )
+        )
+    return cases
 
 
 def _model_parallel(layout: Layout) -> int:

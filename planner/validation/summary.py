@@ -34,7 +34,11 @@ def error_stats(abs_errors: list[float]) -> dict[str, Any]:
 
 
 SCALE_BINS = ((1, 64, "<= 64"), (65, 512, "65-512"), (513, 4096, "513-4,096"), (4097, 10**9, "> 4,096"))
-METRIC_GROUPS = {"time / throughput": ("time_to_train", "throughput"), "power / energy": ("energy",)}
+METRIC_GROUPS = {
+    "steady step": ("step_time",),
+    "time / throughput": ("time_to_train", "throughput"),
+    "power / energy": ("energy",),
+}
 
 
 def scale_bin(gpus: int) -> str:

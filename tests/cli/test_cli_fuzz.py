@@ -172,7 +172,7 @@ def evaluate_cases() -> list[Case]:
     for opt in ("--model", "--server", "--fabric", "--site", "--framework", "--precision", "--recompute"):
         cases += [case(*with_value(ev, opt, v)) for v in ids(opt)]
     for opt in ("--nodes", "--power-cap", "--global-batch", "--life-years", "--tp", "--pp", "--vp", "--zero", "--cp",
-                "--ep", "--micro-batch", "--accumulation", "--samples", "--epochs"):  # fmt: skip
+                "--ep", "--etp", "--micro-batch", "--accumulation", "--samples", "--epochs"):  # fmt: skip
         cases += [case(*with_value(ev, opt, v)) for v in numbers(opt)]
     for extra in (["--tokens", "1e12"], ["--sequence-parallel"], ["--vp", "2"], ["--tp", "3"],
                   ["--rent", "--power-cap", "0.5"], ["--samples", "1e9", "--epochs", "3"]):  # fmt: skip

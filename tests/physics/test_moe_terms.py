@@ -69,21 +69,69 @@ def test_all_to_all_inside_an_nvl72_rack_by_hand() -> None:
     plus the 77 us kernel latency."""
     v = moe.all_to_all_bytes(4096, 8, 7168)
     assert float(v) == 469_762_048
-    t = moe.expert_all_to_all_time_s(v, 64, 72, 900e9, 400e9 / 8, "hybridep", 8, None)
+    t = moe.expert_all_to_all_time_s(v, 64, 72, 900e9, 400e9 / 8, "hybridep")
     assert float(t) == pytest.approx(469_762_048 * 63 / 64 / 675e9 + 77e-6, rel=1e-12)
 
 
 def test_all_to_all_across_hgx_nodes_by_hand() -> None:
-    """EP64 over eight 8-GPU H100 nodes, 47 GB/s of NIC per GPU: HybridEP sends a token once per distinct remote
-    node, 7 (1 - (7/8)^8) = 4.5947 of its 8 copies -> 469,762,048 x 4.5947 / 8 / 47e9 = 5.740 ms (NVLink's 7/64
-    at 337.5 GB/s is faster); NCCL sends the 56/64 remote copies -> 8.746 ms; each + 150 us latency."""
+    """EP64 over eight 8-GPU H100 nodes, 47 GB/s of NIC per GPU: the 56/64 remote copies cross the NICs with
+    every dispatcher -> 469,762,048 x 56/64 / 47e9 = 8.746 ms (NVLink's 7/64 at 0.75 or 0.55 of 450 GB/s is
+    faster), + 150 us latency: HybridEP's measured 50.6 GB/s of logical bytes at EP64 (moe.md section 2.2) is
+    9.28 ms."""
     v = moe.all_to_all_bytes(4096, 8, 7168)
-    remote = 7 * (1 - (7 / 8) ** 8)
-    hybrid = moe.expert_all_to_all_time_s(v, 64, 8, 450e9, 47e9, "hybridep", 8, None)
-    nccl = moe.expert_all_to_all_time_s(v, 64, 8, 450e9, 47e9, "alltoall", 8, None)
-    assert float(hybrid) == pytest.approx(469_762_048 * remote / 8 / 47e9 + 150e-6, rel=1e-12)
-    assert float(nccl) == pytest.approx(469_762_048 * 56 / 64 / 47e9 + 150e-6, rel=1e-12)
-    assert float(moe.expert_all_to_all_time_s(v, 1, 8, 450e9, 47e9, "alltoall", 8, None)) == 0.0
+    for dispatcher in ("hybridep", "deepep", "alltoall"):
+        t = moe.expert_all_to_all_time_s(v, 64, 8, 450e9, 47e9, dispatcher)
+        assert float(t) == pytest.approx(469_762_048 * 56 / 64 / 47e9 + 150e-6, rel=1e-12)
+    assert 469_762_048 / float(t) == pytest.approx(50.6e9, rel=0.1)
+    assert float(moe.expert_all_to_all_time_s(v, 1, 8, 450e9, 47e9, "alltoall")) == 0.0
+
+
+def test_all_to_all_of_ep16_over_two_hgx_nodes_by_hand() -> None:
+    """EP16 over two 8-GPU H100 nodes: half the copies cross the NICs, 469,762,048 / 2 / 47e9 = 4.998 ms + 150 us;
+    HybridEP measured 76.8 GB/s of logical bytes (6.12 ms) and DeepEP V2 81 GB/s at EP8x2 (moe.md section 2.2):
+    within 20%."""
+    v = moe.all_to_all_bytes(4096, 8, 7168)
+    t = float(moe.expert_all_to_all_time_s(v, 16, 8, 450e9, 47e9, "hybridep"))
+    assert t == pytest.approx(469_762_048 / 2 / 47e9 + 150e-6, rel=1e-12)
+    assert 469_762_048 / t == pytest.approx(76.8e9, rel=0.2)
+
+
+def test_expert_tensor_parallel_gather_by_hand() -> None:
+    """ETP2 after a dispatch of 469,762,048 bytes: the ring all-gather sends (2 - 1) x those bytes over NVLink at
+    HybridEP's 0.75 of 450 GB/s -> 469,762,048 / 337.5e9 = 1.392 ms, + 77 us; ETP4 three times the bytes; ETP1
+    nothing."""
+    v = moe.all_to_all_bytes(4096, 8, 7168)
+    assert float(moe.expert_tensor_parallel_time_s(v, 2, 450e9, "hybridep")) == pytest.approx(
+        469_762_048 / 337.5e9 + 77e-6, rel=1e-12
+    )
+    assert float(moe.expert_tensor_parallel_time_s(v, 4, 450e9, "hybridep")) == pytest.approx(
+        3 * 469_762_048 / 337.5e9 + 77e-6, rel=1e-12
+    )
+    assert float(moe.expert_tensor_parallel_time_s(v, 1, 450e9, "hybridep")) == 0.0
+
+
+def test_tokens_per_local_expert_with_expert_tensor_parallelism_by_hand() -> None:
+    """Qwen3-235B (128 experts, top-8), 2,048 tokens per GPU, EP32: 2048 x 8 x 32 / 128 = 4,096 copies per local
+    expert; with ETP2 the pair gathers both ranks' copies: 8,192."""
+    assert float(moe.tokens_per_local_expert(2048, 8, 32, 128)) == 4096.0
+    assert float(moe.tokens_per_local_expert(2048, 8, 32, 128, 2)) == 8192.0
+
+
+def test_expert_tensor_parallelism_splits_the_expert_state_by_hand(cat: Any) -> None:
+    """Qwen3-235B at TP2 PP1 EP8 on 64 GPUs (DP32): experts E = 94 x 128 x 3 x 4096 x 1536 split over EP8 x ETP2 =
+    16 GPUs, their ZeRO-1 optimizer over TP x DP / (EP x ETP) = 4 ranks: E / 16 x (2 + 4 + 12 / 4) bytes; ETP1:
+    E / 8 x (2 + 4 + 12 / 8). The dense part is the same in both."""
+    wl = cat.workloads["qwen3-235b-a22b"]
+    rows: Any = SimpleNamespace(wl=wl, grad_reduce_bytes_per_param=4.0, tensor_bytes=2.0)
+    experts = 94 * 128 * 3 * 4096 * 1536
+    assert moe.expert_params(wl) == experts
+    lay1 = Layout(tensor_parallel=2, expert_parallel=8, zero_stage=1)
+    lay2 = lay1.model_copy(update={"expert_tensor_parallel": 2})
+    dp = np.asarray([32.0])
+    s1 = float(step.moe_model_state_gb(rows, lay1, dp)[0])
+    s2 = float(step.moe_model_state_gb(rows, lay2, dp)[0])
+    assert s1 - s2 == pytest.approx(experts / 8 * (6 + 12 / 8) / 1e9 - experts / 16 * (6 + 12 / 4) / 1e9, rel=1e-9)
+    assert lay2.label(32) == "DP32 TP2 ZeRO-1 EP8 ETP2"
 
 
 def test_deepseek_v3_model_state_at_pp4_ep64_matches_the_published_breakdown(cat: Any) -> None:
@@ -124,11 +172,13 @@ def test_expert_parallelism_on_a_dense_workload_is_bad_input(cat: Any) -> None:
 
 
 def test_layout_search_over_expert_parallelism_is_exact(cat: Any) -> None:
-    """Brute force: every candidate layout of gpt-oss-20b (EP 1-32 among them) evaluated as a fixed layout where the
-    search places it (pipelines across nodes: stages <= nodes); the search's time to train equals the least over the
-    layouts that fit, at every node count."""
+    """Brute force: every candidate layout of gpt-oss-20b (EP 1-32 and ETP 1 or TP among them) evaluated as a fixed
+    layout where the search places it (pipelines across nodes: stages <= nodes); the search's time to train equals
+    the least over the layouts that fit, at every node count."""
     layouts = candidate_layouts(cat, cat.workloads["gpt-oss-20b"], 8)
     assert {lay.expert_parallel for lay in layouts} == {1, 2, 4, 8, 16, 32}
+    assert {lay.expert_tensor_parallel for lay in layouts} == {1, 2, 4, 8}
+    assert all(lay.expert_tensor_parallel in (1, lay.tensor_parallel) for lay in layouts)
     space = {"servers": "dgx-h100", "fabrics": "ndr400", "caps": 1.0}
     chose_ep = False
     for n in (1, 2, 3):

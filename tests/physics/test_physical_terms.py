@@ -158,17 +158,23 @@ def test_convergence_growth_from_mlperf(shipped) -> None:  # type: ignore[no-unt
 
 def test_interleaved_pipeline_divides_the_bubble_and_multiplies_p2p(shipped: Any) -> None:
     # Megatron's interleaved 1F1B: with v model chunks per GPU the bubble is (p-1)/(v m) of the busy time and
-    # every micro-batch crosses v times as many stage boundaries.
-    def run(v: int) -> Any:
+    # every micro-batch crosses v times as many stage boundaries -- all exposed where the framework blocks on them
+    # (Megatron-LM 2021), only the critical path's (p v - 1) / m of the plain schedule's where it overlaps them
+    # (Megatron-Core overlap_p2p_comm: the megatron profile).
+    def run(v: int, framework: str) -> Any:
         lay = Layout(tensor_parallel=8, pipeline_parallel=8, zero_stage=1, recompute=True, virtual_stages=v)
-        return evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64, layout=lay))
+        wl = shipped.workload("gpt3-175b").model_copy(update={"framework": framework})
+        cat = shipped.replace(workloads={**shipped.workloads, wl.id: wl})
+        return evaluate(cat, Configuration(model=wl.id, server="dgx-h100", nodes=64, layout=lay))
 
-    one, two = run(1), run(2)
-    b1, b2 = one.step_time_breakdown_s, two.step_time_breakdown_s
-    m = one.global_batch / (one.gpus // 64)  # micro-batches per replica (micro-batch 1, DP = 512 / 64)
-    assert b1["pipeline_bubble"] == pytest.approx((b1["compute"] + b1["tensor_parallel"]) * 7 / m, rel=1e-12)
-    assert b2["pipeline_bubble"] == pytest.approx(b1["pipeline_bubble"] / 2, rel=1e-12)
-    assert b2["pipeline_p2p"] == pytest.approx(2 * b1["pipeline_p2p"], rel=1e-12)
+    for framework in ("megatron-2021", "megatron"):
+        one, two = run(1, framework), run(2, framework)
+        b1, b2 = one.step_time_breakdown_s, two.step_time_breakdown_s
+        m = one.global_batch / (one.gpus // 64)  # micro-batches per replica (micro-batch 1, DP = 512 / 64)
+        assert b1["pipeline_bubble"] == pytest.approx((b1["compute"] + b1["tensor_parallel"]) * 7 / m, rel=1e-12)
+        assert b2["pipeline_bubble"] == pytest.approx(b1["pipeline_bubble"] / 2, rel=1e-12)
+        p2p_factor = 2.0 if framework == "megatron-2021" else (8 * 2 - 1) / m
+        assert b2["pipeline_p2p"] == pytest.approx(p2p_factor * b1["pipeline_p2p"], rel=1e-9)
     assert "VP2" in two.layout and "VP" not in one.layout
     auto = evaluate(shipped, Configuration(model="gpt3-175b", server="dgx-h100", nodes=64))
     assert auto.time_to_train_h <= min(one.time_to_train_h, two.time_to_train_h) * (1 + 1e-12)
@@ -199,3 +205,42 @@ def test_power_cap_binds_only_below_the_uncapped_demand() -> None:
     assert f == pytest.approx([1.0, 0.3 / 0.45], rel=0.01) and p == pytest.approx([0.45, 0.3], rel=0.01)
     f, p = calib.curve_at(norm, 0.9, np.asarray([0.5, 1.0]))
     assert f == pytest.approx([0.5 / 0.9, 1.0], rel=0.01) and p == pytest.approx([0.5, 0.9], rel=0.01)
+
+
+def test_exposed_p2p_is_blocking_or_the_critical_path_when_overlapped() -> None:
+    # plain schedule's p2p 0.8 s a step (m = 14 micro-batches: 28 transfers of 1/35 s), p = 4 stages, v = 2 chunks:
+    # blocking: 2 x 0.8 = 1.6 s; overlapped (Megatron-Core overlap_p2p_comm): the 2 (4 x 2 - 1) = 14 transfers of
+    # the fill and drain, 14 / 35 = 0.4 s = (p v - 1) / m x 0.8
+    assert float(comm.exposed_p2p_time_s(0.8, 4, 2, 14)) == pytest.approx(1.6)
+    assert float(comm.exposed_p2p_time_s(0.8, 4, 2, 14, overlap=True)) == pytest.approx(0.4)
+    # too few micro-batches to hide anything (m = 2 < p): never more than the blocking schedule's 1.6 s
+    assert float(comm.exposed_p2p_time_s(0.8, 4, 2, 2, overlap=True)) == pytest.approx(1.6)
+    # overlap_p2p_comm applies to the interleaved schedule only: v = 1 blocks
+    assert float(comm.exposed_p2p_time_s(0.8, 4, 1, 14, overlap=True)) == pytest.approx(0.8)
+    # the interleave search picks v by bubble + exposed p2p: bubble 2 s at v = 1 -> 2 + 0.8 = 2.8 (v=1),
+    # 1 + 0.4 = 1.4 (v=2), 0.5 + (15 / 14) x 0.8 = 1.357 (v=4) overlapped; blocking: 2.8, 2.6, 3.7 -> v = 2
+    t, v = comm.interleaved_pipeline_time_s(
+        np.array([2.0]), np.array([0.8]), [1, 2, 4], stages=4, micro_batches=14.0, p2p_overlap=True
+    )
+    assert (float(t[0]), int(v[0])) == (pytest.approx(0.5 + 15 / 14 * 0.8), 4)
+    t, v = comm.interleaved_pipeline_time_s(np.array([2.0]), np.array([0.8]), [1, 2, 4], stages=4, micro_batches=14.0)
+    assert (float(t[0]), int(v[0])) == (pytest.approx(2.6), 2)
+
+
+def test_nvls_all_reduce_pays_one_switch_round_trip_per_bucket() -> None:
+    # 100 MB over 8 GPUs of an NVSwitch node at 400 GB/s, 4 buckets. NVLS: 2 x 7/8 x 1e8 B at 400 x 480/370 GB/s
+    # = 337.25 us, + 4 x 25 us = 437.25 us. Ring: 2 x 7/8 x 1e8 / 4e11 = 437.5 us + 4 x 2 x 7 x 3 us = 605.5 us.
+    nvls = float(comm.nvls_time_s(1e8, 8, 4e11, 4))
+    assert nvls == pytest.approx(1.75e8 / (4e11 * 480 / 370) + 4 * 25e-6)
+    ring = float(comm.ring_time_s(1e8, 8, 4e11, comm.INTRA_LATENCY_S, 4))
+    assert ring == pytest.approx(437.5e-6 + 4 * 14 * 3e-6)
+    # NCCL picks the faster inside the node: NVLS where the NVSwitch has it, else the ring
+    for has_nvls, expected in ((True, nvls), (False, ring)):
+        t, via_fabric = comm.data_parallel_allreduce_time_s(
+            1e8, 8, 8, 8, 4e11, 4e11, 5e-6, bucket_bytes=25e6, nvls=has_nvls
+        )
+        assert (float(t), bool(via_fabric)) == (pytest.approx(expected), False)
+    # a 64-GPU NVLink domain (GB200 NVL72): the ring's 2 x 63 steps of 3 us per bucket against one 25 us round trip
+    t64, _ = comm.data_parallel_allreduce_time_s(1e8, 64, 64, 64, 4e11, 4e11, 5e-6, bucket_bytes=25e6, nvls=True)
+    assert float(t64) == pytest.approx(2 * 63 / 64 * 1e8 / (4e11 * 480 / 370) + 4 * 25e-6)
+    assert float(comm.nvls_time_s(1e8, 1, 4e11)) == 0.0

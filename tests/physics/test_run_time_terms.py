@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import planner
-from planner.physics import evaluation_time_s, startup_time_s, time_to_train_terms_h
+from planner.physics import evaluation_time_from_step_s, evaluation_time_s, startup_time_s, time_to_train_terms_h
 
 CONFIG = {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "failures": False}
 
@@ -45,3 +45,12 @@ def test_stated_startup_and_evaluation_are_added_to_the_time_to_train_only() -> 
     )
     assert sum(est.time_to_train_breakdown_h.values()) == pytest.approx(est.time_to_train_h)
     assert (est.step_time_s, est.energy_kwh, est.cost_usd) == (base.step_time_s, base.energy_kwh, base.cost_usd)
+
+
+def test_evaluation_from_the_step_is_its_training_sample_equivalent() -> None:
+    # 7 evaluations of 2,109 training-sample equivalents each (Llama 3.1 405B) at a 5.25 s step of 1,536 samples:
+    # 7 x 2,109 x 5.25 / 1,536 = 50.46 s; none cost nothing
+    assert evaluation_time_from_step_s(7, 2109.0, 5.25, 1536) == pytest.approx(7 * 2109.0 * 5.25 / 1536)
+    assert evaluation_time_from_step_s(0, 2109.0, 5.25, 1536) == 0.0
+    with pytest.raises(ValueError):
+        evaluation_time_from_step_s(1, 10.0, 1.0, 0)

@@ -82,8 +82,8 @@ def test_in_network_reduction_sends_the_data_once_and_nvls_speeds_the_node_phase
     # with NVLS on the NVSwitch the node phase runs at 480/370 of the ring bus bandwidth: 3.747 ms > 2.941 ms
     nvls = 2 * 7 / 8 * 1e9 / (INTRA * 480 / 370) + lat
     assert _allreduce(1e9, 16, sharp=True, nvls=True) == pytest.approx(nvls, rel=1e-9)
-    # inside one node NVLS alone: 2 x 7/8 x 1e9 / (360e9 x 1.297) + 14 x 3 us
-    one = 2 * 7 / 8 * 1e9 / (INTRA * 480 / 370) + 14 * comm.INTRA_LATENCY_S
+    # inside one node NVLS alone: 2 x 7/8 x 1e9 / (360e9 x 1.297) + one switch round trip (25 us), not 14 ring steps
+    one = 2 * 7 / 8 * 1e9 / (INTRA * 480 / 370) + comm.NVLS_LATENCY_S
     assert _allreduce(1e9, 1, nvls=True) == pytest.approx(one, rel=1e-9)
 
 

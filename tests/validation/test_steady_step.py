@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from planner.data import Layout, load_catalog, reference_dir
-from planner.physics import evaluation_time_s
 from planner.validation.steady import (
     mlperf_run_terms,
     steady_cases,
@@ -65,7 +64,9 @@ def test_the_report_rows_are_the_module_predictions(cases: pd.DataFrame) -> None
     assert row["error_their"] == pytest.approx((row["predicted_their_s"] - 5.2505) / 5.2505)
     assert row["error_best"] == pytest.approx((row["predicted_best_s"] - 5.2505) / 5.2505)
     terms = mlperf_run_terms(reference_dir()).loc["llama31_405b"]
-    assert row["evaluation_s"] == pytest.approx(evaluation_time_s(7, terms["gpu_s_per_evaluation"], 8192))
+    # 7 evaluations, each the benchmark's training samples per evaluation at their layout's predicted step
+    per_sample_s = row["predicted_their_s"] / 1536
+    assert row["evaluation_s"] == pytest.approx(7 * terms["train_samples_per_evaluation"] * per_sample_s)
     assert row["startup_s"] == pytest.approx(terms["startup_s"] + max(terms["warmup_excess_s"], 0.0))
     assert row["error_window"] == pytest.approx((row["predicted_window_s"] - 1178.276) / 1178.276)
     unknown = cases[cases["their_layout"] == "unknown"]
@@ -90,5 +91,44 @@ def test_stated_run_terms_are_the_medians_of_mlperf_timing() -> None:
         )
     ]
     expected = (lora["eval_s_med"] / lora["evals_med"] * lora["gpus"]).median()
-    assert mlperf_run_terms(reference_dir()).loc["llama2_70b_lora", "gpu_s_per_evaluation"] == pytest.approx(expected)
+    terms = mlperf_run_terms(reference_dir()).loc["llama2_70b_lora"]
+    assert terms["gpu_s_per_evaluation"] == pytest.approx(expected)
     assert not math.isnan(expected)
+    samples = (lora["eval_s_med"] / lora["evals_med"] * lora["steady_samples_per_s_med"]).median()
+    assert terms["train_samples_per_evaluation"] == pytest.approx(samples)
+    assert 60 < samples < 95  # about 77: the 173 held-out sequences, forward only (2N of ~4.5N per token)
+
+
+def test_the_fit_scores_the_steady_step_at_their_layout() -> None:
+    """At scale a fit scores the steady step (no start-up, no evaluation), predicted at the submission's layout
+    where its settings are known: the fit-split rows of the steady table, each once, with the same numbers as the
+    report's per-case table."""
+    from planner.validation.run import run_cases_fit_only
+    from planner.validation.steady import steady_step_cases
+
+    cat, ref = load_catalog(), reference_dir()
+    steps = steady_step_cases(cat, ref, fit_only=True)
+    table = steady_table(ref)
+    assert len(steps) == int((table["split"] == "fit").sum()) > 0
+    assert all(c.kind == "step_time" and c.split == "fit" and c.predicted > 0 for c in steps)
+    fit = run_cases_fit_only(cat, ref)
+    assert [c.name for c in fit if c.kind == "step_time"] == [c.name for c in steps]
+    assert not any(c.kind == "time_to_train" and c.name.endswith("steady step") for c in fit)
+    known = [c for c in steps if "at their layout" in c.inputs]
+    assert known and all(c.inputs.split(" at ")[0].split()[-1] for c in known)
+
+
+def test_calibrate_keeps_the_moe_block_verbatim() -> None:
+    """`planner calibrate` rewrites the dense keys and keeps the Mixture-of-Experts block (keys and comments) of the
+    file it replaces."""
+    import yaml
+
+    from planner.validation.fit import CALIBRATION_HEADER, calibration_text
+
+    previous = (
+        "mfu:\n  ampere:\n    llm: 0.5\n# Mixture-of-Experts: fitted apart\nmoe_expert_width_half: 768.0  # note\n"
+    )
+    text = calibration_text({"mfu": {"ampere": {"llm": 0.6}}, "moe_expert_width_half": 768.0}, previous)
+    assert text.startswith(CALIBRATION_HEADER)
+    assert text.endswith("# Mixture-of-Experts: fitted apart\nmoe_expert_width_half: 768.0  # note\n")
+    assert yaml.safe_load(text) == {"mfu": {"ampere": {"llm": 0.6}}, "moe_expert_width_half": 768.0}
