@@ -8,7 +8,7 @@ import hashlib
 import json
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -81,23 +81,31 @@ _PRICE_FIELDS = {
 
 def physics_fingerprint(catalog: Catalog) -> str:
     """A hash of everything in the catalog that changes times or IT power (not prices or sites)."""
-    cached = _FINGERPRINTS.get(id(catalog))
+
+    def parts() -> dict[str, Any]:
+        out: dict[str, Any] = {
+            name: {k: v.model_dump(exclude=_PRICE_FIELDS) for k, v in getattr(catalog, name).items()}
+            for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")
+        }
+        out["calibration"] = catalog.calibration
+        return out
+
+    return _fingerprint(catalog, "physics", parts)
+
+
+def _fingerprint(catalog: Catalog, kind: str, parts: Callable[[], dict[str, Any]]) -> str:
+    """The SHA-1 of ``parts()`` as JSON, computed once per catalog object and kind (the last 64 kept)."""
+    cached = _FINGERPRINTS.get((id(catalog), kind))
     if cached is not None and cached[0] is catalog:
         return cached[1]
-
-    parts = {
-        name: {k: v.model_dump(exclude=_PRICE_FIELDS) for k, v in getattr(catalog, name).items()}
-        for name in ("gpus", "servers", "fabrics", "power_curves", "frameworks", "workloads")
-    }
-    parts["calibration"] = catalog.calibration
-    fp = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-    _FINGERPRINTS[id(catalog)] = (catalog, fp)
+    fp = hashlib.sha1(json.dumps(parts(), sort_keys=True, default=str).encode()).hexdigest()
+    _FINGERPRINTS[(id(catalog), kind)] = (catalog, fp)
     while len(_FINGERPRINTS) > 64:
         _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
     return fp
 
 
-_FINGERPRINTS: dict[int, tuple[Catalog, str]] = {}
+_FINGERPRINTS: dict[tuple[int, str], tuple[Catalog, str]] = {}
 
 
 def _physics_key(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> tuple[Any, ...]:
@@ -151,7 +159,7 @@ def physics_chunks(
             )
             if len(full):
                 keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
-                df = full.loc[keep, PHYSICS_COLUMNS].reset_index(drop=True)
+                df = compact(full.loc[keep, PHYSICS_COLUMNS].reset_index(drop=True))
                 df = _sorted_by_option(df)
             else:
                 df = pd.DataFrame(columns=PHYSICS_COLUMNS)
@@ -164,6 +172,13 @@ def physics_chunks(
         while total > PHYSICS_CACHE_ROWS and len(PHYSICS) > 1:
             total -= len(PHYSICS.pop(next(iter(PHYSICS))))
         yield df
+
+
+def compact(df: pd.DataFrame) -> pd.DataFrame:
+    """The layout columns of physics rows as 16-bit integers (degrees and interleaves are small): the chunks are
+    cached in memory and on disk, and these columns would otherwise double their size."""
+    small = {c: df[c].astype(np.int16) for c in (*LAYOUT_COLUMNS, "virtual_stages") if df[c].dtype.kind in "iu"}
+    return df.assign(**small)
 
 
 def _sorted_by_option(df: pd.DataFrame) -> pd.DataFrame:
@@ -244,24 +259,17 @@ _CAPEX: dict[tuple[int, str], tuple[weakref.ref[pd.DataFrame], np.ndarray]] = {}
 
 def price_fingerprint(catalog: Catalog) -> str:
     """A hash of the catalog's prices of servers and fabrics (what capex reads)."""
-    cached = _PRICE_FINGERPRINTS.get(id(catalog))
-    if cached is not None and cached[0] is catalog:
-        return cached[1]
-    parts = {
-        "servers": {k: (v.price_usd, v.nic_ports) for k, v in catalog.servers.items()},
-        "fabrics": {
-            k: (v.nic_price_usd, v.switch_price_usd, v.cable_price_usd, v.switch_radix)
-            for k, v in catalog.fabrics.items()
-        },
-    }
-    fp = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-    _PRICE_FINGERPRINTS[id(catalog)] = (catalog, fp)
-    while len(_PRICE_FINGERPRINTS) > 64:
-        _PRICE_FINGERPRINTS.pop(next(iter(_PRICE_FINGERPRINTS)))
-    return fp
 
+    def parts() -> dict[str, Any]:
+        return {
+            "servers": {k: (v.price_usd, v.nic_ports) for k, v in catalog.servers.items()},
+            "fabrics": {
+                k: (v.nic_price_usd, v.switch_price_usd, v.cable_price_usd, v.switch_radix)
+                for k, v in catalog.fabrics.items()
+            },
+        }
 
-_PRICE_FINGERPRINTS: dict[int, tuple[Catalog, str]] = {}
+    return _fingerprint(catalog, "prices", parts)
 
 
 def _column(s: pd.Series) -> np.ndarray:

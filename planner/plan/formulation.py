@@ -79,9 +79,11 @@ count is evaluated (the model runs at ~0.5-4 M configurations/s; physics is cach
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -137,6 +139,33 @@ def build_model(
     ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
     import pyomo.core as pyo
 
+    with gc_paused():
+        return _build(pyo, cand, limits, objective_column, epsilon, exclude)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the duration: building a model allocates tens of thousands of small
+    objects that all live as long as the model, and each collection they trigger would traverse the whole heap
+    (the cached physics tables included) for nothing -- half the build time with 3,000 candidates."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(
+    pyo: Any,
+    cand: pd.DataFrame,
+    limits: Limits,
+    objective_column: str,
+    epsilon: Sequence[tuple[str, float]],
+    exclude: Iterable[int],
+) -> pyo.ConcreteModel:
+    """``build_model``'s body (Pyomo imported by the caller)."""
     m = pyo.ConcreteModel(name="capacity_plan")
     m.K = pyo.RangeSet(0, len(cand) - 1)
     s_code, m.server_ids = _codes(cand["server"])

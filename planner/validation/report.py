@@ -19,6 +19,7 @@ import yaml
 
 from planner.validation.cases import Case
 from planner.validation.moe import moe_section
+from planner.validation.steady import CASE_COLUMNS
 from planner.validation.summary import (
     SCALE_BINS,
     input_spread,
@@ -276,23 +277,7 @@ def steady_sections(steady: pd.DataFrame | None) -> list[str]:
         return []
     terms = steady.attrs.get("run_terms")
     per_case = steady.sort_values(["benchmark", "gpus"])[
-        [
-            "benchmark",
-            "gpus",
-            "system",
-            "round",
-            "split",
-            "published_step_s",
-            "their_layout",
-            "predicted_their_s",
-            "error_their",
-            "best_layout",
-            "predicted_best_s",
-            "error_best",
-            "published_window_s",
-            "predicted_window_s",
-            "error_window",
-        ]
+        [*CASE_COLUMNS, "published_window_s", "predicted_window_s", "error_window"]
     ].assign(
         their_layout=lambda d: d["their_layout"].str.replace(
             r"^unknown$", "settings unknown (no config in mlperf_settings.csv)", regex=True

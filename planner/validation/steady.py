@@ -76,6 +76,22 @@ SETTINGS_COLUMNS = [
     "grad_accum_log",
 ]
 TRUE_TEXT = ("true", "1")
+# a steady-step case as its tables show it: the run, the published step, and the prediction at their layout and at
+# the model's own
+CASE_COLUMNS = [
+    "benchmark",
+    "gpus",
+    "system",
+    "round",
+    "split",
+    "published_step_s",
+    "their_layout",
+    "predicted_their_s",
+    "error_their",
+    "best_layout",
+    "predicted_best_s",
+    "error_best",
+]
 
 
 def steady_table(ref: Path) -> pd.DataFrame:
@@ -282,23 +298,7 @@ def steady_report(cases: pd.DataFrame) -> str:
     """The per-case table, the summaries by benchmark and by scale, the stated run terms and the findings, as
     text."""
     pct = {c: "{:+.1%}".format for c in ("error_their", "error_best", "error_window")}
-    table = cases[
-        [
-            "benchmark",
-            "gpus",
-            "system",
-            "round",
-            "split",
-            "published_step_s",
-            "their_layout",
-            "predicted_their_s",
-            "error_their",
-            "best_layout",
-            "predicted_best_s",
-            "error_best",
-            "error_window",
-        ]
-    ].sort_values(["benchmark", "gpus"])
+    table = cases[[*CASE_COLUMNS, "error_window"]].sort_values(["benchmark", "gpus"])
     summary_fmt = {
         c: "{:.1%}".format
         for c in (
