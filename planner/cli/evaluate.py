@@ -245,8 +245,8 @@ def estimate_layout(cat: Catalog, config: Configuration, layout: Layout | None, 
         if layout is None or not str(exc).startswith("no parallel layout"):
             raise
         raise PlannerInputError(
-            f"the layout you gave ({layout_flags(layout)}) cannot run on {cluster}: {exc}; change "
-            "--tp/--cp/--pp/--micro-batch/--global-batch, or leave the layout out to search for the fastest one"
+            f"the layout you gave ({layout_flags(layout)}) cannot run on {cluster}: {exc}; change --tp/--cp/--pp/"
+            "--ep/--etp/--micro-batch/--global-batch, or leave the layout out to search for the fastest one"
         ) from None
 
 
@@ -351,7 +351,13 @@ def check_layout_framework(layout: Layout, fw: FrameworkProfile) -> None:
 
 def layout_flags(layout: Layout) -> str:
     """The layout as the command-line flags that set it (--tp 3 --pp 2 ...), degree 1 left out."""
-    parts = [f"--tp {layout.tensor_parallel}", f"--cp {layout.context_parallel}", f"--pp {layout.pipeline_parallel}"]
+    parts = [
+        f"--tp {layout.tensor_parallel}",
+        f"--cp {layout.context_parallel}",
+        f"--pp {layout.pipeline_parallel}",
+        f"--ep {layout.expert_parallel}",
+        f"--etp {layout.expert_tensor_parallel}",
+    ]
     parts = [p for p in parts if not p.endswith(" 1")]
     if layout.micro_batch is not None:
         parts.append(f"--micro-batch {layout.micro_batch}")

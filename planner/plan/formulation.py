@@ -83,7 +83,7 @@ import contextlib
 import gc
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -137,10 +137,8 @@ def build_model(
     """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
 
     ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
-    import pyomo.core as pyo
-
     with gc_paused():
-        return _build(pyo, cand, limits, objective_column, epsilon, exclude)
+        return _build(cand, limits, objective_column, epsilon, exclude)
 
 
 @contextlib.contextmanager
@@ -158,14 +156,15 @@ def gc_paused() -> Iterator[None]:
 
 
 def _build(
-    pyo: Any,
     cand: pd.DataFrame,
     limits: Limits,
     objective_column: str,
     epsilon: Sequence[tuple[str, float]],
     exclude: Iterable[int],
 ) -> pyo.ConcreteModel:
-    """``build_model``'s body (Pyomo imported by the caller)."""
+    """``build_model``'s body."""
+    import pyomo.core as pyo
+
     m = pyo.ConcreteModel(name="capacity_plan")
     m.K = pyo.RangeSet(0, len(cand) - 1)
     s_code, m.server_ids = _codes(cand["server"])

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli.main import main
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.plan import OwnedServers, PlanRequest, solve
+from tests.cli.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,15 +37,6 @@ def planner_process(*args: str, cwd: Path | None = None) -> subprocess.Completed
         cwd=cwd,
         timeout=120,
     )
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # --------------------------------------------------------------------------------------------- evaluate

@@ -25,17 +25,9 @@ import pytest
 from planner.cli.main import main
 from planner.data import catalog_dir, reference_dir
 from planner.version import __version__
+from tests.cli.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def planner_to(stdout: Any, *args: str) -> subprocess.CompletedProcess[str]:
