@@ -269,6 +269,42 @@ def sidebar_request(cat: Catalog) -> PlanRequest | None:
         "is charged capex x run time / life, must end within it, and owned servers serve until this age.",
     )
     plan_field(
+        sb.number_input,
+        "Start-up of the run (minutes)",
+        "startup_min",
+        first["startup_min"],
+        value=None,
+        min_value=0.0,
+        step=5.0,
+        format="%.6g",
+        help="Time from the start of the run to its first training step: initialization, compilation or graph "
+        "capture, checkpoint load (as `--startup-s`, in seconds there). Added to the time to train, and so to the "
+        "deadline, the rent and the energy. 0 = none.",
+    )
+    plan_field(
+        sb.number_input,
+        "Evaluations during the run",
+        "evaluations",
+        first["evaluations"],
+        value=None,
+        min_value=0,
+        step=1,
+        help="How many times the run evaluates on a held-out set (as `--evaluations`). 0 = none.",
+    )
+    plan_field(
+        sb.number_input,
+        "Held-out samples per evaluation",
+        "evaluation_samples",
+        first["evaluation_samples"],
+        value=None,
+        min_value=0.0,
+        step=100.0,
+        format="%.6g",
+        help="Samples (sequences for a language model) in each evaluation (as `--evaluation-samples`). An "
+        "evaluation is a forward pass: it takes the time the plan's servers take to train a third of as many "
+        "samples (the forward pass's share of the training FLOPs; more with frozen weights, as in LoRA).",
+    )
+    plan_field(
         sb.text_input,
         "Servers you own (optional)",
         "owned",

@@ -324,6 +324,9 @@ PHYSICS_FIELDS = (
     "fabrics",
     "power_caps",
     "max_nodes",
+    "startup_s",
+    "evaluations",
+    "evaluation_samples",
 )
 
 

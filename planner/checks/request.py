@@ -82,10 +82,34 @@ class PlanRequest(BaseModel):
     framework: str | None = Field(
         None, description="framework profile the workload runs under (catalog frameworks; default: the workload's)"
     )
+    startup_s: float = Field(
+        0.0,
+        ge=0,
+        description="start-up of the run, seconds (initialization, compilation, checkpoint load), added to its "
+        "time-to-train (default 0)",
+    )
+    evaluations: int = Field(
+        0, ge=0, le=10_000_000, description="evaluations during the run, each over evaluation_samples (default 0)"
+    )
+    evaluation_samples: float = Field(
+        0.0,
+        ge=0,
+        description="held-out samples per evaluation (sequences for a language model); each evaluation takes the "
+        "time the plan's servers take to train the forward pass's share of as many samples",
+    )
     solver: SolverOptions = Field(default_factory=SolverOptions)
 
     @field_validator(
-        "samples", "tokens", "epochs", "deadline_days", "budget_usd", "power_kw", "life_years", mode="before"
+        "samples",
+        "tokens",
+        "epochs",
+        "deadline_days",
+        "budget_usd",
+        "power_kw",
+        "life_years",
+        "startup_s",
+        "evaluation_samples",
+        mode="before",
     )
     @classmethod
     def _finite(cls, v: Any, info: ValidationInfo) -> Any:
@@ -129,4 +153,9 @@ class PlanRequest(BaseModel):
             raise ValueError("give only one of samples, tokens or epochs")
         if self.deadline_days is None and self.objective != "time":
             raise ValueError("a deadline is required unless the objective is time")
+        if (self.evaluations > 0) != (self.evaluation_samples > 0):
+            raise ValueError(
+                "evaluations and evaluation_samples go together: give both (how many evaluations, held-out "
+                "samples in each) or neither"
+            )
         return self

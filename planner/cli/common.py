@@ -406,6 +406,51 @@ def add_work_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_terms_args(p: argparse.ArgumentParser) -> None:
+    """--startup-s, --evaluations and --evaluation-samples: the run's start-up and evaluations, added to its
+    time-to-train (planner/physics/run_time.py)."""
+    p.add_argument(
+        "--startup-s",
+        type=non_negative_float,
+        help="start-up of the run, seconds (initialization, compilation, checkpoint load), added to the "
+        "time-to-train (default 0)",
+    )
+    p.add_argument(
+        "--evaluations",
+        type=bounded_int(0, 10_000_000),
+        help="evaluations during the run, each a forward pass over --evaluation-samples held-out samples (default 0)",
+    )
+    p.add_argument(
+        "--evaluation-samples",
+        type=non_negative_float,
+        help="held-out samples per evaluation (sequences for a language model): each evaluation takes the time "
+        "the servers take to train the forward pass's share of as many samples (a third for full training)",
+    )
+
+
+def check_run_terms_flags(evaluations: int | None, evaluation_samples: float | None) -> None:
+    """--evaluations and --evaluation-samples go together: one without the other is bad input in the flags' terms."""
+    if bool(evaluations) != bool(evaluation_samples):
+        given, missing = (
+            ("--evaluations", "--evaluation-samples") if evaluations else ("--evaluation-samples", "--evaluations")
+        )
+        raise PlannerInputError(
+            f"{given} needs {missing}: give how many evaluations the run makes and the held-out samples in each, "
+            "or neither"
+        )
+
+
+def run_terms_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The request fields of the run-term flags that were given (checked with ``check_run_terms_flags``)."""
+    check_run_terms_flags(args.evaluations, args.evaluation_samples)
+    fields = {
+        "startup_s": args.startup_s,
+        "evaluations": args.evaluations,
+        "evaluation_samples": args.evaluation_samples,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def add_framework_arg(p: argparse.ArgumentParser) -> None:
     """--framework: the framework profile the workload runs under."""
     p.add_argument(

@@ -19,6 +19,7 @@ from planner.cli.common import (
     add_catalog_args,
     add_framework_arg,
     add_life_arg,
+    add_run_terms_args,
     add_work_args,
     bounded_int,
     catalog_from,
@@ -29,11 +30,12 @@ from planner.cli.common import (
     notice,
     positive_int,
     precision_arg,
+    run_terms_fields,
     validated,
 )
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
-from planner.formatting import precision_caveat, sig4, switches_text
+from planner.formatting import duration_text, precision_caveat, sig4, switches_text
 from planner.physics import compute, cost, evaluate, work_from
 from planner.plan import batch_limit_notes
 
@@ -49,6 +51,7 @@ def add_evaluate_command(sub: Any) -> None:
     )
     add_configuration_args(e)
     add_work_args(e)
+    add_run_terms_args(e)
     add_precision_and_purchase_args(e)
     add_layout_args(e)
     e.needs(
@@ -230,6 +233,7 @@ def configuration_from_args(args: argparse.Namespace, wl: Workload, layout: Layo
             "life_years": args.life_years,
             "layout": layout,
             "failures": not args.no_failures,
+            **run_terms_fields(args),
         },
         "configuration",
     )
@@ -447,6 +451,10 @@ def format_estimate(d: dict[str, Any]) -> str:
         f"bottleneck: {d['bottleneck']}",
         "  step breakdown    " + ", ".join(f"{k} {sig4(v)} s" for k, v in d["step_time_breakdown_s"].items() if v),
     ]
+    if d.get("startup_s") or d.get("evaluation_s"):
+        training_h = d["time_to_train_h"] - (d["startup_s"] + d["evaluation_s"]) / 3600.0
+        terms = [("training", training_h * 3600.0), ("evaluation", d["evaluation_s"]), ("start-up", d["startup_s"])]
+        lines.insert(4, "  time terms        " + " + ".join(f"{k} {duration_text(s / 86400.0)}" for k, s in terms if s))
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from planner.cli.common import (
     add_catalog_args,
     add_framework_arg,
     add_life_arg,
+    add_run_terms_args,
     add_wide_arg,
     add_work_args,
     bounded_int,
@@ -27,6 +28,7 @@ from planner.cli.common import (
     positive_int,
     positive_limit,
     precision_arg,
+    run_terms_fields,
     table,
     validated,
     wrap_line,
@@ -66,6 +68,7 @@ def add_request_args(p: argparse.ArgumentParser, deadline_required: bool = True)
     the hardware allowed, the layout's inputs, owned servers, the service life, the framework, the solver."""
     p.add_argument("--model", required=True, help="workload id (see `planner models`)")
     add_work_args(p)
+    add_run_terms_args(p)
     add_limit_args(p, deadline_required)
     add_hardware_args(p)
     p.add_argument(
@@ -188,6 +191,7 @@ def request_from_args(args: argparse.Namespace, objective: str = "energy", alter
         "life_years": args.life_years,
         "alternatives": alternatives,
         "solver": solver,
+        **run_terms_fields(args),
     }
     if args.power_caps:
         fields["power_caps"] = args.power_caps

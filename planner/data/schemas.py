@@ -687,9 +687,23 @@ class Configuration(Strict):
     startup_s: NonNegative = 0.0
     """Start-up of the run added to its time-to-train, seconds (initialization, compilation or graph capture,
     checkpoint load; planner/physics/run_time.py); 0 = none stated."""
+    evaluations: Annotated[int, Field(ge=0, le=10_000_000)] = 0
+    """Evaluations in the run, each a forward pass over ``evaluation_samples`` held-out samples; 0 = none."""
+    evaluation_samples: NonNegative = 0.0
+    """Held-out samples per evaluation (sequences for a language model); its time is the training time of the
+    forward pass's share of as many samples at this configuration's throughput (planner/physics/run_time.py)."""
     evaluation_s: NonNegative = 0.0
-    """Evaluation inside the run added to its time-to-train, seconds (evaluations x seconds per evaluation;
-    planner/physics/run_time.py ``evaluation_time_s``); 0 = none stated."""
+    """Evaluation inside the run stated as fixed seconds, added to its time-to-train (planner/physics/run_time.py
+    ``evaluation_time_s``); 0 = none stated."""
+
+    @model_validator(mode="after")
+    def _evaluations_with_samples(self) -> Configuration:
+        if (self.evaluations > 0) != (self.evaluation_samples > 0):
+            raise ValueError(
+                "evaluations and evaluation_samples go together: give both (how many evaluations, held-out samples "
+                "in each) or neither"
+            )
+        return self
 
 
 class Estimate(Strict):
@@ -716,9 +730,10 @@ class Estimate(Strict):
     goodput: float = 1.0
     """Share of wall-clock time making progress (failures, restarts, checkpoints)."""
     startup_s: float = 0.0
-    """Start-up included in ``time_to_train_h``, seconds (``Configuration.startup_s``; 0 unless stated)."""
+    """Start-up included in ``time_to_train_h``, seconds (``startup_s`` of the configuration or request; 0 unless
+    stated)."""
     evaluation_s: float = 0.0
-    """Evaluation included in ``time_to_train_h``, seconds (``Configuration.evaluation_s``; 0 unless stated)."""
+    """Evaluation included in ``time_to_train_h``, seconds (from the evaluations stated; 0 unless stated)."""
     memory_per_gpu_gb: float
     gpu_memory_gb: float
     fits_memory: bool

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from planner.physics.compute import mfu_max, samples_factor
 from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_count
-from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate, with_run_terms
+from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate
 from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
 from planner.physics.pricing import price_space
 from planner.physics.run_time import (
+    evaluation_sample_equivalents,
     evaluation_time_from_step_s,
     evaluation_time_s,
     startup_time_s,
@@ -46,6 +47,7 @@ __all__ = [
     "estimate_from_row",
     "evaluate",
     "evaluate_space",
+    "evaluation_sample_equivalents",
     "evaluation_time_from_step_s",
     "evaluation_time_s",
     "mfu_max",
@@ -58,6 +60,5 @@ __all__ = [
     "time_to_train_terms_h",
     "validated",
     "virtual_options",
-    "with_run_terms",
     "work_from",
 ]

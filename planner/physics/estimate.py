@@ -87,30 +87,24 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
         wl,
         site=config.site,
         purchase=config.purchase,
-        work=Work(config.samples, config.global_batch, config.precision, config.failures),
+        work=Work(
+            config.samples,
+            config.global_batch,
+            config.precision,
+            config.failures,
+            startup_s=config.startup_s,
+            evaluation_s=config.evaluation_s,
+            evaluation_samples=run_time.evaluation_sample_equivalents(
+                config.evaluations, config.evaluation_samples, compute.forward_flops_share(wl)
+            ),
+        ),
         layout=config.layout,
         life_years=config.life_years,
         space=space,
     )
     if not bool(df["valid_layout"].iloc[0]):
         raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
-    return with_run_terms(estimate_from_row(df.iloc[0]), config.startup_s, config.evaluation_s)
-
-
-def with_run_terms(est: Estimate, startup_s: float, evaluation_s: float) -> Estimate:
-    """``est`` with start-up and evaluation added to its time-to-train (planner/physics/run_time.py): the terms
-    in ``startup_s`` / ``evaluation_s``, ``time_to_train_h`` their sum with the training. Energy, cost and carbon
-    stay the training's. Zero terms return ``est`` unchanged."""
-    if startup_s == 0 and evaluation_s == 0:
-        return est
-    terms = run_time.time_to_train_terms_h(est.time_to_train_h, evaluation_s, startup_s)
-    return est.model_copy(
-        update={
-            "startup_s": est.startup_s + startup_s,
-            "evaluation_s": est.evaluation_s + evaluation_s,
-            "time_to_train_h": sum(terms.values()),
-        }
-    )
+    return estimate_from_row(df.iloc[0])
 
 
 def estimate_from_row(r: pd.Series) -> Estimate:
@@ -141,6 +135,8 @@ def estimate_from_row(r: pd.Series) -> Estimate:
         step_time_breakdown_s={k: f(f"t_{k}") for k in BREAKDOWN},
         time_to_train_h=f("time_to_train_h"),
         goodput=f("goodput"),
+        startup_s=f("startup_h") * run_time.SECONDS_PER_HOUR,
+        evaluation_s=f("evaluation_h") * run_time.SECONDS_PER_HOUR,
         memory_per_gpu_gb=f("memory_per_gpu_gb"),
         gpu_memory_gb=f("gpu_memory_gb"),
         fits_memory=bool(r["fits_memory"]),

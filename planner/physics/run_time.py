@@ -11,16 +11,22 @@
 * **start-up** (``startup_time_s``): the time from the start of the run to its first steady training step
   (initialization, compilation or graph capture, checkpoint load, data-pipeline fill), a per-run figure.
 
-A user's run has neither unless it states them: both default to zero (``Configuration.startup_s``,
-``Configuration.evaluation_s``), so a plan is its training time. MLPerf's stated per-benchmark figures (median
-start-up, warm-up left inside the timed window, GPU-seconds per evaluation; reference/mlperf_timing.csv, method in
+A user's run has neither unless it states them: both default to zero (``Work``, ``Configuration`` and
+``PlanRequest``: ``startup_s``; evaluations x held-out samples per evaluation, or fixed ``evaluation_s``), so a
+plan is its training time. The terms are wall-clock of the same servers, so what follows from the time-to-train
+follows from all three: the deadline, rent and amortization, and energy at the training's IT power (an upper
+bound for start-up, which runs below it). MLPerf's stated per-benchmark figures (median start-up, warm-up left
+inside the timed window, GPU-seconds per evaluation; reference/mlperf_timing.csv, method in
 reference/mlperf_timing.md) are the validation's (``planner.validation.steady``), which adds them to reproduce
-MLPerf's timed window. Energy, cost and carbon stay the training's: the two terms add time only.
+MLPerf's timed window.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -46,6 +52,29 @@ def evaluation_time_from_step_s(
     if evaluations < 0 or train_samples_per_evaluation < 0 or step_time_s < 0 or global_batch <= 0:
         raise ValueError("evaluations, samples per evaluation and step time must be >= 0, the batch > 0")
     return float(evaluations) * float(train_samples_per_evaluation) * float(step_time_s) / float(global_batch)
+
+
+def evaluation_sample_equivalents(evaluations: float, held_out_samples: float, forward_share: float) -> float:
+    """Training-sample equivalents of a run's evaluations: ``evaluations`` x ``held_out_samples`` (the forward pass
+    over the held-out set) x ``forward_share``, the forward pass's share of a training sample's FLOPs
+    (compute.forward_flops_share: 1/3 when every weight trains, about 0.45 for LoRA)."""
+    for name, v in (("evaluations", evaluations), ("held_out_samples", held_out_samples)):
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be finite and >= 0, got {v}")
+    if not 0 < forward_share <= 1:
+        raise ValueError(f"forward_share must be in (0, 1], got {forward_share}")
+    return float(evaluations) * float(held_out_samples) * float(forward_share)
+
+
+def evaluation_hours(evaluation_s: float, evaluation_samples: float, throughput_samples_per_s: Any) -> Any:
+    """Hours of evaluation in a run, per configuration: fixed ``evaluation_s`` plus ``evaluation_samples``
+    training-sample equivalents at the configuration's steady throughput (``evaluation_time_from_step_s`` with
+    step / batch = 1 / throughput). Arrays in, arrays out."""
+    thr = np.asarray(throughput_samples_per_s, dtype=float)
+    if evaluation_samples == 0:
+        return np.full(thr.shape, float(evaluation_s) / SECONDS_PER_HOUR)
+    with np.errstate(divide="ignore"):  # a configuration that cannot run (throughput 0) evaluates forever, as it trains
+        return (float(evaluation_s) + float(evaluation_samples) / thr) / SECONDS_PER_HOUR
 
 
 def startup_time_s(init_s: float, warmup_excess_s: float = 0.0) -> float:

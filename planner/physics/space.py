@@ -34,7 +34,7 @@ import pandas as pd
 from planner.data import Catalog, Fabric, Gpu, Layout, Server, Workload
 from planner.errors import PlannerInputError
 from planner.physics import communication as comm
-from planner.physics import compute, cost, moe, power, reliability, step
+from planner.physics import compute, cost, moe, power, reliability, run_time, step
 from planner.physics.layouts import LayoutSearch, candidate_layouts
 from planner.physics.pricing import price_columns, price_space
 from planner.physics.tables import categorical, group_keys
@@ -54,7 +54,7 @@ DEFAULT_NODE_COUNTS = tuple(range(1, 1025))
 BOTTLENECKS = ["compute", "fabric", "intra-node link", "pipeline bubble", "data pipeline", "power cap", "memory"]
 SPACE_COLUMNS = ("server", "fabric", "power_cap", "nodes")
 # Columns of an evaluate_space table proportional to the samples to train, all else fixed (see scale_work).
-WORK_PROPORTIONAL_COLUMNS = ("samples_to_train", "time_to_train_h", "time_lost_to_failures_h", "energy_kwh")
+WORK_PROPORTIONAL_COLUMNS = ("samples_to_train", "training_h", "time_lost_to_failures_h")
 # the fields of a Layout that become columns of the table, one per configuration, from its chosen layout
 LAYOUT_COLUMNS = (
     "tensor_parallel",
@@ -183,7 +183,8 @@ def evaluate_space(
       within its GPU's configurable range (``min_power_limit_w`` / ``tdp_w`` .. 1);
     * ``nodes``: node counts, whole numbers >= 1, or one count [1..1024];
     * ``site``: site id (electricity price, PUE, carbon) ['us-colo']; ``purchase``: 'buy' or 'rent' ['buy'];
-    * ``work``: samples, fixed global batch, precision, failures (``Work``) [the workload's];
+    * ``work``: samples, fixed global batch, precision, failures, the run's start-up and evaluation (``Work``)
+      [the workload's, no start-up or evaluation];
     * ``layout``: a fixed parallel layout [None: the fastest that fits memory];
     * ``life_years``: service life of bought hardware, years > 0 (amortization) [4];
     * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid;
@@ -194,7 +195,8 @@ def evaluate_space(
     Returns one row per configuration with the chosen (fastest fitting) layout and all predictions; units are in
     the column names (``time_to_train_h``, ``power_kw``, ``facility_energy_kwh``, ``cost_usd``, ``carbon_kg``,
     ``memory_per_gpu_gb``, ``step_time_s``; ``power_cap`` is the fraction of TDP, ``power_cap_w`` in watts; the
-    ``t_*`` columns are the step-time terms in seconds per step, ``mfu`` and ``goodput`` fractions).
+    ``t_*`` columns are the step-time terms in seconds per step, ``mfu`` and ``goodput`` fractions;
+    ``time_to_train_h`` = ``training_h`` + ``evaluation_h`` + ``startup_h``).
     Rows whose layout does not fit GPU memory are kept with ``fits_memory`` False, and ``feasible`` says whether
     the configuration can run at all (fits memory, a valid layout, available to buy or rent at that cap); a bought
     run longer than ``life_years`` is not excluded here (``solve`` excludes it): compare ``time_to_train_h``.
@@ -509,8 +511,9 @@ def time_columns(
     wl: Workload, work: Work, hw: Hardware, cols: dict[str, np.ndarray], samples_factor: np.ndarray
 ) -> dict[str, Any]:
     """Throughput (global batch / step time), samples to train (at the reference batch x the convergence factor of
-    the chosen batch), time to train (ideal time / goodput, planner/physics/reliability.py; goodput 1 without
-    failures) and the hours failures cost, achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step
+    the chosen batch), time to train as its named terms (planner/physics/run_time.py): training (ideal time /
+    goodput, planner/physics/reliability.py; goodput 1 without failures) + evaluation + start-up, the hours
+    failures cost, achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step
     time), from the search's columns ``cols``."""
     step_s = cols["step_time_s"].astype(float)
     thr = cols["global_batch"].astype(float) / step_s
@@ -522,14 +525,19 @@ def time_columns(
         good = reliability.goodput(hw.G, reliability.checkpoint_write_s(checkpoint, hw.N, hw.storage_bw))
     else:
         good = np.ones(len(hw.N))
-    hours = ideal_hours / good
+    training_h = ideal_hours / good
+    evaluation_h = run_time.evaluation_hours(work.evaluation_s, work.evaluation_samples, thr)
+    startup_h = np.full(len(thr), work.startup_s / run_time.SECONDS_PER_HOUR)
     achieved = thr * wl.train_flops_per_sample / hw.G / 1e12
     return {
         "goodput": good,
-        "time_lost_to_failures_h": hours - ideal_hours,
+        "time_lost_to_failures_h": training_h - ideal_hours,
         "throughput_samples_per_s": thr,
         "samples_to_train": samples,
-        "time_to_train_h": hours,
+        "training_h": training_h,
+        "evaluation_h": evaluation_h,
+        "startup_h": startup_h,
+        "time_to_train_h": training_h + evaluation_h + startup_h,
         "achieved_tflops_per_gpu": achieved,
         "mfu": achieved / hw.peak,
         "scaling_efficiency": cols["t_compute"].astype(float) / step_s,
@@ -590,11 +598,12 @@ def scale_work(
     once per precision and batch, not once per job): every term of a configuration's step time, its layout
     choice (the fastest per sample), throughput, power and goodput (planner/physics/reliability.py: a fraction of
     time, set by the GPU count and checkpoint write time) are independent of how many samples are trained, so
-    ``WORK_PROPORTIONAL_COLUMNS`` (samples, hours, hours lost to failures, IT energy) scale by samples_to /
-    samples_from, and every priced column follows from them (``price_space``: facility energy, amortized capex,
-    energy cost, rent in whole billing periods, carbon). A per-run cost added to the model (start-up,
-    evaluation, a fixed checkpoint) would break the proportionality: tests/physics/test_space_properties.py
-    compares this with a fresh evaluation, column for column, and fails then."""
+    ``WORK_PROPORTIONAL_COLUMNS`` (samples, training hours, hours lost to failures) scale by samples_to /
+    samples_from. The run's start-up and evaluation (``Work``: fixed seconds and training-sample equivalents) do
+    not depend on the samples trained and are kept; the time-to-train is the sum of the three terms again and IT
+    energy its product with the IT power, and every priced column follows (``price_space``: facility energy,
+    amortized capex, energy cost, rent in whole billing periods, carbon). tests/physics/test_space_properties.py
+    compares this with a fresh evaluation, column for column."""
     for v, name in ((samples_from, "samples_from"), (samples_to, "samples_to")):
         if not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
             raise PlannerInputError(f"scale_work: {name} must be a finite number of samples > 0 (got {v!r})")
@@ -602,6 +611,9 @@ def scale_work(
     factor = float(samples_to) / float(samples_from)
     for col in WORK_PROPORTIONAL_COLUMNS:
         out[col] = np.asarray(df[col], dtype=float) * factor
+    hours = np.asarray(out["training_h"]) + np.asarray(df["evaluation_h"]) + np.asarray(df["startup_h"])
+    out["time_to_train_h"] = hours
+    out["energy_kwh"] = np.asarray(df["power_kw"], dtype=float) * hours
     return price_space(catalog, out, site, purchase, life_years)
 
 

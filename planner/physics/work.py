@@ -26,18 +26,26 @@ _M = TypeVar("_M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Work:
-    """What to train: samples at the reference batch, optional fixed batch and precision.
+    """What to train: samples at the reference batch, optional fixed batch and precision, and the run's start-up
+    and evaluation.
 
     ``samples``: samples to train at the workload's reference batch (None: the workload's default; tokens or
     epochs convert with ``work_from``); ``global_batch``: a fixed global batch in samples, a whole number (an int,
     or a float such as 2048.0 that is one, kept as the int; None: the workload's policy); ``precision``: bf16,
     fp16, fp8, fp4, tf32 or fp32 (None: the workload's); ``failures``: include failures, restarts and checkpoints
-    (goodput, planner/physics/reliability.py). A value out of range is a PlannerInputError."""
+    (goodput, planner/physics/reliability.py); ``startup_s``: the run's start-up, seconds; ``evaluation_s``:
+    evaluation as fixed seconds; ``evaluation_samples``: evaluation as training-sample equivalents, which take the
+    time the configuration takes to train that many samples (planner/physics/run_time.py). The three add to the
+    time-to-train, and what follows from it (energy, amortization, rent); all default to 0 (a run of training
+    only). A value out of range is a PlannerInputError."""
 
     samples: float | None = None
     global_batch: int | None = None
     precision: str | None = None
     failures: bool = True  # goodput: failures, restarts and checkpoints (planner/physics/reliability.py)
+    startup_s: float = 0.0
+    evaluation_s: float = 0.0
+    evaluation_samples: float = 0.0
 
     def __post_init__(self) -> None:
         s = scenario_number(self.samples)
@@ -60,6 +68,11 @@ class Work:
                 f"Work.precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r}); leave it out for "
                 "the workload's"
             )
+        for name in ("startup_s", "evaluation_s", "evaluation_samples"):
+            v = scenario_number(getattr(self, name))
+            if v is None or not (math.isfinite(v) and v >= 0):
+                raise PlannerInputError(f"Work.{name} must be a finite number >= 0 (got {getattr(self, name)!r})")
+            object.__setattr__(self, name, v)
 
 
 def scenario_number(v: Any) -> float | None:

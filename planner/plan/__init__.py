@@ -13,10 +13,18 @@ from __future__ import annotations
 from planner.checks import Objective, OwnedServers, PlanRequest
 from planner.plan.explain import relaxation_horizon
 from planner.plan.formulation import OBJECTIVE_COLUMNS
-from planner.plan.limits import PLAN_METRIC, check_plan, within
+from planner.plan.limits import PLAN_METRIC, check_plan, within, work_of
 from planner.plan.notes import batch_limit_notes, owned_notes, owned_retiring_notes, plan_notes
 from planner.plan.pareto import pareto
-from planner.plan.result import OBJECTIVE_UNITS, Explanation, Plan, PlanResult, Relaxation, purchase_text
+from planner.plan.result import (
+    OBJECTIVE_UNITS,
+    Explanation,
+    Plan,
+    PlanResult,
+    Relaxation,
+    purchase_text,
+    run_terms_text,
+)
 from planner.plan.solve import solve
 
 __all__ = [
@@ -38,6 +46,8 @@ __all__ = [
     "plan_notes",
     "purchase_text",
     "relaxation_horizon",
+    "run_terms_text",
     "solve",
     "within",
+    "work_of",
 ]

@@ -21,7 +21,6 @@ from planner.checks.search import MAX_CONFIGS, options_per_count
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.physics import (
-    Work,
     cost,
     evaluate_space,
 )
@@ -32,6 +31,7 @@ from planner.physics.tables import categorical
 from planner.plan.limits import (
     purchases_of,
     samples_of,
+    work_of,
 )
 from planner.plan.owned import owned_credit_usd
 
@@ -118,6 +118,9 @@ def _physics_key(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> 
         tuple(servers),
         tuple(req.fabrics or ()),
         tuple(req.power_caps),
+        req.startup_s,
+        req.evaluations,
+        req.evaluation_samples,
     )
 
 
@@ -138,7 +141,7 @@ def physics_chunks(
             "--fabrics or --power-caps"
         )
     step = max(1, CHUNK_CONFIGS // per)
-    work = Work(samples_of(catalog, req), req.global_batch, req.precision)
+    work = work_of(catalog, req)
     for a in range(lo, hi + 1, step):
         b = min(hi, a + step - 1)
         key = (*base, a, b)

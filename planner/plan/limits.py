@@ -14,9 +14,7 @@ from planner.checks.owned import in_service
 from planner.checks.request import PlanRequest
 from planner.checks.search import BINDING_STEP, node_step
 from planner.data import Catalog
-from planner.physics import (
-    work_from,
-)
+from planner.physics import Work, compute, run_time, work_from
 from planner.plan.formulation import REL_TOL, Limits
 from planner.plan.result import Plan
 
@@ -129,3 +127,18 @@ def purchases_of(req: PlanRequest) -> tuple[str, ...]:
 
 def samples_of(catalog: Catalog, req: PlanRequest) -> float | None:
     return work_from(catalog.workload(req.model), req.samples, req.tokens, req.epochs)
+
+
+def work_of(catalog: Catalog, req: PlanRequest) -> Work:
+    """What the request trains as the model's ``Work``: samples, batch and precision, and the run's start-up and
+    evaluations (their training-sample equivalents: run_time.evaluation_sample_equivalents)."""
+    wl = catalog.workload(req.model)
+    return Work(
+        samples_of(catalog, req),
+        req.global_batch,
+        req.precision,
+        startup_s=req.startup_s,
+        evaluation_samples=run_time.evaluation_sample_equivalents(
+            req.evaluations, req.evaluation_samples, compute.forward_flops_share(wl)
+        ),
+    )

@@ -9,7 +9,6 @@ import pandas as pd
 from planner.checks.request import PlanRequest
 from planner.data import Catalog, Configuration, Estimate, Layout
 from planner.physics import (
-    Work,
     compute,
     cost,
     estimate_from_row,
@@ -19,6 +18,7 @@ from planner.physics import (
 from planner.physics.space import LAYOUT_COLUMNS
 from planner.plan.limits import (
     samples_of,
+    work_of,
 )
 from planner.plan.owned import owned_credit_usd, owned_use
 from planner.plan.result import Plan
@@ -49,6 +49,9 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
             purchase=row["purchase"],
             life_years=req.life_years,
             layout=chosen_layout(row),
+            startup_s=req.startup_s,
+            evaluations=req.evaluations,
+            evaluation_samples=req.evaluation_samples,
         ),
     )
     return _plan_from_estimate(catalog, req, est)
@@ -93,6 +96,8 @@ def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Pl
         global_batch=est.global_batch,
         time_to_train_h=est.time_to_train_h,
         time_to_train_days=est.time_to_train_h / 24.0,
+        evaluation_h=est.evaluation_s / 3600.0,
+        startup_h=est.startup_s / 3600.0,
         power_kw=est.power_kw,
         facility_power_kw=est.facility_power_kw,
         energy_kwh=est.energy_kwh,
@@ -115,7 +120,7 @@ def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> l
     then `estimate_from_row`), batched, with the search among the layouts the full search chose for them (each
     is its configuration's fastest, so the search among them finds it again: ``search_among``)."""
     out: dict[int, Plan] = {}
-    work = Work(samples_of(catalog, req), req.global_batch, req.precision)
+    work = work_of(catalog, req)
     pos = np.arange(len(rows))
     sites = rows["site"].astype(str).to_numpy()
     buys = rows["purchase"].astype(str).to_numpy()

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.checks.request import PlanRequest
 from planner.checks.search import BINDING_STEP
 from planner.data import Estimate
-from planner.formatting import sig4, switches_text
+from planner.formatting import duration_text, sig4, switches_text
 from planner.solver import SolverReport
 
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -60,6 +60,15 @@ class Plan(BaseModel):
     owned_unused_idle_kw: float = Field(
         0.0, description="facility power those would draw idle if left powered on, kW (not in the plan's energy)"
     )
+    evaluation_h: float = Field(
+        0.0, description="evaluation inside time_to_train_h, hours (the request's evaluations; 0 without)"
+    )
+    startup_h: float = Field(0.0, description="start-up inside time_to_train_h, hours (the request's startup_s)")
+
+    @property
+    def training_h(self) -> float:
+        """Training inside ``time_to_train_h``, hours: the time-to-train less evaluation and start-up."""
+        return self.time_to_train_h - self.evaluation_h - self.startup_h
 
 
 class Relaxation(BaseModel):
@@ -134,7 +143,8 @@ class PlanResult(BaseModel):
             f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {purchase_text(p)}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  precision {p.estimate.precision}",  # the one the plan computes in (fp4 falls back to fp8 on a GPU)
-            f"  time {sig4(p.time_to_train_days)} days; facility power {sig4(p.facility_power_kw)} kW; "
+            f"  time {sig4(p.time_to_train_days)} days{run_terms_text(p)}; "
+            f"facility power {sig4(p.facility_power_kw)} kW; "
             f"facility energy {sig4(p.facility_energy_kwh)} kWh; {p.rack_units:,} rack units",
             f"  cost {usd(p.cost_usd)} (up-front {usd(p.upfront_usd)}); carbon {sig4(p.carbon_kg)} kg",
             f"  objective {self.objective} = {objective_text} {OBJECTIVE_UNITS[self.objective]} ({self.status}{gap})",
@@ -144,6 +154,15 @@ class PlanResult(BaseModel):
         if self.request.owned:
             lines.append("  " + owned_summary(p))
         return "\n".join(lines)
+
+
+def run_terms_text(p: Plan) -> str:
+    """The time-to-train's terms where the request states start-up or evaluation, as ' (training 17.3 days +
+    evaluation 1.13 h + start-up 30 min)'; empty for a run of training only."""
+    if not (p.evaluation_h or p.startup_h):
+        return ""
+    terms = [("training", p.training_h), ("evaluation", p.evaluation_h), ("start-up", p.startup_h)]
+    return " (" + " + ".join(f"{name} {duration_text(h / 24.0)}" for name, h in terms if h) + ")"
 
 
 def purchase_text(p: Plan) -> str:

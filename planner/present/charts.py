@@ -12,12 +12,10 @@ from planner.checks import allowed_servers, catalog_for
 from planner.data import Catalog
 from planner.formatting import color_scheme, precision_caveat, round_sig
 from planner.physics import (
-    Work,
     compute,
     evaluate_space,
-    work_from,
 )
-from planner.plan import PLAN_METRIC, PlanRequest, PlanResult
+from planner.plan import PLAN_METRIC, PlanRequest, PlanResult, work_of
 from planner.present.tables import human, readable
 
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -117,7 +115,6 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     throughput relative to the GPU type's first plotted (smallest fitting) point."""
     catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
-    samples = work_from(wl, req.samples, req.tokens, req.epochs)
     nodes = [n for n in SCALING_NODES if n <= req.max_nodes]
     if req.max_nodes not in nodes and req.max_nodes < SCALING_NODES[-1]:
         nodes.append(req.max_nodes)
@@ -128,7 +125,7 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
         fabrics=list(req.fabrics) if req.fabrics else None,
         caps=[1.0],
         nodes=nodes,
-        work=Work(samples, req.global_batch, req.precision),
+        work=work_of(catalog, req),
     )
     df = df[df["fits_memory"]]
     if df.empty:
@@ -231,7 +228,6 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
     assert p is not None
     catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
-    samples = work_from(wl, req.samples, req.tokens, req.epochs)
     server = catalog.server(p.server)
     gpu = catalog.gpu(server.gpu or "")
     lowest = gpu.min_power_limit_w / gpu.tdp_w
@@ -244,7 +240,7 @@ def power_cap_frame(catalog: Catalog, req: PlanRequest, res: PlanResult) -> pd.D
         space=pd.DataFrame({"server": p.server, "fabric": p.fabric, "power_cap": caps, "nodes": p.nodes}),
         site=p.site,
         purchase=p.purchase,
-        work=Work(samples, req.global_batch, req.precision),
+        work=work_of(catalog, req),
     )
     df = df.assign(
         time_to_train_days=df["time_to_train_h"] / 24.0,

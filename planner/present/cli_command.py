@@ -26,6 +26,10 @@ def cli_command(req: PlanRequest) -> str:  # noqa: C901 -- one flag per request 
         v = getattr(req, name)
         if v is not None:
             parts += [f"--{name}", cli_number(v)]
+    if req.startup_s:
+        parts += ["--startup-s", cli_number(req.startup_s)]
+    if req.evaluations:
+        parts += ["--evaluations", str(req.evaluations), "--evaluation-samples", cli_number(req.evaluation_samples)]
     if req.deadline_days is not None:
         parts += ["--deadline-days", cli_number(req.deadline_days)]
     if req.budget_usd is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from planner.formatting import cap_text, carbon_text, duration_text, money_text
-from planner.plan import PlanResult, purchase_text
+from planner.plan import PlanResult, purchase_text, run_terms_text
 from planner.present.tables import OBJECTIVE_METRIC, OBJECTIVE_UNITS, human
 
 
@@ -22,7 +22,7 @@ def plan_card(res: PlanResult) -> dict[str, str]:
         "Power cap": f"{cap_text(p.power_cap)} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
         "Precision": p.estimate.precision,
-        "Time to train": duration_text(p.time_to_train_days),
+        "Time to train": duration_text(p.time_to_train_days) + run_terms_text(p),
         "Facility power": f"{human(p.facility_power_kw)} kW",
         "Facility energy": f"{human(p.facility_energy_kwh)} kWh",
         "Cost (this run)": money_text(p.cost_usd),

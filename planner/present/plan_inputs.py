@@ -10,6 +10,7 @@ explanation of that request names, rounded up (``deadline_that_plans``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -67,6 +68,9 @@ def common_inputs(catalog: Catalog) -> dict[str, Any]:
         "objective": "energy",
         "purchase": "buy",
         "life_years": 4.0,
+        "startup_min": 0.0,
+        "evaluations": 0,
+        "evaluation_samples": 0.0,
         "owned": "",
         "gpus": [],
         "fabrics": [],
@@ -144,6 +148,19 @@ def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanReques
         problems.append(
             f"The service life of bought servers must be a number of years in (0, {MAX_LIFE_YEARS:g}] (default 4)."
         )
+    startup_min = inputs.get("startup_min", 0.0)
+    if startup_min is None or not (math.isfinite(startup_min) and startup_min >= 0):
+        problems.append("The start-up of the run must be a number of minutes >= 0 (0 = none).")
+    evaluations, evaluation_samples = inputs.get("evaluations", 0), inputs.get("evaluation_samples", 0.0)
+    if evaluations is None or evaluations < 0 or evaluations != int(evaluations):
+        problems.append("Evaluations must be a whole number >= 0 (0 = none).")
+    elif evaluation_samples is None or not (math.isfinite(evaluation_samples) and evaluation_samples >= 0):
+        problems.append("Held-out samples per evaluation must be a number >= 0.")
+    elif bool(evaluations) != bool(evaluation_samples):
+        problems.append(
+            "Evaluations and held-out samples per evaluation go together: give both (how many evaluations, the "
+            "samples in each) or set both to 0."
+        )
     sites = list(inputs.get("sites") or [])
     if not sites:
         problems.append("Choose at least one site.")
@@ -180,6 +197,9 @@ def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanReques
         "framework": None if framework in (None, wl.framework) else framework,
         "owned": owned,
         "life_years": life,
+        "startup_s": float(startup_min or 0.0) * 60.0,
+        "evaluations": int(evaluations or 0),
+        "evaluation_samples": float(evaluation_samples or 0.0),
     }
     try:
         req = PlanRequest.model_validate(fields)

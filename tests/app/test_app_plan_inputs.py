@@ -141,3 +141,17 @@ def test_allowed_gpus_offers_only_the_gpus_some_server_carries(shipped: Catalog)
     at = app()
     options = at.multiselect(key="gpus").options
     assert options == trainable_gpus(shipped) == sorted(carried)
+
+
+def test_start_up_in_minutes_and_evaluations_become_the_requests_run_terms(shipped: Catalog) -> None:
+    inputs = {**default_inputs(shipped, "llama3-8b"), "startup_min": 30.0, "evaluations": 20, "evaluation_samples": 5e3}
+    req, problems = inputs_request(shipped, inputs)
+    assert problems == [] and req is not None
+    assert (req.startup_s, req.evaluations, req.evaluation_samples) == (1800.0, 20, 5000.0)
+    req, problems = inputs_request(shipped, {**inputs, "evaluation_samples": 0.0})
+    assert req is None and problems == [
+        "Evaluations and held-out samples per evaluation go together: give both (how many evaluations, the samples "
+        "in each) or set both to 0."
+    ]
+    req, problems = inputs_request(shipped, {**inputs, "startup_min": -1.0})
+    assert req is None and "start-up" in problems[0]

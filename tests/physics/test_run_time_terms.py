@@ -1,12 +1,22 @@
 """Time-to-train's start-up and evaluation terms (planner/physics/run_time.py): zero unless stated, equal to the
-stated figures when asked, and the breakdown sums to the time-to-train."""
+stated figures when asked, evaluations at the training time of their forward passes, wall-clock whose energy
+and cost follow, and the breakdown sums to the time-to-train."""
 
 from __future__ import annotations
 
 import pytest
 
 import planner
-from planner.physics import evaluation_time_from_step_s, evaluation_time_s, startup_time_s, time_to_train_terms_h
+from planner.errors import PlannerInputError
+from planner.physics import (
+    Work,
+    compute,
+    evaluation_sample_equivalents,
+    evaluation_time_from_step_s,
+    evaluation_time_s,
+    startup_time_s,
+    time_to_train_terms_h,
+)
 
 CONFIG = {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "failures": False}
 
@@ -34,17 +44,45 @@ def test_a_plan_has_no_startup_or_evaluation_unless_stated() -> None:
     assert est.time_to_train_breakdown_h == {"training": est.time_to_train_h, "evaluation": 0.0, "startup": 0.0}
 
 
-def test_stated_startup_and_evaluation_are_added_to_the_time_to_train_only() -> None:
+def test_stated_startup_and_evaluation_add_wall_clock_and_its_energy_at_the_training_power() -> None:
     cat = planner.load_catalog()
     base = planner.evaluate(cat, CONFIG)
     est = planner.evaluate(cat, {**CONFIG, "startup_s": 720.0, "evaluation_s": 1800.0})
-    assert (est.startup_s, est.evaluation_s) == (720.0, 1800.0)
+    assert (est.startup_s, est.evaluation_s) == pytest.approx((720.0, 1800.0))
     assert est.time_to_train_h == pytest.approx(base.time_to_train_h + 0.7)  # (720 + 1,800) s = 0.7 h
     assert est.time_to_train_breakdown_h == pytest.approx(
         {"training": base.time_to_train_h, "evaluation": 0.5, "startup": 0.2}
     )
     assert sum(est.time_to_train_breakdown_h.values()) == pytest.approx(est.time_to_train_h)
-    assert (est.step_time_s, est.energy_kwh, est.cost_usd) == (base.step_time_s, base.energy_kwh, base.cost_usd)
+    assert est.step_time_s == base.step_time_s and est.power_kw == base.power_kw
+    # the same servers run for 0.7 h more at the training's IT power
+    assert est.energy_kwh == pytest.approx(base.energy_kwh + base.power_kw * 0.7)
+    assert est.cost_usd > base.cost_usd
+
+
+def test_evaluations_take_the_training_time_of_the_forward_share_of_their_samples() -> None:
+    # llama3-8b trains every weight: an evaluation over 3,000 held-out sequences is a forward pass, a third of the
+    # FLOPs of training 3,000 samples, so 10 of them take 10 x 3,000 / 3 = 10,000 samples / throughput seconds
+    cat = planner.load_catalog()
+    base = planner.evaluate(cat, CONFIG)
+    est = planner.evaluate(cat, {**CONFIG, "evaluations": 10, "evaluation_samples": 3000.0})
+    assert est.evaluation_s == pytest.approx(10_000.0 / base.throughput_samples_per_s)
+    assert est.time_to_train_h == pytest.approx(base.time_to_train_h + est.evaluation_s / 3600.0)
+    assert evaluation_sample_equivalents(10, 3000.0, 1 / 3) == pytest.approx(10_000.0)
+
+
+def test_lora_evaluations_cost_more_than_a_third_of_a_trained_sample() -> None:
+    # frozen base weights skip the weight-gradient GEMMs: the forward pass is a larger share of a LoRA step
+    wl = planner.load_catalog().workload("llama2-70b-lora")
+    assert 1 / 3 < compute.forward_flops_share(wl) < 1.0
+
+
+def test_evaluations_without_their_samples_are_refused() -> None:
+    cat = planner.load_catalog()
+    with pytest.raises(PlannerInputError, match="evaluations and evaluation_samples go together"):
+        planner.evaluate(cat, {**CONFIG, "evaluations": 10})
+    with pytest.raises(PlannerInputError, match="startup_s"):
+        Work(startup_s=-1.0)
 
 
 def test_evaluation_from_the_step_is_its_training_sample_equivalent() -> None:

@@ -1,0 +1,71 @@
+"""A plan's start-up and evaluations (PlanRequest.startup_s, evaluations x evaluation_samples): they are part of
+its time-to-train, so the deadline holds for the whole run; the plan, its alternatives, the summary, the CLI and the
+app's request carry them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import planner
+from planner.checks import PlanRequest
+from planner.present import cli_command
+
+BASE = {"model": "llama3-8b", "tokens": 1e12, "deadline_days": 30, "gpus": ["H100"], "max_nodes": 64}
+TERMS = {"startup_s": 3600.0, "evaluations": 50, "evaluation_samples": 20_000.0}
+
+
+@pytest.fixture(scope="module")
+def cat() -> planner.Catalog:
+    return planner.load_catalog()
+
+
+def test_a_plan_time_to_train_is_training_plus_evaluation_plus_startup(cat: planner.Catalog) -> None:
+    res = planner.solve({**BASE, **TERMS, "alternatives": 2}, cat)
+    p = res.plan
+    assert p is not None
+    assert p.startup_h == pytest.approx(1.0)
+    # 50 x 20,000 held-out sequences, each a forward pass (a third of a trained sample), at the plan's throughput
+    assert p.evaluation_h == pytest.approx(50 * 20_000 / 3 / p.throughput_samples_per_s / 3600.0)
+    assert p.training_h + p.evaluation_h + p.startup_h == pytest.approx(p.time_to_train_h)
+    assert p.time_to_train_days <= BASE["deadline_days"] * (1 + 1e-9)
+    assert all(a.startup_h == pytest.approx(1.0) and a.evaluation_h > 0 for a in res.alternatives)
+    assert "start-up 1 h" in res.summary() and "evaluation" in res.summary()
+
+
+def test_a_start_up_the_deadline_cannot_absorb_leaves_no_plan_and_the_explanation_counts_it(
+    cat: planner.Catalog,
+) -> None:
+    fastest = planner.solve({**BASE, "deadline_days": None, "objective": "time", "alternatives": 0}, cat)
+    assert fastest.plan is not None
+    t_days = fastest.plan.time_to_train_days
+    assert planner.solve({**BASE, "deadline_days": 1.5 * t_days, "alternatives": 0}, cat).plan is not None
+    res = planner.solve({**BASE, "deadline_days": 1.5 * t_days, "startup_s": t_days * 86400, "alternatives": 0}, cat)
+    assert res.plan is None
+    assert res.explanation is not None
+    need = next(r.needed for r in res.explanation.relaxations if r.requirement == "deadline")
+    assert need == pytest.approx(2.0 * t_days, rel=1e-3)  # the fastest run plus its start-up
+
+
+def test_evaluations_without_their_samples_are_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="go together"):
+        PlanRequest(**BASE, evaluations=5)
+
+
+def test_the_app_command_line_reproduces_the_run_terms() -> None:
+    req = PlanRequest(**BASE, **TERMS)
+    text = cli_command(req)
+    assert "--startup-s 3600 --evaluations 50 --evaluation-samples 20000" in text
+
+
+def test_cli_solve_takes_the_run_terms_and_refuses_half_of_them() -> None:
+    args = [sys.executable, "-m", "planner.cli", "solve", "--model", "llama3-8b", "--tokens", "1e12"]
+    args += ["--deadline-days", "30", "--gpus", "H100", "--max-nodes", "64", "--alternatives", "0"]
+    ok = subprocess.run([*args, "--startup-s", "3600"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "start-up 1 h" in ok.stdout
+    bad = subprocess.run([*args, "--evaluations", "5"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "--evaluations needs --evaluation-samples" in bad.stderr
