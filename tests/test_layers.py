@@ -33,7 +33,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 
 # Imported inside functions only: optional extras (Ray, Altair, vl-convert, Playwright, Streamlit, pyarrow), the
 # solver stack (Pyomo, HiGHS, SciPy: planner.solver.highs and planner.plan.formulation import them in the functions
-# that build and solve a model) and the fleet package, whose modules import Pyomo at their top.
+# that build and solve a model), the fleet package, whose modules import Pyomo at their top, and the command
+# modules of the CLI (planner/cli/main.py imports the one of the command run).
 LAZY_IMPORTS = frozenset(
     {
         "pyomo",
@@ -46,6 +47,13 @@ LAZY_IMPORTS = frozenset(
         "streamlit",
         "pyarrow",
         "planner.fleet",
+        "planner.cli.catalog",
+        "planner.cli.evaluate",
+        "planner.cli.validate",
+        "planner.cli.solve",
+        "planner.cli.pareto",
+        "planner.cli.fleet",
+        "planner.cli.batch",
     }
 )
 

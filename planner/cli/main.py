@@ -3,7 +3,10 @@ turns every way out into an exit code. Tables for people by default, `--json` fo
 
 Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (message, no traceback; also a file
 the command cannot read or write, standard output on a full disk included), 3 internal error, 130 after Ctrl-C.
-The optimizer (Pyomo, HiGHS) is imported inside the commands that solve.
+The optimizer (Pyomo, HiGHS) is imported inside the commands that solve. Each command's module (its parser and
+handler) is imported only when its parser is built: `planner CMD ...` builds the parser of CMD alone (the same
+parser and the same parse as the whole one's, for a known CMD), so `planner solve` does not import the batch,
+fleet or validation stacks; `planner --help`, an unknown command and `build_parser()` build every command's.
 """
 
 from __future__ import annotations
@@ -12,20 +15,14 @@ import argparse
 import errno
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from planner.cli.batch import add_batch_command
-from planner.cli.catalog import add_catalog_commands
 from planner.cli.common import COST_HELP, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, Parser, negative_numbers_as_values
-from planner.cli.evaluate import add_evaluate_command
-from planner.cli.fleet import add_fleet_command
-from planner.cli.pareto import add_pareto_command
-from planner.cli.solve import add_solve_command
-from planner.cli.validate import add_validate_commands
 from planner.errors import PlannerInputError
 from planner.version import __version__
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "main", "parser_for"]
 
 DESCRIPTION = f"""Capacity planner for distributed ML training clusters.
 
@@ -37,19 +34,81 @@ interrupted (SIGINT/SIGTERM).
 {COST_HELP}"""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `planner` parser: each command's module registers its subcommand and the handler it runs (``func``)."""
+def add_catalog(sub: Any) -> None:
+    from planner.cli.catalog import add_catalog_commands
+
+    add_catalog_commands(sub)
+
+
+def add_evaluate(sub: Any) -> None:
+    from planner.cli.evaluate import add_evaluate_command
+
+    add_evaluate_command(sub)
+
+
+def add_validate(sub: Any) -> None:
+    from planner.cli.validate import add_validate_commands
+
+    add_validate_commands(sub)
+
+
+def add_solve(sub: Any) -> None:
+    from planner.cli.solve import add_solve_command
+
+    add_solve_command(sub)
+
+
+def add_pareto(sub: Any) -> None:
+    from planner.cli.pareto import add_pareto_command
+
+    add_pareto_command(sub)
+
+
+def add_fleet(sub: Any) -> None:
+    from planner.cli.fleet import add_fleet_command
+
+    add_fleet_command(sub)
+
+
+def add_batch(sub: Any) -> None:
+    from planner.cli.batch import add_batch_command
+
+    add_batch_command(sub)
+
+
+# The commands, in the order of `planner --help`: the names each module registers, and the function that imports
+# the module and registers them (its parsers and handlers).
+COMMANDS: tuple[tuple[tuple[str, ...], Callable[[Any], None]], ...] = (
+    (("catalog", "models"), add_catalog),
+    (("evaluate",), add_evaluate),
+    (("validate", "calibrate"), add_validate),
+    (("solve",), add_solve),
+    (("pareto",), add_pareto),
+    (("fleet",), add_fleet),
+    (("batch",), add_batch),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `planner` parser: each command's module registers its subcommand and the handler it runs (``func``).
+    ``command`` (a name in COMMANDS): only the commands of that one module are registered, and only it is
+    imported."""
     p = Parser(prog="planner", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"planner {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    add_catalog_commands(sub)  # catalog, models
-    add_evaluate_command(sub)
-    add_validate_commands(sub)  # validate, calibrate
-    add_solve_command(sub)
-    add_pareto_command(sub)
-    add_fleet_command(sub)
-    add_batch_command(sub)
+    for names, add in COMMANDS:
+        if command is None or command in names:
+            add(sub)
     return p
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser that reads ``argv``: the named command's alone when ``argv`` starts with a known command (argparse
+    then sees no other subcommand: the same parse), else every command's (`planner --help`, `--version`, a usage
+    error naming the commands)."""
+    first = argv[0] if argv else None
+    known = first is not None and any(first in names for names, _add in COMMANDS)
+    return build_parser(first if known else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,9 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     too, flushed here so that it is said, not lost at exit), a reader that left the pipe is success, Ctrl-C is 130,
     anything else an internal error (3) with one line (PLANNER_DEBUG=1 raises it). argparse's own exits (--help,
     --version, a usage error) stay SystemExit."""
-    parser = build_parser()
+    words = negative_numbers_as_values(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(negative_numbers_as_values(sys.argv[1:] if argv is None else argv))
+        args = parser_for(words).parse_args(words)
     except SystemExit:
         problem = flush_stdout()
         if problem is not None:

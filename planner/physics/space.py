@@ -243,7 +243,7 @@ def evaluate_space(
     valid_any = cols["layout_index"] >= 0
     res["layout"] = layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], found.layouts)
     if not valid_any.all():  # rows no layout is valid for (e.g. beyond the workload's largest batch)
-        res["layout"] = pd.Categorical(np.where(valid_any, np.asarray(res["layout"], dtype=object), "no valid layout"))
+        res["layout"] = no_valid_layout_labels(res["layout"], valid_any)
     res["model"] = categorical(np.zeros(len(hw.N), dtype=np.int8), categories=[wl.id])
     res["valid_layout"] = valid_any
     res.update(price_columns(catalog, res, site_id, purchase, life_years, (found.r_of, found.first_r)))
@@ -719,6 +719,19 @@ def bottleneck_column(df: dict[str, Any], nodes: np.ndarray) -> pd.Categorical:
     code = np.where((code == 0) & (df["cap_throughput_factor"] < 0.95), 5, code)
     code = np.where(df["fits_memory"], code, 6)
     return categorical(code, categories=BOTTLENECKS)
+
+
+NO_VALID_LAYOUT = "no valid layout"
+
+
+def no_valid_layout_labels(labels: pd.Categorical, valid: np.ndarray) -> pd.Categorical:
+    """``labels`` with the rows no layout is valid for labelled ``NO_VALID_LAYOUT``: one more category and its code
+    on those rows (no string is built per row)."""
+    categories = list(labels.categories)
+    if NO_VALID_LAYOUT not in categories:
+        categories.append(NO_VALID_LAYOUT)
+    codes = np.where(valid, np.asarray(labels.codes), categories.index(NO_VALID_LAYOUT))
+    return categorical(codes.astype(np.int32), categories=pd.Index(categories))
 
 
 def layout_labels(

@@ -1,7 +1,8 @@
-"""The hand-off of a Pyomo model to HiGHS: options, status, the time limit and the report."""
+"""The hand-off of a Pyomo model to HiGHS: its standard form, options, status, the time limit and the report."""
 
 from __future__ import annotations
 
+from planner.solver.compiler import StandardForm, standard_form
 from planner.solver.highs import (
     ISOLATE_GRACE_S,
     Solved,
@@ -22,8 +23,10 @@ __all__ = [
     "SolverOptions",
     "SolverReport",
     "SolverStatus",
+    "StandardForm",
     "current_solution",
     "deadline_interrupt",
     "process_threads",
     "solve_model",
+    "standard_form",
 ]

@@ -1,7 +1,8 @@
 """Handing a Pyomo model to HiGHS and reading the answer back, honestly.
 
-The model is compiled with Pyomo's LinearStandardFormCompiler (mixed form) to sparse arrays and passed
-to ``highspy`` directly: the lowest-overhead route measured on this stack (../shared/SOLVER-NOTES.md).
+The model is compiled to sparse arrays (planner/solver/compiler.py: the arrays of Pyomo's
+LinearStandardFormCompiler in mixed form, assembled with NumPy, no SciPy) and passed to ``highspy`` directly: the
+lowest-overhead route measured on this stack (../shared/SOLVER-NOTES.md).
 Nothing is loaded silently: the report says whether the solution is proven optimal, a time-limited
 incumbent (with its gap), or absent, and the caller decides what to load.
 
@@ -31,27 +32,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.solver.compiler import StandardForm, standard_form
+
 if TYPE_CHECKING:
     import pyomo.core as pyo
 
 _THREADS: int | None = None  # HiGHS's thread pool is process-wide: set once
 ISOLATE_GRACE_S = 0.5  # isolate: seconds past the time limit the parent waits for the child's answer
-
-
-def _skip_scipy_stats() -> None:
-    """Pyomo resolves its deferred ``scipy`` import with a callback that also imports scipy.stats, integrate
-    and spatial (~1 s of a cold CLI run, ../shared/SOLVER-NOTES.md); the standard-form compiler only needs
-    scipy.sparse, which scipy loads on first use. Drop that callback before the compiler first resolves scipy
-    (called by _compile; Pyomo itself is imported only when a model is built or solved). Pinned pyomo (6.10); if
-    its internals differ, nothing is changed."""
-    try:
-        from pyomo.common import dependencies as deps
-
-        indicator = deps.__dict__.get("scipy_available")
-        if isinstance(indicator, deps.DeferredImportIndicator) and indicator._module is None:
-            indicator._callback = None
-    except (ImportError, AttributeError):  # pragma: no cover - other pyomo versions
-        pass
 
 
 class SolverStatus(enum.StrEnum):
@@ -118,31 +105,28 @@ def deadline_interrupt(deadline_s: float) -> Any:
     return stop
 
 
-def _compile(m: pyo.ConcreteModel) -> Any:
-    """The model in standard form (LinearStandardFormCompiler, mixed form). A model that sets ``m.reuse_compiled``
-    is compiled once, with every variable free of its fixing (a fixed variable stays a column; its value becomes
-    both bounds at each solve), and the arrays are kept on the model for the next solves: a model re-solved with
-    other variables fixed (the fleet's LP relaxation, restricted MIP and full MIP) is not compiled again. Only
-    variables may change between such solves (values, bounds, fixing), not constraints."""
-    import pyomo.core as pyo
-
-    _skip_scipy_stats()
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
-
+def _compile(m: pyo.ConcreteModel) -> StandardForm:
+    """The model in standard form (``standard_form``). A model that sets ``m.reuse_compiled`` is compiled once, with
+    every variable free of its fixing (a fixed variable stays a column; its value becomes both bounds at each solve),
+    and the arrays are kept on the model for the next solves: a model re-solved with other variables fixed (the
+    fleet's LP relaxation, restricted MIP and full MIP) is not compiled again. Only variables may change between
+    such solves (values, bounds, fixing), not constraints."""
     if not getattr(m, "reuse_compiled", False):
-        return LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
-    repn = getattr(m, "_compiled", None)
-    if repn is None:
+        return standard_form(m)
+    compiled: StandardForm | None = getattr(m, "_compiled", None)
+    if compiled is None:
+        import pyomo.core as pyo
+
         fixed = [v for v in m.component_data_objects(pyo.Var, descend_into=True) if v.fixed]
         for v in fixed:
             v.unfix()
         try:
-            repn = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+            compiled = standard_form(m)
         finally:
             for v in fixed:
                 v.fix()
-        m._compiled = repn
-    return repn
+        m._compiled = compiled
+    return compiled
 
 
 def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, Any]]:
@@ -151,27 +135,25 @@ def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, An
     child process can take them (``isolate``)."""
     import highspy
 
-    repn = _compile(m)
-    cols = repn.columns
-    sense = np.array([s for _, s in repn.rows], dtype=int)
-    rhs = np.asarray(repn.rhs, dtype=float)
-    A = repn.A.tocsc()
+    sf = _compile(m)
+    cols = sf.columns
+    sense, rhs = sf.sense, sf.rhs
     start = None
     if not relax and getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
         start = np.asarray([float(v.value) for v in cols])  # a starting solution (e.g. a greedy plan)
     return cols, {
         "ncol": len(cols),
-        "nrow": repn.A.shape[0],
+        "nrow": sf.num_rows,
         "lower": np.array([v.value if v.fixed else -highspy.kHighsInf if v.lb is None else v.lb for v in cols], float),
         "upper": np.array([v.value if v.fixed else highspy.kHighsInf if v.ub is None else v.ub for v in cols], float),
         "integer": np.array([(v.is_integer() or v.is_binary()) and not relax for v in cols], dtype=bool),
         "row_lo": np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs),
         "row_hi": np.where(sense <= 0, np.where(sense == 0, rhs, highspy.kHighsInf), rhs),
-        "indptr": A.indptr,
-        "indices": A.indices,
-        "data": A.data,
-        "cost": np.asarray(repn.c.toarray()).ravel() if repn.c.shape[0] else np.zeros(len(cols)),
-        "offset": float(repn.c_offset[0]) if len(repn.c_offset) else 0.0,
+        "indptr": sf.indptr,
+        "indices": sf.indices,
+        "data": sf.data,
+        "cost": sf.cost,
+        "offset": sf.offset,
         "start": start,
     }
 

@@ -544,6 +544,57 @@ def test_context_parallel_and_unsupported_megatron_features(capsys: pytest.Captu
     assert code == 2 and "does not support context parallelism (--cp 2)" in err
 
 
+def test_solve_imports_neither_scipy_nor_the_other_commands() -> None:
+    """`planner solve` hands its MIP to HiGHS without SciPy and imports the module of its own command only (not the
+    batch, fleet, validation, evaluate or catalog commands), nor the fleet package."""
+    code = (
+        "import sys\nfrom planner.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "heavy = ('scipy', 'planner.cli.batch', 'planner.cli.fleet', 'planner.cli.validate', 'planner.cli.evaluate', "
+        "'planner.cli.catalog', 'planner.fleet')\n"
+        "sys.stderr.write(repr((code, sorted(m for m in heavy if m in sys.modules))))\n"
+    )
+    args = ["solve", "--model", "llama3-8b", "--tokens", "2e11", "--deadline-days", "20", "--alternatives", "0"]
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert proc.stderr.splitlines()[-1] == "(0, [])", proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30"],
+        ["batch", "report", "out"],
+        ["catalog", "gpus"],
+        ["fleet", "x.yaml", "--json"],
+        ["validate", "--case", "x"],
+        ["pareto", "--model", "llama3-8b", "--tokens", "1e12"],
+    ],
+)
+def test_a_command_parses_the_same_with_its_parser_alone(argv: list[str]) -> None:
+    """`planner CMD ...` is read by the parser of CMD alone (planner.cli.main.parser_for): the same namespace as the
+    whole parser's."""
+    from planner.cli.main import build_parser, parser_for
+
+    def parsed(parser: Any) -> dict[str, Any]:
+        try:
+            return {k: v for k, v in vars(parser.parse_args(argv)).items() if k != "func"}
+        except SystemExit as exc:
+            return {"exit": exc.code}
+
+    assert parsed(parser_for(argv)) == parsed(build_parser())
+
+
+def test_every_command_of_the_parser_is_registered_alone() -> None:
+    import argparse
+
+    from planner.cli.main import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert [n for names, _add in COMMANDS for n in names] == list(sub.choices)
+    for names, _add in COMMANDS:
+        alone = next(a for a in build_parser(names[0])._actions if isinstance(a, argparse._SubParsersAction))
+        assert list(alone.choices) == list(names)
+
+
 def test_power_caps_help_states_the_model_default() -> None:
     import argparse
     import itertools
