@@ -9,13 +9,9 @@ Numbers are written by planner.formatting, one formatter for every layer.
 
 from __future__ import annotations
 
-from planner.present.batch_views import (
-    BATCH_LEAD_COLUMNS,
-    RESULTS_ID,
-    batch_results_table,
-    read_batch_upload,
-    scenario_labels,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from planner.present.catalog_edit import (
     TABLES,
     TableChange,
@@ -98,7 +94,49 @@ from planner.present.tables import (
     result_json,
     separated_columns,
 )
-from planner.present.validation_views import VALIDATION_TITLES, validation_frame, validation_scatter, validation_summary
+
+if TYPE_CHECKING:
+    from planner.present.batch_views import (
+        BATCH_LEAD_COLUMNS,
+        RESULTS_ID,
+        batch_results_table,
+        read_batch_upload,
+        scenario_labels,
+    )
+    from planner.present.validation_views import (
+        VALIDATION_TITLES,
+        validation_frame,
+        validation_scatter,
+        validation_summary,
+    )
+
+# The batch and validation views, imported on first use (PEP 562): they import planner.batch and planner.validation,
+# which `planner solve`, `evaluate` and the Plan page do not need.
+_LAZY = {
+    **dict.fromkeys(
+        ("BATCH_LEAD_COLUMNS", "RESULTS_ID", "batch_results_table", "read_batch_upload", "scenario_labels"),
+        "planner.present.batch_views",
+    ),
+    **dict.fromkeys(
+        ("VALIDATION_TITLES", "validation_frame", "validation_scatter", "validation_summary"),
+        "planner.present.validation_views",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The batch and validation views' names, imported on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'planner.present' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BATCH_LEAD_COLUMNS",

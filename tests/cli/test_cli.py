@@ -546,11 +546,11 @@ def test_context_parallel_and_unsupported_megatron_features(capsys: pytest.Captu
 
 def test_solve_imports_neither_scipy_nor_the_other_commands() -> None:
     """`planner solve` hands its MIP to HiGHS without SciPy and imports the module of its own command only (not the
-    batch, fleet, validation, evaluate or catalog commands), nor the fleet package."""
+    batch, fleet, validation, evaluate or catalog commands), nor the fleet, batch or validation packages."""
     code = (
         "import sys\nfrom planner.cli.main import main\ncode = main(sys.argv[1:])\n"
         "heavy = ('scipy', 'planner.cli.batch', 'planner.cli.fleet', 'planner.cli.validate', 'planner.cli.evaluate', "
-        "'planner.cli.catalog', 'planner.fleet')\n"
+        "'planner.cli.catalog', 'planner.fleet', 'planner.batch', 'planner.validation')\n"
         "sys.stderr.write(repr((code, sorted(m for m in heavy if m in sys.modules))))\n"
     )
     args = ["solve", "--model", "llama3-8b", "--tokens", "2e11", "--deadline-days", "20", "--alternatives", "0"]
