@@ -236,7 +236,7 @@ def evaluate_space(
     res.update(layout_columns(found.layouts, li_arr))
     res["fits_memory"] = cols["fits_memory"].astype(bool)
     res.update(configuration_columns(hw))
-    times = time_columns(wl, work, hw, cols, samples_factor)
+    times = time_columns(wl, work, hw, cols, samples_factor, (found.r_of, found.first_r))
     res.update(times)
     res.update(power_columns(wl, hw, found, times))
     res["bottleneck"] = bottleneck_column(res, hw.N)
@@ -508,13 +508,19 @@ def configuration_columns(hw: Hardware) -> dict[str, Any]:
 
 
 def time_columns(
-    wl: Workload, work: Work, hw: Hardware, cols: dict[str, np.ndarray], samples_factor: np.ndarray
+    wl: Workload,
+    work: Work,
+    hw: Hardware,
+    cols: dict[str, np.ndarray],
+    samples_factor: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray],
 ) -> dict[str, Any]:
     """Throughput (global batch / step time), samples to train (at the reference batch x the convergence factor of
     the chosen batch), time to train as its named terms (planner/physics/run_time.py): training (ideal time /
     goodput, planner/physics/reliability.py; goodput 1 without failures) + evaluation + start-up, the hours
     failures cost, achieved TFLOP/s per GPU, MFU and scaling efficiency (compute / step
-    time), from the search's columns ``cols``."""
+    time), from the search's columns ``cols``; ``rows``: (row of each configuration, a configuration of each row) of
+    the (server, nodes, fabric) rows."""
     step_s = cols["step_time_s"].astype(float)
     thr = cols["global_batch"].astype(float) / step_s
     samples_base = work.samples if work.samples is not None else wl.default_samples
@@ -522,7 +528,9 @@ def time_columns(
     ideal_hours = samples / thr / 3600.0
     if work.failures:
         checkpoint = reliability.checkpoint_bytes(wl.params, wl.trainable)
-        good = reliability.goodput(hw.G, reliability.checkpoint_write_s(checkpoint, hw.N, hw.storage_bw))
+        r_of, first_r = rows  # goodput depends on the (server, nodes) only: computed once per row, then spread
+        write_s = reliability.checkpoint_write_s(checkpoint, hw.N[first_r], hw.storage_bw[first_r])
+        good = reliability.goodput(hw.G[first_r], write_s)[r_of]
     else:
         good = np.ones(len(hw.N))
     training_h = ideal_hours / good
