@@ -473,6 +473,10 @@ class Workload(Strict):
     flash_attention: bool = True
     """The attention kernel recomputes softmax scores in the backward pass (FlashAttention), so the s^2 score
     matrices are never stored and selective recomputation adds nothing."""
+    fp8_attention: bool = False
+    """In an FP8 or FP4 run, attention's score and context GEMMs run in FP8 (Transformer Engine ``fp8_dpa``, NeMo
+    ``fp8_dot_product_attention``); off (Transformer Engine's default) they run in BF16, as NVFP4 recipes leave them
+    outside FP4 either way (planner/physics/compute.py attention_precision). No effect in BF16, FP16, TF32 or FP32."""
     max_global_batch_tokens: Positive | None = None
     """Largest global batch (tokens per step) the recipe trains at without extra tokens to the same loss; plans
     never exceed it (beyond the critical batch, tokens to the same loss grow: McCandlish et al. 2018)."""

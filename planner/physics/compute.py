@@ -66,9 +66,9 @@ def forward_flops_share(workload: Workload) -> float:
 # FP8 GEMMs against BF16's, where a calibration file leaves the key out: the shipped estimate (catalog/calibration.yaml)
 FP8_EFFICIENCY_RATIO = 0.8
 # FP4 GEMMs against FP8's: the same engineering estimate as FP8 against BF16 (0.8): block-scaled NVFP4 training keeps
-# the attention products and some layers in BF16 and adds scaling and Hadamard transforms (NVIDIA, "Pretraining
-# Large Language Models with NVFP4", arXiv 2509.25149); no published run in reference/ states its precision as FP4,
-# so it is not fitted
+# some linear layers in BF16 and adds scaling and Hadamard transforms (NVIDIA, "Pretraining Large Language Models
+# with NVFP4", arXiv 2509.25149; attention's own GEMMs, which it never quantizes to FP4, are timed apart:
+# ``attention_precision``); a handful of published runs in reference/ state FP4, too few to fit it apart from FP8's
 FP4_EFFICIENCY_RATIO = 0.8
 MEMORY_BW_ACHIEVED = 0.8  # streaming kernels reach ~80-90% of HBM peak (STREAM-class measurements)
 ACTIVATION_PASSES = 2.0  # each stored activation byte is written in the forward and read in the backward pass
@@ -142,7 +142,8 @@ def mfu_max(calibration: dict[str, Any], gpu: Gpu, workload: Workload, precision
     Against a lower precision's peak the GEMMs reach a smaller share (more of their time is spent on scaling,
     casts and the layers kept in higher precision): FP8 x fp8_efficiency_ratio of BF16's MFU, FP4 (block-scaled
     NVFP4 / MXFP4 GEMMs) a further x fp4_efficiency_ratio of FP8's -- both engineering estimates, not fitted
-    (catalog/calibration.yaml)."""
+    (catalog/calibration.yaml). Attention's score and context GEMMs take the MFU of their own precision
+    (``attention_precision``, ``attention_split_gemm_time_s``)."""
     table: dict[str, dict[str, float]] = calibration.get("mfu", {})
     fam = table.get(gpu.family, {})
     if workload.family in fam:
@@ -210,6 +211,46 @@ def compute_time_s(
     """GEMM time of a step on one GPU: FLOPs / (peak x efficiency x the cap's throughput factor)."""
     denom = np.asarray(peak_tflops_, dtype=float) * 1e12 * np.asarray(efficiency) * np.asarray(cap_throughput)
     return np.asarray(flops_per_gpu, dtype=float) / denom
+
+
+def attention_precision(precision_used: str, fp8_attention: bool) -> str:
+    """The precision attention's score and context GEMMs (the fused FlashAttention / cuDNN attention kernel) run in,
+    for a run whose other GEMMs compute in ``precision_used`` (``precision_used``'s result): the run's own in BF16,
+    FP16, TF32 or FP32; in an FP8 or FP4 run BF16, or FP8 where FP8 attention is on (``fp8_attention``).
+
+    Transformer Engine's FP8 recipes quantize the linear layers' GEMMs; its fused attention runs in FP8 only with
+    ``fp8_dpa`` (NeMo / Megatron-Core ``fp8_dot_product_attention``), off by default (Transformer Engine's recipe
+    field ``fp8_dpa: bool = False``). NVIDIA's NVFP4 recipe quantizes the linear layers' GEMMs only, never
+    attention's (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.25149): in an FP4 run attention
+    is BF16, or FP8 with fp8_dpa (as NVIDIA's MLPerf v5.1 Llama 2 70B LoRA NVFP4 submissions set it:
+    reference/mlperf_settings.csv ``fp8_attention``)."""
+    if precision_used not in ("fp8", "fp4"):
+        return precision_used
+    return "fp8" if fp8_attention else "bf16"
+
+
+def attention_split_gemm_time_s(
+    flops_per_gpu: ArrayLike,
+    attention_share: ArrayLike,
+    peak_tflops_: ArrayLike,
+    efficiency: ArrayLike,
+    attention_peak_tflops: ArrayLike,
+    attention_efficiency: ArrayLike,
+) -> NDArray[np.float64]:
+    """GEMM time of a step on one GPU with attention's score and context GEMMs at their own precision
+    (``attention_precision``): the ``attention_share`` a of the FLOPs F at the attention peak P_a and efficiency e_a,
+    the rest at the run's peak P and efficiency e,
+
+      t = (1 - a) F / (P e) + a F / (P_a e_a) = F / (P e) x (1 + a (P e / (P_a e_a) - 1)),
+
+    the second form computed, so that where attention runs at the run's own precision (P_a e_a = P e: every BF16
+    run) the time is exactly ``compute_time_s``'s F / (P e). In an FP8 run on an H100 (989 TFLOP/s BF16, 1,979
+    FP8; FP8 GEMMs at 0.8 of BF16's MFU) attention's GEMMs take 1,979 x 0.8 / 989 = 1.6x the time the FP8 peak
+    would give them; in an NVFP4 run 2.56x (FP4 at 2x FP8 and 0.8 of its MFU). Sources: ``attention_precision``."""
+    plain = compute_time_s(flops_per_gpu, peak_tflops_, efficiency, 1.0)
+    rate = np.asarray(peak_tflops_, dtype=float) * np.asarray(efficiency, dtype=float)
+    attention_rate = np.asarray(attention_peak_tflops, dtype=float) * np.asarray(attention_efficiency, dtype=float)
+    return np.asarray(plain * (1.0 + np.asarray(attention_share, dtype=float) * (rate / attention_rate - 1.0)))
 
 
 def optimizer_step_time_s(

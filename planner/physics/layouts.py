@@ -443,8 +443,11 @@ def virtual_options(lay: Layout, layers: float, wl: Workload) -> list[int]:
 # expert tensor parallel)
 LayoutKey = tuple[int, int, int, str, int, bool, int, int, int]
 # the recomputation each one dominates where it fits: it recomputes (costs) no more -- selective and block are not
-# ordered against each other (selective re-runs attention scores on every layer, block half the layers in full)
-RECOMPUTE_LESS = {"none": (), "selective": ("none",), "block": ("none",), "full": ("none", "selective", "block")}
+# ordered against each other (selective re-runs attention scores on every layer, block half the layers in full), nor
+# selective and full: selective's s / (6 h) extra FLOPs are all attention, which an FP8 or FP4 run computes at the
+# slower BF16 rate (compute.attention_precision), so at long sequences they can cost more than full's third of a
+# forward pass at the run's mixed rate
+RECOMPUTE_LESS = {"none": (), "selective": ("none",), "block": ("none",), "full": ("none", "block")}
 
 
 def layout_key(lay: Layout) -> LayoutKey:

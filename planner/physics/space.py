@@ -434,12 +434,21 @@ def server_rows(
 ) -> step.Rows:
     """The inputs of the step-time terms on the (server, nodes) rows U (``first``: one configuration of each):
     the hardware, the workload's framework and its calibrated efficiencies (compute.half_batch_scale,
-    compute.overlap_fractions), and the bytes per element of the precision (gradients reduced in fp32 where the
+    compute.overlap_fractions), the peak and MFU of the precision attention's GEMMs run in
+    (compute.attention_precision), and the bytes per element of the precision (gradients reduced in fp32 where the
     framework does so for 16-bit and 8-bit training; TF32 computes on fp32 tensors)."""
     precision = work.precision or wl.precision
     fw = catalog.framework(wl.framework)
     overlap, tp_overlap = compute.overlap_fractions(catalog.calibration, fw)
     wide = precision in ("fp32", "tf32")
+    # attention's score and context GEMMs at their own precision's peak and MFU, per server
+    attention = [
+        compute.peak_tflops(gp, compute.attention_precision(used, wl.fp8_attention))
+        for gp, (_, used) in zip(hw.gpus, hw.peak_used, strict=True)
+    ]
+    attention_mfu = [
+        compute.mfu_max(catalog.calibration, gp, wl, used) for gp, (_, used) in zip(hw.gpus, attention, strict=True)
+    ]
     return step.Rows(
         wl=wl,
         fw=fw,
@@ -451,6 +460,8 @@ def server_rows(
         intra_bytes_s=hw.intra_bw[first],
         mfu=hw.mfu_cap[first],
         peak_tflops=hw.peak[first],
+        attention_peak_tflops=np.asarray([p for p, _ in attention])[hw.si][first],
+        attention_mfu=np.asarray(attention_mfu)[hw.si][first],
         cpu_cores=hw.cpu_cores[first],
         storage_bytes_s=hw.storage_bw[first],
         gpu_memory_gb=hw.gpu_mem[first],

@@ -6,14 +6,17 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
 
   step = max(t_gpu, t_data)                                                         (the data pipeline bounds it)
   t_gpu = t_compute                       (all three parts x x, a simplification for the last two)
-                                          compute.compute_time_s          FLOPs / (peak x efficiency)
+                                          compute.attention_split_gemm_time_s
+                                                                          FLOPs / (peak x efficiency), attention's
+                                                                          score and context GEMMs at their own
+                                                                          precision (compute.attention_precision)
                                         + compute.elementwise_time_s      activation bytes x 2 / HBM bandwidth
                                         + compute.layer_latency_time_s    layer passes x 150 us (estimate)
                                         + moe.fp8_cast_time_s             MoE in FP8: the casts of GEMM inputs and
                                                                           gradients over HBM
         + t_tensor_parallel               communication.tensor_parallel_time_s
         + t_context_parallel              communication.context_parallel_bytes / link bandwidth, less
-                                          the attention it overlaps (context_parallel_cover_s)
+                                          the attention GEMMs it overlaps (context_parallel_cover_s)
         + t_pipeline_bubble + t_p2p       communication.interleaved_pipeline_time_s   (p-1)/(v m) busy, and
                                           communication.exposed_p2p_time_s: v x p2p, or the critical path's
                                           transfers where the framework overlaps them (overlap_p2p_comm)
@@ -67,7 +70,11 @@ class Rows:
     N: np.ndarray  # nodes
     intra_bytes_s: np.ndarray  # achieved NVLink/PCIe bandwidth per GPU
     mfu: np.ndarray  # achievable MFU at a large micro-batch
-    peak_tflops: np.ndarray
+    peak_tflops: np.ndarray  # dense peak of the precision the row computes in
+    # attention's score and context GEMMs: the peak and achievable MFU of their own precision
+    # (compute.attention_precision: BF16 in an FP8 or FP4 run unless FP8 attention is on; else the row's own)
+    attention_peak_tflops: np.ndarray
+    attention_mfu: np.ndarray
     cpu_cores: np.ndarray
     storage_bytes_s: np.ndarray
     gpu_memory_gb: np.ndarray
@@ -397,11 +404,12 @@ def moe_activation_gb(wl: Workload, lay: Layout, micro_batch: np.ndarray, layers
     return np.asarray(per_layer * tokens * layers / split / 1e9)
 
 
-def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
-    """Achieved share of peak of the layout's kernels: the achievable MFU times, for LLMs, the efficiency of
-    their GEMMs at the per-GPU shape (tokens of a micro-batch on the GPU x hidden / TP), else the small
-    micro-batch penalty mb / (mb + half)."""
+def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray, mfu: np.ndarray | None = None) -> np.ndarray:
+    """Achieved share of peak of the layout's kernels: the achievable MFU (``mfu``, default the row's; attention's
+    GEMMs pass ``rows.attention_mfu``) times, for LLMs, the efficiency of their GEMMs at the per-GPU shape (tokens
+    of a micro-batch on the GPU x hidden / TP), else the small micro-batch penalty mb / (mb + half)."""
     wl = rows.wl
+    mfu = rows.mfu if mfu is None else mfu
     if wl.family == "llm" and wl.hidden_size and wl.sequence_length:
         shape = compute.gemm_shape_efficiency(
             mb * wl.sequence_length / lay.context_parallel,
@@ -409,8 +417,8 @@ def kernel_efficiency(rows: Rows, lay: Layout, mb: np.ndarray) -> np.ndarray:
             rows.gemm_tokens_half,
             rows.gemm_width_half,
         )
-        return np.asarray(rows.mfu * shape)
-    return compute.kernel_efficiency(rows.mfu, mb, rows.half_batch)
+        return np.asarray(mfu * shape)
+    return compute.kernel_efficiency(mfu, mb, rows.half_batch)
 
 
 def recompute_factor(wl: Workload, lay: Layout) -> float:
@@ -429,21 +437,34 @@ def recompute_factor(wl: Workload, lay: Layout) -> float:
 
 def compute_full_clock_s(rows: Rows, lay: Layout, d: Arrays) -> np.ndarray:
     """Compute time of one step on one GPU at full clock: its FLOPs (with recomputation) / (peak x the layout's
-    kernel efficiency), plus the memory-bound kernels between the GEMMs (``activation_bytes_per_step`` over HBM)
-    and the kernel latency floor of its transformer layer passes (the busiest stage's layers x micro-batches).
-    The busiest pipeline stage (``stage_layers``) sets the pace. A power cap slows all three alike (a
-    simplification: memory-bound kernels lose less to a cap than GEMMs). Kept in ``d`` (the
-    layout's rows) once computed."""
+    kernel efficiency), attention's score and context GEMMs at their own precision's peak and MFU
+    (compute.attention_split_gemm_time_s, ``attention_recompute_share`` of the FLOPs), plus the memory-bound
+    kernels between the GEMMs (``activation_bytes_per_step`` over HBM) and the kernel latency floor of its
+    transformer layer passes (the busiest stage's layers x micro-batches). The busiest pipeline stage
+    (``stage_layers``) sets the pace. A power cap slows all three alike (a simplification: memory-bound kernels
+    lose less to a cap than GEMMs). Kept in ``d`` (the layout's rows) once computed, with the model FLOPs'
+    attention GEMM time ``t_attention1_model`` (what context parallelism hides its KV ring behind)."""
     if "t_comp1" in d:
         return d["t_comp1"]
     wl = rows.wl
     extra = recompute_factor(wl, lay)
     uneven = busiest_stage_share(wl, lay)  # the busiest stage's share of the layers (ceil(L / p) of L) sets the pace
-    flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * extra * uneven
+    model_flops_gpu = d["B"] * wl.train_flops_per_sample / rows.G * uneven
+    flops_gpu = model_flops_gpu * extra
+    # attention's share of the FLOPs timed at the dense efficiency: an MoE's expert factor scales the rest only
+    share: float | np.ndarray = attention_recompute_share(wl, lay)
     if wl.moe is not None:
-        flops_gpu = flops_gpu * moe_compute_factor(rows, lay, d["mb"])
-    t_gemm = compute.compute_time_s(flops_gpu, rows.peak_tflops, kernel_efficiency(rows, lay, d["mb"]), 1.0)
-    d["t_gemm1_model"] = t_gemm / extra  # the model FLOPs' GEMM time (what context parallelism hides behind)
+        factor = moe_compute_factor(rows, lay, d["mb"])
+        flops_gpu = flops_gpu * factor
+        share = share / factor
+    efficiency = kernel_efficiency(rows, lay, d["mb"])
+    attention_efficiency = kernel_efficiency(rows, lay, d["mb"], rows.attention_mfu)
+    t_gemm = compute.attention_split_gemm_time_s(
+        flops_gpu, share, rows.peak_tflops, efficiency, rows.attention_peak_tflops, attention_efficiency
+    )
+    d["t_attention1_model"] = compute.compute_time_s(
+        model_flops_gpu * attention_share(wl), rows.attention_peak_tflops, attention_efficiency, 1.0
+    )
     t_elementwise = compute.elementwise_time_s(
         activation_bytes_per_step(wl, lay, d) * extra * (rows.tensor_bytes / 2.0), rows.memory_bandwidth_tbps
     )
@@ -494,23 +515,36 @@ def activation_bytes_per_step(wl: Workload, lay: Layout, d: Arrays) -> np.ndarra
 
 def attention_share(wl: Workload) -> float:
     """Share of a transformer's training FLOPs in attention's two sequence-length GEMMs (scores and context,
-    12 s h per token and layer: compute.attention_flops_per_sample), which context-parallel KV exchange hides
-    behind."""
+    12 s h per token and layer: compute.attention_flops_per_sample): the FLOPs that run at attention's own
+    precision (compute.attention_precision) and that context-parallel KV exchange hides behind."""
     if not (wl.hidden_size and wl.sequence_length and wl.layers):
         return 0.0
     flops = compute.attention_flops_per_sample(wl.sequence_length, wl.hidden_size, wl.layers)
     return float(min(flops / wl.train_flops_per_sample, 1.0))
 
 
-def context_parallel_cover_s(t_gemm_model_s: np.ndarray, share: float, cp: int) -> np.ndarray:
+def attention_recompute_share(wl: Workload, lay: Layout) -> float:
+    """Share of the step's FLOPs with recomputation (``recompute_factor`` x the model FLOPs) in attention's score
+    and context GEMMs: the model FLOPs' share a (``attention_share``), plus what recomputation runs of them again
+    -- under full or block recomputation the attention forward pass of the recomputed layers, a third of a
+    (4 of the 12 s h per token and layer: Narayanan et al. 2021, eq. 3) x ``recomputed_share``; under selective
+    recomputation all of its extra FLOPs (it re-runs the attention scores and context only: Korthikanti et al.
+    2022) -- over the recompute factor. a where nothing is recomputed."""
+    a = attention_share(wl)
+    extra = recompute_factor(wl, lay)
+    again = a / 3.0 * recomputed_share(wl, lay) if lay.recompute in ("full", "block") else extra - 1.0
+    return float(min((a + again) / extra, 1.0))
+
+
+def context_parallel_cover_s(t_attention_model_s: np.ndarray, cp: int) -> np.ndarray:
     """Attention time that hides the context-parallel KV ring (Megatron-Core / Transformer Engine ring attention
     sends the next KV block while attention runs on this one): cp - 1 of the cp blocks overlap a transfer, so
-    (cp - 1) / cp of the attention GEMMs' time -- the attention share of the model FLOPs' GEMM time at full
-    clock. Independent of the cap and of recomputation (a conservative choice that keeps the step monotone in
-    both, which the search's bounds rely on)."""
+    (cp - 1) / cp of the attention GEMMs' time -- the model FLOPs' attention GEMMs at their own precision, at full
+    clock (``t_attention1_model`` of ``compute_full_clock_s``). Independent of the cap and of recomputation (a
+    conservative choice that keeps the step monotone in both, which the search's bounds rely on)."""
     if cp <= 1:
-        return np.zeros_like(np.asarray(t_gemm_model_s, dtype=float))
-    return np.asarray((cp - 1.0) / cp * share * np.asarray(t_gemm_model_s, dtype=float))
+        return np.zeros_like(np.asarray(t_attention_model_s, dtype=float))
+    return np.asarray((cp - 1.0) / cp * np.asarray(t_attention_model_s, dtype=float))
 
 
 def compute_lower_bound(rows: Rows, lay: Layout, d: Arrays, virtual_max: int) -> np.ndarray:
@@ -555,7 +589,7 @@ def layout_terms(rows: Rows, lay: Layout, d: Arrays) -> Arrays:
         * m
         * (rows.tensor_bytes / 2.0)
     )
-    cp_cover = context_parallel_cover_s(d["t_gemm1_model"], attention_share(wl), cp)
+    cp_cover = context_parallel_cover_s(d["t_attention1_model"], cp)
     moe_terms = moe_layout_terms(rows, lay, d, m) if wl.moe is not None else {}
     if wl.moe is not None:  # the dense part's gradients and optimizer shard only (the experts': moe_layout_terms)
         experts = moe.expert_params(wl)

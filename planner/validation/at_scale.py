@@ -188,16 +188,19 @@ def at_scale_cases(
 ) -> list[Case]:
     """Time to train the samples each run actually trained (its own convergence point, so convergence noise
     is out: this checks the step-time model), against the measured olympic mean (unscaled): MLPerf's timed window
-    as the sum of its named terms -- training at the model's best layout in the run's precision (where its settings
-    state it), plus the run's own evaluations at the benchmark's stated training samples per evaluation and the
-    benchmark's stated start-up (``mlperf_run_terms``, reference/mlperf_timing.csv).
+    as the sum of its named terms -- training at the model's best layout in the run's precision and attention
+    precision (where its settings state them: ``their_precision``, ``their_fp8_attention``), plus the run's own
+    evaluations at the benchmark's stated training samples per evaluation and the benchmark's stated start-up
+    (``mlperf_run_terms``, reference/mlperf_timing.csv).
     ``gpu_families``: only the runs on GPUs of these families."""
 
     terms = mlperf_run_terms(ref)
     timing = pd.read_csv(ref / "mlperf_timing.csv", usecols=["source_path", "evals_med"])
     evals = timing.drop_duplicates("source_path").set_index("source_path")["evals_med"]
-    settings = pd.read_csv(ref / "mlperf_settings.csv", usecols=["source_path", "precision"])
-    stated = settings.drop_duplicates("source_path").set_index("source_path")["precision"]
+    settings = pd.read_csv(
+        ref / "mlperf_settings.csv", usecols=["source_path", "precision", "fp8_attention"], dtype=str
+    )
+    stated = settings.drop_duplicates("source_path").set_index("source_path")
     cases = []
     for _, row in at_scale_table(ref).iterrows():
         if fit_only and row["split"] != "fit":
@@ -208,9 +211,11 @@ def at_scale_cases(
         ):
             continue
         c2, config = at_scale_configuration(cat, row)
-        precision = their_precision(pd.Series({"precision": stated.get(row["source_path"])}))
+        theirs = stated.loc[row["source_path"]] if row["source_path"] in stated.index else pd.Series(dtype=str)
+        precision = their_precision(theirs)
         if precision is not None and precision != config.precision:  # the run's own, where its settings state it
             config = config.model_copy(update={"precision": precision})
+        c2 = with_attention_precision(c2, config, their_fp8_attention(theirs))
         bench = str(row["benchmark"])
         est = evaluate_case(c2, config)
         n_evals = float(evals.get(row["source_path"], math.nan))
@@ -277,6 +282,24 @@ def power_at_scale_cases(cat: Catalog, ref: Path) -> list[Case]:
             )
         )
     return cases
+
+
+def their_fp8_attention(row: pd.Series) -> bool:
+    """Whether the submission ran attention's score and context GEMMs in FP8, as its settings state it
+    (mlperf_settings.csv ``fp8_attention``: '1' or 'True', the config's FP8_DPA / fp8_dot_product_attention);
+    unstated, '0' or 'False': off, Transformer Engine's default (planner/physics/compute.py attention_precision)."""
+    text = str(row.get("fp8_attention", "")).strip().lower()
+    return text in ("1", "1.0", "true")
+
+
+def with_attention_precision(cat: Catalog, config: Configuration, fp8_attention: bool) -> Catalog:
+    """``cat`` with the configuration's workload running attention in FP8 or not (``Workload.fp8_attention``), as the
+    submission did."""
+    wl = cat.workload(config.model)
+    if wl.fp8_attention == fp8_attention:
+        return cat
+    wl = wl.model_copy(update={"fp8_attention": fp8_attention})
+    return cat.replace(workloads={**cat.workloads, wl.id: wl})
 
 
 def their_precision(row: pd.Series) -> str | None:

@@ -8,7 +8,8 @@ mlperf_training_at_scale.csv: the catalog's GPUs and workloads, duplicates remov
   throughput of the training blocks after the first, evaluation excluded; where evaluation is not separable from
   the blocks, ``eval_separable`` = no, the implementation's own logged step time when it logs one), MLPerf's timed
   window (``total_s_med``) and its start-up and evaluation;
-* reference/mlperf_settings.csv: the submission's layout, precision and recompute (its config file).
+* reference/mlperf_settings.csv: the submission's layout, precision (and whether attention ran in FP8:
+  ``their_fp8_attention``) and recompute (its config file).
 
 Each case is predicted twice with the same node, fabric, global batch and precision: at **their layout**
 (``their_layout``, a fixed ``Layout``; unknown where the submission's config was not found or does not state its
@@ -43,7 +44,9 @@ from planner.validation.at_scale import (
     at_scale_table,
     mlperf_evaluation_s,
     mlperf_run_terms,
+    their_fp8_attention,
     their_precision,
+    with_attention_precision,
 )
 from planner.validation.cases import Case, evaluate_case
 from planner.validation.summary import SCALE_BINS, scale_bin
@@ -71,6 +74,7 @@ SETTINGS_COLUMNS = [
     "sp",
     "micro_batch",
     "precision",
+    "fp8_attention",
     "recompute",
     "dist_optimizer",
     "grad_accum_log",
@@ -153,6 +157,7 @@ def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.Data
         precision = their_precision(row) or config.precision
         if precision is not None and precision != config.precision:
             config = config.model_copy(update={"precision": precision})
+        c2 = with_attention_precision(c2, config, their_fp8_attention(row))
         layout = their_layout(row)
         best = evaluate_case(c2, config)
         their_step, their_text, their_est = math.nan, "unknown", None
@@ -230,6 +235,7 @@ def steady_step_cases(
         precision = their_precision(row) or config.precision
         if precision is not None and precision != config.precision:
             config = config.model_copy(update={"precision": precision})
+        c2 = with_attention_precision(c2, config, their_fp8_attention(row))
         layout = their_layout(row)
         est = None
         if layout is not None:
