@@ -212,18 +212,18 @@ def parse_number(text: str) -> float:
 
 
 # a duration reads in minutes under an hour, in hours under a day, else in days: (unit, how many per day)
-DURATION_UNITS = (("min", 1440.0, 1 / 24), ("h", 24.0, 1.0), ("days", 1.0, math.inf))
+DURATION_UNITS = (("s", 86400.0, 1 / 1440), ("min", 1440.0, 1 / 24), ("h", 24.0, 1.0), ("days", 1.0, math.inf))
 
 
 def duration_unit(days: float) -> tuple[str, float]:
     """The unit a duration of ``days`` (or a column whose longest is ``days``) reads in and how many of it make a
-    day: ('min', 1440) under an hour, ('h', 24) under a day, else ('days', 1)."""
+    day: ('s', 86400) under a minute, ('min', 1440) under an hour, ('h', 24) under a day, else ('days', 1)."""
     d = abs(float(days)) if math.isfinite(float(days)) else math.inf
     return next((unit, per_day) for unit, per_day, below in DURATION_UNITS if d < below)
 
 
 def duration_text(days: float, digits: int = 3) -> str:
-    """A duration for people, in the unit that reads: '6.7 min', '3.2 h', '27.8 days'."""
+    """A duration for people, in the unit that reads: '12 s', '6.7 min', '3.2 h', '27.8 days'."""
     unit, per_day = duration_unit(days)
     return f"{significant_text(float(days) * per_day, digits)} {unit}"
 

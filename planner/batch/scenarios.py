@@ -400,6 +400,8 @@ def result_fields(cat: Catalog, req: PlanRequest, res: PlanResult) -> dict[str, 
             "owned_unused_nodes": p.owned_unused_nodes,
         }
     )
+    if req.startup_s or req.evaluations:  # the run's terms inside time_to_train_days (evaluation follows the plan)
+        row.update({"training_days": p.training_h / 24.0, "evaluation_h": p.evaluation_h, "startup_h": p.startup_h})
     row["gap"] = res.solver.gap if res.solver else None
     row["message"] = "; ".join(plan_notes(cat, req, p, style="fields"))  # what was adjusted (fp8 on a GPU without it)
     return row

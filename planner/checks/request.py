@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from planner.data import MAX_LIFE_YEARS, Precision
+from planner.data import MAX_EVALUATION_SAMPLES, MAX_LIFE_YEARS, MAX_STARTUP_S, Precision
 from planner.physics import (
     DEFAULT_CAPS,
 )
@@ -85,6 +85,7 @@ class PlanRequest(BaseModel):
     startup_s: float = Field(
         0.0,
         ge=0,
+        le=MAX_STARTUP_S,
         description="start-up of the run, seconds (initialization, compilation, checkpoint load), added to its "
         "time-to-train (default 0)",
     )
@@ -94,6 +95,7 @@ class PlanRequest(BaseModel):
     evaluation_samples: float = Field(
         0.0,
         ge=0,
+        le=MAX_EVALUATION_SAMPLES,
         description="held-out samples per evaluation (sequences for a language model); each evaluation takes the "
         "time the plan's servers take to train the forward pass's share of as many samples",
     )

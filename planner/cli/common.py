@@ -24,7 +24,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from planner.data import MAX_LIFE_YEARS, Catalog, load_catalog
+from planner.data import MAX_EVALUATION_SAMPLES, MAX_LIFE_YEARS, MAX_STARTUP_S, Catalog, load_catalog
 from planner.errors import PlannerInputError
 from planner.physics import validated as api_validated
 
@@ -411,7 +411,7 @@ def add_run_terms_args(p: argparse.ArgumentParser) -> None:
     time-to-train (planner/physics/run_time.py)."""
     p.add_argument(
         "--startup-s",
-        type=non_negative_float,
+        type=bounded_float(MAX_STARTUP_S, "seconds"),
         help="start-up of the run, seconds (initialization, compilation, checkpoint load), added to the "
         "time-to-train (default 0)",
     )
@@ -422,22 +422,39 @@ def add_run_terms_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--evaluation-samples",
-        type=non_negative_float,
+        type=bounded_float(MAX_EVALUATION_SAMPLES, "samples"),
         help="held-out samples per evaluation (sequences for a language model): each evaluation takes the time "
         "the servers take to train the forward pass's share of as many samples (a third for full training)",
     )
 
 
 def check_run_terms_flags(evaluations: int | None, evaluation_samples: float | None) -> None:
-    """--evaluations and --evaluation-samples go together: one without the other is bad input in the flags' terms."""
-    if bool(evaluations) != bool(evaluation_samples):
-        given, missing = (
-            ("--evaluations", "--evaluation-samples") if evaluations else ("--evaluation-samples", "--evaluations")
-        )
-        raise PlannerInputError(
-            f"{given} needs {missing}: give how many evaluations the run makes and the held-out samples in each, "
-            "or neither"
-        )
+    """--evaluations and --evaluation-samples go together: one without the other (or 0) is bad input in the flags'
+    terms."""
+    if bool(evaluations) == bool(evaluation_samples):
+        return
+    given, missing = (
+        ("--evaluations", "--evaluation-samples") if evaluations else ("--evaluation-samples", "--evaluations")
+    )
+    value = evaluations if missing == "--evaluations" else evaluation_samples
+    needs = f"{missing} > 0 (got {number_text(value)})" if value is not None else missing
+    raise PlannerInputError(
+        f"{given} needs {needs}: give how many evaluations the run makes and the held-out samples in each, or neither"
+    )
+
+
+def bounded_float(hi: float, unit: str) -> Callable[[str], float]:
+    """The argument type of a finite number from 0 to ``hi`` (0 = none), ``unit`` said in the message."""
+
+    def parse(text: str) -> float:
+        v = number(text)
+        if not (math.isfinite(v) and 0 <= v <= hi):
+            raise argparse.ArgumentTypeError(
+                f"must be a number of {unit} from 0 to {number_text(hi)} (0 = none), got {text!r}"
+            )
+        return v
+
+    return parse
 
 
 def run_terms_fields(args: argparse.Namespace) -> dict[str, Any]:

@@ -454,7 +454,9 @@ def format_estimate(d: dict[str, Any]) -> str:
     if d.get("startup_s") or d.get("evaluation_s"):
         training_h = d["time_to_train_h"] - (d["startup_s"] + d["evaluation_s"]) / 3600.0
         terms = [("training", training_h * 3600.0), ("evaluation", d["evaluation_s"]), ("start-up", d["startup_s"])]
-        lines.insert(4, "  time terms        " + " + ".join(f"{k} {duration_text(s / 86400.0)}" for k, s in terms if s))
+        lines.insert(
+            4, "  time terms        " + " + ".join(f"{k} {duration_text(s / 86400.0, 4)}" for k, s in terms if s)
+        )
     return "\n".join(lines)
 
 

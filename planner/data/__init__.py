@@ -14,7 +14,9 @@ from planner.data.catalog import (
     reference_dir,
 )
 from planner.data.schemas import (
+    MAX_EVALUATION_SAMPLES,
     MAX_LIFE_YEARS,
+    MAX_STARTUP_S,
     Configuration,
     Estimate,
     Fabric,
@@ -31,7 +33,9 @@ from planner.data.schemas import (
 )
 
 __all__ = [
+    "MAX_EVALUATION_SAMPLES",
     "MAX_LIFE_YEARS",
+    "MAX_STARTUP_S",
     "Catalog",
     "Configuration",
     "Estimate",

@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_LIFE_YEARS = 15.0  # the longest service life a request may give bought or owned servers, years
+MAX_STARTUP_S = 31_536_000.0  # the longest start-up a request may state: a year (a longer one is a unit mistake)
+MAX_EVALUATION_SAMPLES = 1e12  # the most held-out samples one evaluation may state
 
 # finite: a catalog or workload figure of .inf (YAML) is a typo, never "unlimited" (an infinite FP4 peak made the
 # GEMMs take no time); pydantic says "Input should be a finite number"
@@ -688,12 +690,12 @@ class Configuration(Strict):
     failures: bool = True
     """Account for failures, restarts and checkpoints (goodput, planner/physics/reliability.py); false = a run that
     never fails."""
-    startup_s: NonNegative = 0.0
+    startup_s: Annotated[float, Field(ge=0, le=MAX_STARTUP_S, allow_inf_nan=False)] = 0.0
     """Start-up of the run added to its time-to-train, seconds (initialization, compilation or graph capture,
     checkpoint load; planner/physics/run_time.py); 0 = none stated."""
     evaluations: Annotated[int, Field(ge=0, le=10_000_000)] = 0
     """Evaluations in the run, each a forward pass over ``evaluation_samples`` held-out samples; 0 = none."""
-    evaluation_samples: NonNegative = 0.0
+    evaluation_samples: Annotated[float, Field(ge=0, le=MAX_EVALUATION_SAMPLES, allow_inf_nan=False)] = 0.0
     """Held-out samples per evaluation (sequences for a language model); its time is the training time of the
     forward pass's share of as many samples at this configuration's throughput (planner/physics/run_time.py)."""
     evaluation_s: NonNegative = 0.0

@@ -162,7 +162,8 @@ def run_terms_text(p: Plan) -> str:
     if not (p.evaluation_h or p.startup_h):
         return ""
     terms = [("training", p.training_h), ("evaluation", p.evaluation_h), ("start-up", p.startup_h)]
-    return " (" + " + ".join(f"{name} {duration_text(h / 24.0)}" for name, h in terms if h) + ")"
+    # four figures, as the total is written: the small terms stay visible in the sum
+    return " (" + " + ".join(f"{name} {duration_text(h / 24.0, 4)}" for name, h in terms if h) + ")"
 
 
 def purchase_text(p: Plan) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.checks import no_server_problem, parse_owned, request_problems, servers_with_gpus
-from planner.data import MAX_LIFE_YEARS, Catalog, Workload
+from planner.data import MAX_EVALUATION_SAMPLES, MAX_LIFE_YEARS, MAX_STARTUP_S, Catalog, Workload
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.formatting import ceil_sig, number_text, parse_number
 from planner.plan import PlanRequest, PlanResult
@@ -149,13 +149,18 @@ def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanReques
             f"The service life of bought servers must be a number of years in (0, {MAX_LIFE_YEARS:g}] (default 4)."
         )
     startup_min = inputs.get("startup_min", 0.0)
-    if startup_min is None or not (math.isfinite(startup_min) and startup_min >= 0):
-        problems.append("The start-up of the run must be a number of minutes >= 0 (0 = none).")
+    if startup_min is None or not (math.isfinite(startup_min) and 0 <= startup_min * 60.0 <= MAX_STARTUP_S):
+        problems.append(
+            f"The start-up of the run must be a number of minutes from 0 to {MAX_STARTUP_S / 60.0:,.0f} (a year; "
+            "0 = none)."
+        )
     evaluations, evaluation_samples = inputs.get("evaluations", 0), inputs.get("evaluation_samples", 0.0)
     if evaluations is None or evaluations < 0 or evaluations != int(evaluations):
         problems.append("Evaluations must be a whole number >= 0 (0 = none).")
-    elif evaluation_samples is None or not (math.isfinite(evaluation_samples) and evaluation_samples >= 0):
-        problems.append("Held-out samples per evaluation must be a number >= 0.")
+    elif evaluation_samples is None or not (
+        math.isfinite(evaluation_samples) and 0 <= evaluation_samples <= MAX_EVALUATION_SAMPLES
+    ):
+        problems.append(f"Held-out samples per evaluation must be a number from 0 to {MAX_EVALUATION_SAMPLES:,.0f}.")
     elif bool(evaluations) != bool(evaluation_samples):
         problems.append(
             "Evaluations and held-out samples per evaluation go together: give both (how many evaluations, the "

@@ -10,7 +10,10 @@ import sys
 import pytest
 
 import planner
+from planner.batch.scenarios import result_fields
 from planner.checks import PlanRequest
+from planner.formatting import duration_text
+from planner.plan import run_terms_text
 from planner.present import cli_command
 
 BASE = {"model": "llama3-8b", "tokens": 1e12, "deadline_days": 30, "gpus": ["H100"], "max_nodes": 64}
@@ -69,3 +72,33 @@ def test_cli_solve_takes_the_run_terms_and_refuses_half_of_them() -> None:
     bad = subprocess.run([*args, "--evaluations", "5"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "--evaluations needs --evaluation-samples" in bad.stderr
+
+
+def test_cli_refuses_a_start_up_beyond_a_year_and_a_zero_count_of_evaluations() -> None:
+    args = [sys.executable, "-m", "planner.cli", "evaluate", "--model", "llama3-8b", "--server", "dgx-h100"]
+    args += ["--nodes", "4"]
+    huge = subprocess.run([*args, "--rent", "--startup-s", "1e308"], capture_output=True, text=True)
+    assert huge.returncode == 2
+    assert "--startup-s: must be a number of seconds from 0 to 31,536,000 (0 = none)" in huge.stderr
+    zero = subprocess.run([*args, "--evaluations", "0", "--evaluation-samples", "100"], capture_output=True, text=True)
+    assert zero.returncode == 2
+    assert "--evaluation-samples needs --evaluations > 0 (got 0)" in zero.stderr
+
+
+def test_short_terms_read_in_seconds_and_the_training_term_in_four_figures() -> None:
+    assert duration_text(1 / 86400) == "1 s"
+    res = planner.solve({**BASE, "startup_s": 30.0, "alternatives": 0})
+    assert res.plan is not None
+    text = run_terms_text(res.plan)
+    assert text.startswith(" (training ") and text.endswith(" + start-up 30 s)")
+
+
+def test_batch_rows_carry_the_terms_of_scenarios_that_state_them(cat: planner.Catalog) -> None:
+    req = PlanRequest(**BASE, **TERMS, alternatives=0)
+    row = result_fields(cat, req, planner.solve(req, cat))
+    assert row["startup_h"] == pytest.approx(1.0) and row["evaluation_h"] > 0
+    assert row["training_days"] * 24 + row["evaluation_h"] + row["startup_h"] == pytest.approx(
+        row["time_to_train_days"] * 24
+    )
+    plain = PlanRequest(**BASE, alternatives=0)
+    assert "startup_h" not in result_fields(cat, plain, planner.solve(plain, cat))
