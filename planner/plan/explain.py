@@ -12,7 +12,7 @@ import pandas as pd
 
 from planner.checks.request import PlanRequest
 from planner.data import Catalog
-from planner.formatting import ceil_sig
+from planner.formatting import ceil_sig, duration_text
 from planner.physics import (
     cost,
     price_space,
@@ -59,13 +59,19 @@ def _relaxation(k: str, value: float, lim: Limits, req: PlanRequest) -> Relaxati
     """Requirement ``k`` relaxed to what a candidate of column value ``value`` needs, in the request's units."""
     needed, given = _needed_in_units(k, value), _given_in_units(lim, k)
     life = req.life_years if req.purchase == "either" else None
-    return Relaxation(
-        requirement=k,
-        given=given,
-        needed=needed,
-        unit=RELAX_UNITS[k],
-        message=_phrase(k, needed, given, life, _site_power(req)),
-    )
+    message = _phrase(k, needed, given, life, _site_power(req))
+    if k == "deadline" and (req.startup_s or req.evaluations):
+        message += f", counting the run's {run_terms_phrase(req)}"
+    return Relaxation(requirement=k, given=given, needed=needed, unit=RELAX_UNITS[k], message=message)
+
+
+def run_terms_phrase(req: PlanRequest) -> str:
+    """The run terms a request states, as a deadline relaxation counts them: '1 h of start-up and 50
+    evaluations'."""
+    parts = [f"{duration_text(req.startup_s / 86400.0)} of start-up"] if req.startup_s else []
+    if req.evaluations:
+        parts.append(f"{req.evaluations:,} evaluation{'' if req.evaluations == 1 else 's'}")
+    return " and ".join(parts)
 
 
 def _phrase(

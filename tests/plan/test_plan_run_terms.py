@@ -50,6 +50,7 @@ def test_a_start_up_the_deadline_cannot_absorb_leaves_no_plan_and_the_explanatio
     assert res.explanation is not None
     need = next(r.needed for r in res.explanation.relaxations if r.requirement == "deadline")
     assert need == pytest.approx(2.0 * t_days, rel=1e-3)  # the fastest run plus its start-up
+    assert "of start-up" in res.explanation.message and "counting the run's" in res.explanation.message
 
 
 def test_evaluations_without_their_samples_are_a_clear_error() -> None:
