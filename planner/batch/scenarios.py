@@ -324,9 +324,6 @@ PHYSICS_FIELDS = (
     "fabrics",
     "power_caps",
     "max_nodes",
-    "startup_s",
-    "evaluations",
-    "evaluation_samples",
 )
 
 

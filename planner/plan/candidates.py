@@ -23,12 +23,14 @@ from planner.errors import PlannerInputError
 from planner.physics import (
     cost,
     evaluate_space,
+    run_time,
 )
 from planner.physics import store as physics_store
 from planner.physics.pricing import capex_column, price_columns
 from planner.physics.space import LAYOUT_COLUMNS
 from planner.physics.tables import categorical
 from planner.plan.limits import (
+    evaluation_samples_of,
     purchases_of,
     samples_of,
     work_of,
@@ -55,7 +57,8 @@ PHYSICS_COLUMNS = [
     "nodes",
     "gpus",
     "global_batch",
-    "time_to_train_h",
+    "time_to_train_h",  # training only: price_chunk adds the request's start-up and evaluation
+    "throughput_samples_per_s",  # what an evaluation's training-sample equivalents take (run_time.evaluation_hours)
     "power_kw",
     "switches",
     "fits_memory",
@@ -118,9 +121,6 @@ def _physics_key(catalog: Catalog, req: PlanRequest, servers: Sequence[str]) -> 
         tuple(servers),
         tuple(req.fabrics or ()),
         tuple(req.power_caps),
-        req.startup_s,
-        req.evaluations,
-        req.evaluation_samples,
     )
 
 
@@ -141,7 +141,7 @@ def physics_chunks(
             "--fabrics or --power-caps"
         )
     step = max(1, CHUNK_CONFIGS // per)
-    work = work_of(catalog, req)
+    work = work_of(catalog, req, run_terms=False)  # start-up and evaluation are added when priced (price_chunk)
     for a in range(lo, hi + 1, step):
         b = min(hi, a + step - 1)
         key = (*base, a, b)
@@ -206,6 +206,7 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     if not len(phys):
         return pd.DataFrame()
     physical = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
+    physical["time_to_train_h"] = with_run_terms_h(catalog, req, physical)
     # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)
     inputs = {**physical, "server": phys["server"].array, "fabric": phys["fabric"].array}
     capex = chunk_capex(catalog, phys, inputs)
@@ -238,6 +239,19 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
         _credit_owned(catalog, req, cols, is_buy)
     cols["upfront_usd"] = np.where(is_buy, cols["capex_usd"], cols["cost_usd"])
     return pd.DataFrame(cols, copy=False)
+
+
+def with_run_terms_h(catalog: Catalog, req: PlanRequest, physical: dict[str, np.ndarray]) -> np.ndarray:
+    """The time-to-train of physics rows (training only) with the request's evaluation and start-up added, the sum
+    ``evaluate_space`` forms for a ``Work`` that states them (space.time_columns): the physics is shared by every
+    start-up and evaluation, so changing them re-prices rather than re-evaluates."""
+    training_h = physical["time_to_train_h"]
+    if not (req.startup_s or req.evaluations):
+        return training_h
+    evaluation_h = run_time.evaluation_hours(
+        0.0, evaluation_samples_of(catalog, req), physical["throughput_samples_per_s"]
+    )
+    return np.asarray(training_h + evaluation_h + req.startup_s / run_time.SECONDS_PER_HOUR)
 
 
 def chunk_capex(catalog: Catalog, phys: pd.DataFrame, inputs: dict[str, Any]) -> np.ndarray:

@@ -129,16 +129,22 @@ def samples_of(catalog: Catalog, req: PlanRequest) -> float | None:
     return work_from(catalog.workload(req.model), req.samples, req.tokens, req.epochs)
 
 
-def work_of(catalog: Catalog, req: PlanRequest) -> Work:
-    """What the request trains as the model's ``Work``: samples, batch and precision, and the run's start-up and
-    evaluations (their training-sample equivalents: run_time.evaluation_sample_equivalents)."""
-    wl = catalog.workload(req.model)
+def work_of(catalog: Catalog, req: PlanRequest, run_terms: bool = True) -> Work:
+    """What the request trains as the model's ``Work``: samples, batch and precision, and (``run_terms``) the run's
+    start-up and evaluations (``evaluation_samples_of``). Without them it is the physics every start-up and
+    evaluation shares (plan.candidates adds them when it prices)."""
     return Work(
         samples_of(catalog, req),
         req.global_batch,
         req.precision,
-        startup_s=req.startup_s,
-        evaluation_samples=run_time.evaluation_sample_equivalents(
-            req.evaluations, req.evaluation_samples, compute.forward_flops_share(wl)
-        ),
+        startup_s=req.startup_s if run_terms else 0.0,
+        evaluation_samples=evaluation_samples_of(catalog, req) if run_terms else 0.0,
+    )
+
+
+def evaluation_samples_of(catalog: Catalog, req: PlanRequest) -> float:
+    """The request's evaluations in training-sample equivalents (run_time.evaluation_sample_equivalents)."""
+    wl = catalog.workload(req.model)
+    return run_time.evaluation_sample_equivalents(
+        req.evaluations, req.evaluation_samples, compute.forward_flops_share(wl)
     )

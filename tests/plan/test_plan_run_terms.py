@@ -10,8 +10,9 @@ import sys
 import pytest
 
 import planner
-from planner.batch.scenarios import result_fields
+from planner.batch.scenarios import result_fields, run_scenario
 from planner.checks import PlanRequest
+from planner.errors import PlannerInputError
 from planner.formatting import duration_text
 from planner.plan import run_terms_text
 from planner.present import cli_command
@@ -53,9 +54,11 @@ def test_a_start_up_the_deadline_cannot_absorb_leaves_no_plan_and_the_explanatio
     assert "of start-up" in res.explanation.message and "counting the run's" in res.explanation.message
 
 
-def test_evaluations_without_their_samples_are_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="go together"):
-        PlanRequest(**BASE, evaluations=5)
+def test_evaluations_without_their_samples_are_a_clear_error(cat: planner.Catalog) -> None:
+    with pytest.raises(PlannerInputError, match=r"evaluations needs evaluation_samples > 0 \(got 0\)"):
+        planner.solve(PlanRequest(**BASE, evaluations=5), cat)
+    row = run_scenario({"id": "e", **BASE, "evaluations": 5}, cat)
+    assert row["status"] == "bad_input" and "evaluations needs evaluation_samples > 0" in row["message"]
 
 
 def test_the_app_command_line_reproduces_the_run_terms() -> None:
@@ -103,3 +106,12 @@ def test_batch_rows_carry_the_terms_of_scenarios_that_state_them(cat: planner.Ca
     )
     plain = PlanRequest(**BASE, alternatives=0)
     assert "startup_h" not in result_fields(cat, plain, planner.solve(plain, cat))
+
+
+def test_changing_only_the_run_terms_reprices_the_physics_already_computed(cat: planner.Catalog) -> None:
+    base = {**BASE, "max_nodes": 40, "alternatives": 0}  # a request of its own: its physics computed here
+    first = planner.solve(base, cat)
+    again = planner.solve({**base, **TERMS}, cat)
+    assert first.plan is not None and again.plan is not None
+    assert "configurations" not in again.timings_s  # no configuration evaluated again: the terms are priced
+    assert again.plan.startup_h == pytest.approx(1.0) and again.plan.evaluation_h > 0
