@@ -21,9 +21,13 @@ def unknown_id(kind: str, given: str, valid: Iterable[str]) -> PlannerInputError
 
 
 def describe_validation_error(err: ValidationError, where: str) -> str:
-    """One line per problem: `where: field.path: message (got value)`."""
+    """One line per problem: `where: field.path: message (got value)`; a rule over several fields (a model
+    validator: no path) as `where: message`, its own words without pydantic's 'Value error, ' prefix."""
     lines = []
     for e in err.errors():
+        if not e["loc"] and e["type"] == "value_error":
+            lines.append(f"{where}: {e['msg'].removeprefix('Value error, ')}")
+            continue
         path = ".".join(str(p) for p in e["loc"]) or "(root)"
         got = e.get("input")
         shown = "" if isinstance(got, dict | list) else f" (got {got!r})"

@@ -228,6 +228,18 @@ def duration_text(days: float, digits: int = 3) -> str:
     return f"{significant_text(float(days) * per_day, digits)} {unit}"
 
 
+TIME_TERM_NAMES = {"training": "training", "evaluation": "evaluation", "startup": "start-up"}
+
+
+def time_terms_text(terms_h: dict[str, float]) -> str:
+    """A time-to-train's named terms (hours, as ``Estimate.time_to_train_breakdown_h``) for people: 'training 17.3
+    days + evaluation 1.13 h + start-up 30 min', in four figures as the total is written so the small terms stay
+    visible in the sum; zero terms left out, empty for a run of training only."""
+    if not any(terms_h.get(k) for k in ("evaluation", "startup")):
+        return ""
+    return " + ".join(f"{TIME_TERM_NAMES[k]} {duration_text(h / 24.0, 4)}" for k, h in terms_h.items() if h)
+
+
 MONEY_CENTS_BELOW_USD = 10.0  # amounts under $10 keep their cents ($2.47); larger ones are whole dollars
 
 

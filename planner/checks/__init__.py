@@ -36,6 +36,7 @@ from planner.checks.precision import (
 )
 from planner.checks.problems import FIELD_NAMES, InputProblem, Problem, Style, field_name, raise_problem
 from planner.checks.request import Objective, OwnedServers, PlanRequest
+from planner.checks.run_terms import evaluations_problem
 from planner.checks.search import (
     BINDING_STEP,
     MAX_CONFIGS,
@@ -67,6 +68,7 @@ __all__ = [
     "check_purchase",
     "check_rented_caps",
     "check_request",
+    "evaluations_problem",
     "field_name",
     "format_owned",
     "fp8_in",

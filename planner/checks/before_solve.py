@@ -21,10 +21,12 @@ from planner.checks.hardware import (
 from planner.checks.precision import precision_problem
 from planner.checks.problems import InputProblem, Problem, Style
 from planner.checks.request import PlanRequest
+from planner.checks.run_terms import run_terms_problem
 from planner.checks.search import search_size_problem
 from planner.data import Catalog
 
 CHECKS: tuple[Callable[[Catalog, PlanRequest, Style], Problem | None], ...] = (
+    run_terms_problem,  # evaluations without held-out samples, or the reverse
     no_server_problem,  # allowed servers, GPUs and fabrics that exclude each other
     search_size_problem,  # an exact search over too many configurations
     precision_problem,  # fp8 / fp4 by name on GPUs none of which computes in it

@@ -26,6 +26,13 @@ FIELD_NAMES: dict[str, tuple[str, str, str, str]] = {
     "life_years": ("life_years", "--life-years", "the service life of bought servers", "life_years"),
     "purchase": ("purchase", "--buy / --rent / --either", "Purchase", "purchase"),
     "owned": ("owned", "--owned", "Owned servers", "owned"),
+    "evaluations": ("evaluations", "--evaluations", "Evaluations during the run", "evaluations"),
+    "evaluation_samples": (
+        "evaluation_samples",
+        "--evaluation-samples",
+        "Held-out samples per evaluation",
+        "evaluation_samples",
+    ),
 }
 _STYLES: tuple[Style, ...] = ("api", "cli", "app", "fields")
 

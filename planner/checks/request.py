@@ -155,9 +155,4 @@ class PlanRequest(BaseModel):
             raise ValueError("give only one of samples, tokens or epochs")
         if self.deadline_days is None and self.objective != "time":
             raise ValueError("a deadline is required unless the objective is time")
-        if (self.evaluations > 0) != (self.evaluation_samples > 0):
-            raise ValueError(
-                "evaluations and evaluation_samples go together: give both (how many evaluations, held-out "
-                "samples in each) or neither"
-            )
         return self

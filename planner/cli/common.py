@@ -428,21 +428,6 @@ def add_run_terms_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_run_terms_flags(evaluations: int | None, evaluation_samples: float | None) -> None:
-    """--evaluations and --evaluation-samples go together: one without the other (or 0) is bad input in the flags'
-    terms."""
-    if bool(evaluations) == bool(evaluation_samples):
-        return
-    given, missing = (
-        ("--evaluations", "--evaluation-samples") if evaluations else ("--evaluation-samples", "--evaluations")
-    )
-    value = evaluations if missing == "--evaluations" else evaluation_samples
-    needs = f"{missing} > 0 (got {number_text(value)})" if value is not None else missing
-    raise PlannerInputError(
-        f"{given} needs {needs}: give how many evaluations the run makes and the held-out samples in each, or neither"
-    )
-
-
 def bounded_float(hi: float, unit: str) -> Callable[[str], float]:
     """The argument type of a finite number from 0 to ``hi`` (0 = none), ``unit`` said in the message."""
 
@@ -458,8 +443,8 @@ def bounded_float(hi: float, unit: str) -> Callable[[str], float]:
 
 
 def run_terms_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The request fields of the run-term flags that were given (checked with ``check_run_terms_flags``)."""
-    check_run_terms_flags(args.evaluations, args.evaluation_samples)
+    """The request fields of the run-term flags that were given (the two of evaluations go together:
+    planner.checks.evaluations_problem, run with every check of a request)."""
     fields = {
         "startup_s": args.startup_s,
         "evaluations": args.evaluations,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from planner.checks import PRECISION_GPUS_HINT, in_service
+from planner.checks import PRECISION_GPUS_HINT, evaluations_problem, in_service, raise_problem
 from planner.cli.common import (
     COST_HELP,
     EXIT_INFEASIBLE,
@@ -35,7 +35,7 @@ from planner.cli.common import (
 )
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
-from planner.formatting import duration_text, precision_caveat, sig4, switches_text
+from planner.formatting import precision_caveat, sig4, switches_text, time_terms_text
 from planner.physics import compute, cost, evaluate, work_from
 from planner.plan import batch_limit_notes
 
@@ -173,6 +173,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if args.global_batch is None:
             check_layout_batch_limit(layout, wl, cat.framework(wl.framework), server.gpus_per_node * args.nodes)
     check_work_flags(wl, args.tokens, args.epochs)
+    raise_problem(evaluations_problem(args.evaluations or 0, args.evaluation_samples or 0.0, "cli"))
     config = configuration_from_args(args, wl, layout)
     est = estimate_layout(cat, config, layout, f"{args.nodes} x {server.id}")
     in_life = args.rent or bool(in_service(0.0, est.time_to_train_h, args.life_years))
@@ -451,12 +452,9 @@ def format_estimate(d: dict[str, Any]) -> str:
         f"bottleneck: {d['bottleneck']}",
         "  step breakdown    " + ", ".join(f"{k} {sig4(v)} s" for k, v in d["step_time_breakdown_s"].items() if v),
     ]
-    if d.get("startup_s") or d.get("evaluation_s"):
-        training_h = d["time_to_train_h"] - (d["startup_s"] + d["evaluation_s"]) / 3600.0
-        terms = [("training", training_h * 3600.0), ("evaluation", d["evaluation_s"]), ("start-up", d["startup_s"])]
-        lines.insert(
-            4, "  time terms        " + " + ".join(f"{k} {duration_text(s / 86400.0, 4)}" for k, s in terms if s)
-        )
+    terms = time_terms_text(Estimate.model_validate(d).time_to_train_breakdown_h)
+    if terms:
+        lines.insert(4, f"  time terms        {terms}")
     return "\n".join(lines)
 
 

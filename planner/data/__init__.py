@@ -30,6 +30,8 @@ from planner.data.schemas import (
     Server,
     Site,
     Workload,
+    evaluations_unpaired,
+    evaluations_unpaired_message,
 )
 
 __all__ = [
@@ -52,6 +54,8 @@ __all__ = [
     "Workload",
     "catalog_dir",
     "csv_cell",
+    "evaluations_unpaired",
+    "evaluations_unpaired_message",
     "load_catalog",
     "models_dir",
     "parse_records",

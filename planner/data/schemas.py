@@ -660,6 +660,26 @@ class Layout(Strict):
         return " ".join(parts)
 
 
+def evaluations_unpaired(evaluations: int, evaluation_samples: float) -> tuple[str, str, float] | None:
+    """A run's evaluations and the held-out samples in each go together (planner/physics/run_time.py prices them as
+    one figure, so one without the other would add nothing): (the field given, the field missing, its value) when
+    only one is above 0, else None."""
+    if (evaluations > 0) == (evaluation_samples > 0):
+        return None
+    if evaluations > 0:
+        return "evaluations", "evaluation_samples", float(evaluation_samples)
+    return "evaluation_samples", "evaluations", float(evaluations)
+
+
+def evaluations_unpaired_message(given: str, missing: str, value: float) -> str:
+    """What ``evaluations_unpaired`` found, in the words of the entry point (``given`` and ``missing`` as it names
+    the two fields)."""
+    return (
+        f"{given} needs {missing} > 0 (got {value:g}): give how many evaluations the run makes and the held-out "
+        "samples in each, or neither"
+    )
+
+
 class Configuration(Strict):
     """One point of the design space: what to evaluate."""
 
@@ -704,11 +724,9 @@ class Configuration(Strict):
 
     @model_validator(mode="after")
     def _evaluations_with_samples(self) -> Configuration:
-        if (self.evaluations > 0) != (self.evaluation_samples > 0):
-            raise ValueError(
-                "evaluations and evaluation_samples go together: give both (how many evaluations, held-out samples "
-                "in each) or neither"
-            )
+        unpaired = evaluations_unpaired(self.evaluations, self.evaluation_samples)
+        if unpaired is not None:
+            raise ValueError(evaluations_unpaired_message(*unpaired))
         return self
 
 

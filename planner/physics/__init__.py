@@ -16,7 +16,6 @@ from planner.physics.run_time import (
     evaluation_time_from_step_s,
     evaluation_time_s,
     startup_time_s,
-    time_to_train_terms_h,
 )
 from planner.physics.space import (
     DEFAULT_CAPS,
@@ -57,7 +56,6 @@ __all__ = [
     "scale_work",
     "startup_time_s",
     "switch_count",
-    "time_to_train_terms_h",
     "validated",
     "virtual_options",
     "work_from",

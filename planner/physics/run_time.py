@@ -85,15 +85,3 @@ def startup_time_s(init_s: float, warmup_excess_s: float = 0.0) -> float:
     if init_s < 0:
         raise ValueError("init_s must be >= 0")
     return float(init_s) + max(float(warmup_excess_s), 0.0)
-
-
-def time_to_train_terms_h(training_h: float, evaluation_s: float, startup_s: float) -> dict[str, float]:
-    """The named terms of a time-to-train, hours: ``training``, ``evaluation``, ``startup``; they sum to it."""
-    for name, v in (("training_h", training_h), ("evaluation_s", evaluation_s), ("startup_s", startup_s)):
-        if not (math.isfinite(v) and v >= 0):
-            raise ValueError(f"{name} must be finite and >= 0, got {v}")
-    return {
-        "training": float(training_h),
-        "evaluation": float(evaluation_s) / SECONDS_PER_HOUR,
-        "startup": float(startup_s) / SECONDS_PER_HOUR,
-    }

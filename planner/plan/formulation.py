@@ -79,14 +79,14 @@ count is evaluated (the model runs at ~0.5-4 M configurations/s; physics is cach
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from planner.solver import gc_paused
 
 if TYPE_CHECKING:
     import pyomo.core as pyo
@@ -139,20 +139,6 @@ def build_model(
     ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
     with gc_paused():
         return _build(cand, limits, objective_column, epsilon, exclude)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the duration: building a model allocates tens of thousands of small
-    objects that all live as long as the model, and each collection they trigger would traverse the whole heap
-    (the cached physics tables included) for nothing -- half the build time with 3,000 candidates."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build(

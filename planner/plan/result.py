@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.checks.request import PlanRequest
 from planner.checks.search import BINDING_STEP
 from planner.data import Estimate
-from planner.formatting import duration_text, sig4, switches_text
+from planner.formatting import sig4, switches_text, time_terms_text
 from planner.solver import SolverReport
 
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -159,11 +159,8 @@ class PlanResult(BaseModel):
 def run_terms_text(p: Plan) -> str:
     """The time-to-train's terms where the request states start-up or evaluation, as ' (training 17.3 days +
     evaluation 1.13 h + start-up 30 min)'; empty for a run of training only."""
-    if not (p.evaluation_h or p.startup_h):
-        return ""
-    terms = [("training", p.training_h), ("evaluation", p.evaluation_h), ("start-up", p.startup_h)]
-    # four figures, as the total is written: the small terms stay visible in the sum
-    return " (" + " + ".join(f"{name} {duration_text(h / 24.0, 4)}" for name, h in terms if h) + ")"
+    text = time_terms_text(p.estimate.time_to_train_breakdown_h)
+    return f" ({text})" if text else ""
 
 
 def purchase_text(p: Plan) -> str:

@@ -161,11 +161,6 @@ def inputs_request(catalog: Catalog, inputs: dict[str, Any]) -> tuple[PlanReques
         math.isfinite(evaluation_samples) and 0 <= evaluation_samples <= MAX_EVALUATION_SAMPLES
     ):
         problems.append(f"Held-out samples per evaluation must be a number from 0 to {MAX_EVALUATION_SAMPLES:,.0f}.")
-    elif bool(evaluations) != bool(evaluation_samples):
-        problems.append(
-            "Evaluations and held-out samples per evaluation go together: give both (how many evaluations, the "
-            "samples in each) or set both to 0."
-        )
     sites = list(inputs.get("sites") or [])
     if not sites:
         problems.append("Choose at least one site.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.solver.compiler import StandardForm, standard_form
+from planner.solver.compiler import StandardForm, gc_paused, standard_form
 from planner.solver.highs import (
     ISOLATE_GRACE_S,
     Solved,
@@ -26,6 +26,7 @@ __all__ = [
     "StandardForm",
     "current_solution",
     "deadline_interrupt",
+    "gc_paused",
     "process_threads",
     "solve_model",
     "standard_form",

@@ -15,8 +15,10 @@ objective's offset), as in the compiler.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,10 +57,19 @@ def standard_form(m: pyo.ConcreteModel) -> StandardForm:
     """The model's active objective (at most one) and active constraints as a ``StandardForm`` (module docstring).
     Raises ValueError for a nonlinear term, more than one active objective, or a constraint without variables
     that cannot hold."""
-    enabled = gc.isenabled()
-    gc.disable()  # the walk allocates many small objects that live as long as the model: nothing to collect
-    try:
+    with gc_paused():  # the walk allocates many small objects that live as long as the model: nothing to collect
         return _standard_form(m)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the duration: building or compiling a model allocates tens of thousands
+    of small objects that all live as long as the model, and each collection they trigger would traverse the whole
+    heap (the cached physics tables included) for nothing -- half the build time with 3,000 candidates."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()

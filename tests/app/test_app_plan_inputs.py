@@ -150,8 +150,8 @@ def test_start_up_in_minutes_and_evaluations_become_the_requests_run_terms(shipp
     assert (req.startup_s, req.evaluations, req.evaluation_samples) == (1800.0, 20, 5000.0)
     req, problems = inputs_request(shipped, {**inputs, "evaluation_samples": 0.0})
     assert req is None and problems == [
-        "Evaluations and held-out samples per evaluation go together: give both (how many evaluations, the samples "
-        "in each) or set both to 0."
+        "Evaluations during the run needs Held-out samples per evaluation > 0 (got 0): give how many evaluations "
+        "the run makes and the held-out samples in each, or neither."
     ]
     req, problems = inputs_request(shipped, {**inputs, "startup_min": -1.0})
     assert req is None and "start-up" in problems[0]

@@ -15,7 +15,6 @@ from planner.physics import (
     evaluation_time_from_step_s,
     evaluation_time_s,
     startup_time_s,
-    time_to_train_terms_h,
 )
 
 CONFIG = {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "failures": False}
@@ -33,9 +32,9 @@ def test_startup_is_init_plus_the_warmup_excess_and_a_negative_excess_counts_as_
 
 
 def test_terms_in_hours() -> None:
-    assert time_to_train_terms_h(2.0, 360.0, 36.0) == pytest.approx(
-        {"training": 2.0, "evaluation": 0.1, "startup": 0.01}
-    )
+    est = planner.evaluate(planner.load_catalog(), CONFIG)
+    stated = est.model_copy(update={"time_to_train_h": 2.11, "evaluation_s": 360.0, "startup_s": 36.0})
+    assert stated.time_to_train_breakdown_h == pytest.approx({"training": 2.0, "evaluation": 0.1, "startup": 0.01})
 
 
 def test_a_plan_has_no_startup_or_evaluation_unless_stated() -> None:
@@ -79,7 +78,7 @@ def test_lora_evaluations_cost_more_than_a_third_of_a_trained_sample() -> None:
 
 def test_evaluations_without_their_samples_are_refused() -> None:
     cat = planner.load_catalog()
-    with pytest.raises(PlannerInputError, match="evaluations and evaluation_samples go together"):
+    with pytest.raises(PlannerInputError, match=r"configuration: evaluations needs evaluation_samples > 0 \(got 0\)"):
         planner.evaluate(cat, {**CONFIG, "evaluations": 10})
     with pytest.raises(PlannerInputError, match="startup_s"):
         Work(startup_s=-1.0)
