@@ -435,8 +435,24 @@ class Workload(Strict):
     """Default compute precision."""
     optimizer_bytes_per_param: Positive = 16.0
     """Bytes per trainable parameter for weights, gradients, master copy and optimizer moments."""
-    frozen_bytes_per_param: Positive = 2.0
-    """Bytes per frozen parameter (LoRA base weights)."""
+    frozen_bytes_per_param: Positive | None = None
+    """Bytes per frozen parameter (LoRA base weights) where the run stores them in a format of its own (0.5 for
+    QLoRA's 4-bit NF4 base); null = as the run's precision and ``fp8_frozen_weights`` store them
+    (planner/physics/memory.py frozen_weight_bytes_per_param: 1 in FP8, else the compute width)."""
+    fp8_frozen_weights: bool = True
+    """In an FP8 or FP4 run, the frozen parameters are stored in FP8 only, one byte, no 16-bit copy (Transformer
+    Engine ``fp8_model_init``, NeMo ``fp8_params``), as NeMo's LoRA recipe runs (MLPerf llama2_70b_lora submissions:
+    reference/mlperf_settings.csv fp8_params); false = in 16 bits. No effect on trainable parameters, or in BF16,
+    FP16, TF32 or FP32."""
+    adapter_linears: list[Literal["qkv", "proj", "fc1", "fc2"]] | None = None
+    """With a frozen base (``trainable_params``): the linear layers of each transformer layer that carry trainable
+    adapters (the LoRA target modules: qkv the fused query/key/value projection, proj the attention output
+    projection, fc1 the MLP's up (and gate) projection, fc2 its down projection). The others keep no input for the
+    backward pass (planner/physics/memory.py frozen_linear_input_sbh); null = every linear layer trains."""
+    fp8_activation_function_input: bool = False
+    """In an FP8 or FP4 run, the MLP activation function's input is kept for the backward pass in FP8 (Megatron-Core
+    ``activation_func_fp8_input_store``, off by default; MLPerf's NeMo LoRA submissions turn it on:
+    reference/mlperf_settings.csv fp8_activation). No effect in BF16, FP16, TF32 or FP32."""
     activation_bytes_per_sample: Positive
     """Activation memory per sample without recomputation, whole model, bytes."""
     recompute_activation_fraction: Fraction = 0.1
@@ -498,6 +514,8 @@ class Workload(Strict):
     def _consistent(self) -> Workload:
         if self.trainable_params is not None and self.trainable_params > self.params:
             raise ValueError("trainable_params cannot exceed params")
+        if self.adapter_linears is not None and self.trainable_params is None:
+            raise ValueError("adapter_linears needs trainable_params (the adapters of a frozen base)")
         batches = [c.global_batch for c in self.convergence]
         if batches != sorted(batches):
             raise ValueError("convergence points must be sorted by global_batch")

@@ -233,6 +233,9 @@ def layout_rows(rows: Rows, lay: Layout) -> Arrays:
             lay.zero_stage,
             rows.grad_reduce_bytes_per_param,
             rows.tensor_bytes,
+            memory.frozen_weight_bytes_per_param(
+                rows.tensor_bytes, rows.fp8, wl.fp8_frozen_weights, wl.frozen_bytes_per_param
+            ),
         )
     )
     if wl.moe is not None and lay.expert_parallel > 1:
@@ -361,7 +364,8 @@ def activation_memory_gb(
     wl: Workload, lay: Layout, micro_batch: np.ndarray, fp8: np.ndarray | bool = False
 ) -> np.ndarray:
     """Activations per GPU: Megatron's per-layer formula for transformers that state their attention heads
-    (GEMM inputs kept in FP8 when training in FP8), else the workload's bytes per sample x micro-batch / TP (x
+    (GEMM inputs kept in FP8 when training in FP8; a frozen base's linear layers without adapters keeping no input,
+    memory.frozen_linear_input_sbh), else the workload's bytes per sample x micro-batch / TP (x
     the kept share under recomputation). Block recomputation keeps a fraction f of the layers at the full
     recomputation's (their input only) and the rest whole (``recomputed_share``)."""
     if lay.recompute == "block":
@@ -383,6 +387,8 @@ def activation_memory_gb(
             lay.recompute,
             wl.flash_attention,
             fp8,
+            wl.adapter_linears,
+            wl.fp8_activation_function_input,
         )
     kept = wl.recompute_activation_fraction if lay.recompute == "full" else 1.0
     return memory.activation_gb(wl.activation_bytes_per_sample, micro_batch, lay.tensor_parallel, kept)

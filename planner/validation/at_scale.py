@@ -189,16 +189,19 @@ def at_scale_cases(
     """Time to train the samples each run actually trained (its own convergence point, so convergence noise
     is out: this checks the step-time model), against the measured olympic mean (unscaled): MLPerf's timed window
     as the sum of its named terms -- training at the model's best layout in the run's precision and attention
-    precision (where its settings state them: ``their_precision``, ``their_fp8_attention``), plus the run's own
-    evaluations at the benchmark's stated training samples per evaluation and the benchmark's stated start-up
-    (``mlperf_run_terms``, reference/mlperf_timing.csv).
+    precision and the precisions it stored frozen weights and activation-function inputs in (where its settings
+    state them: ``their_precision``, ``their_fp8_attention``, ``their_fp8_params``, ``their_fp8_activation``), plus
+    the run's own evaluations at the benchmark's stated training samples per evaluation and the benchmark's stated
+    start-up (``mlperf_run_terms``, reference/mlperf_timing.csv).
     ``gpu_families``: only the runs on GPUs of these families."""
 
     terms = mlperf_run_terms(ref)
     timing = pd.read_csv(ref / "mlperf_timing.csv", usecols=["source_path", "evals_med"])
     evals = timing.drop_duplicates("source_path").set_index("source_path")["evals_med"]
     settings = pd.read_csv(
-        ref / "mlperf_settings.csv", usecols=["source_path", "precision", "fp8_attention"], dtype=str
+        ref / "mlperf_settings.csv",
+        usecols=["source_path", "precision", "fp8_attention", "fp8_params", "fp8_activation"],
+        dtype=str,
     )
     stated = settings.drop_duplicates("source_path").set_index("source_path")
     cases = []
@@ -216,6 +219,7 @@ def at_scale_cases(
         if precision is not None and precision != config.precision:  # the run's own, where its settings state it
             config = config.model_copy(update={"precision": precision})
         c2 = with_attention_precision(c2, config, their_fp8_attention(theirs))
+        c2 = with_stored_precisions(c2, config, their_fp8_params(theirs), their_fp8_activation(theirs))
         bench = str(row["benchmark"])
         est = evaluate_case(c2, config)
         n_evals = float(evals.get(row["source_path"], math.nan))
@@ -299,6 +303,52 @@ def with_attention_precision(cat: Catalog, config: Configuration, fp8_attention:
     if wl.fp8_attention == fp8_attention:
         return cat
     wl = wl.model_copy(update={"fp8_attention": fp8_attention})
+    return cat.replace(workloads={**cat.workloads, wl.id: wl})
+
+
+def their_stated_flag(row: pd.Series, column: str) -> bool | None:
+    """A yes/no setting of the submission as mlperf_settings.csv states it in ``column``: '1' or 'True' on, '0' or
+    'False' off, None where unstated (no config found, or the config does not set it)."""
+    text = str(row.get(column, "")).strip().lower()
+    if text in ("1", "1.0", "true"):
+        return True
+    if text in ("0", "0.0", "false"):
+        return False
+    return None
+
+
+def their_fp8_params(row: pd.Series) -> bool | None:
+    """Whether the submission kept its (frozen) weights in FP8 only (mlperf_settings.csv ``fp8_params``: NeMo
+    ``fp8_params``, Transformer Engine ``fp8_model_init``); None where unstated (the workload's
+    ``fp8_frozen_weights`` then applies)."""
+    return their_stated_flag(row, "fp8_params")
+
+
+def their_fp8_activation(row: pd.Series) -> bool | None:
+    """Whether the submission kept the MLP activation function's input in FP8 (mlperf_settings.csv
+    ``fp8_activation``, taken as Megatron-Core's ``activation_func_fp8_input_store``); None where unstated (the
+    workload's ``fp8_activation_function_input`` then applies)."""
+    return their_stated_flag(row, "fp8_activation")
+
+
+def with_stored_precisions(
+    cat: Catalog, config: Configuration, fp8_frozen_weights: bool | None, fp8_activation_function_input: bool | None
+) -> Catalog:
+    """``cat`` with the configuration's workload storing its frozen weights (``Workload.fp8_frozen_weights``) and its
+    activation function's input (``Workload.fp8_activation_function_input``) in FP8 or not, as the submission did;
+    None leaves the workload's own."""
+    wl = cat.workload(config.model)
+    update = {
+        k: v
+        for k, v in (
+            ("fp8_frozen_weights", fp8_frozen_weights),
+            ("fp8_activation_function_input", fp8_activation_function_input),
+        )
+        if v is not None and getattr(wl, k) != v
+    }
+    if not update:
+        return cat
+    wl = wl.model_copy(update=update)
     return cat.replace(workloads={**cat.workloads, wl.id: wl})
 
 

@@ -9,7 +9,8 @@ mlperf_training_at_scale.csv: the catalog's GPUs and workloads, duplicates remov
   the blocks, ``eval_separable`` = no, the implementation's own logged step time when it logs one), MLPerf's timed
   window (``total_s_med``) and its start-up and evaluation;
 * reference/mlperf_settings.csv: the submission's layout, precision (and whether attention ran in FP8:
-  ``their_fp8_attention``) and recompute (its config file).
+  ``their_fp8_attention``; whether it stored frozen weights and the activation function's input in FP8:
+  ``their_fp8_params``, ``their_fp8_activation``, which set what fits memory) and recompute (its config file).
 
 Each case is predicted twice with the same node, fabric, global batch and precision: at **their layout**
 (``their_layout``, a fixed ``Layout``; unknown where the submission's config was not found or does not state its
@@ -44,9 +45,12 @@ from planner.validation.at_scale import (
     at_scale_table,
     mlperf_evaluation_s,
     mlperf_run_terms,
+    their_fp8_activation,
     their_fp8_attention,
+    their_fp8_params,
     their_precision,
     with_attention_precision,
+    with_stored_precisions,
 )
 from planner.validation.cases import Case, evaluate_case
 from planner.validation.summary import SCALE_BINS, scale_bin
@@ -75,6 +79,8 @@ SETTINGS_COLUMNS = [
     "micro_batch",
     "precision",
     "fp8_attention",
+    "fp8_params",
+    "fp8_activation",
     "recompute",
     "dist_optimizer",
     "grad_accum_log",
@@ -158,6 +164,7 @@ def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.Data
         if precision is not None and precision != config.precision:
             config = config.model_copy(update={"precision": precision})
         c2 = with_attention_precision(c2, config, their_fp8_attention(row))
+        c2 = with_stored_precisions(c2, config, their_fp8_params(row), their_fp8_activation(row))
         layout = their_layout(row)
         best = evaluate_case(c2, config)
         their_step, their_text, their_est = math.nan, "unknown", None
@@ -236,6 +243,7 @@ def steady_step_cases(
         if precision is not None and precision != config.precision:
             config = config.model_copy(update={"precision": precision})
         c2 = with_attention_precision(c2, config, their_fp8_attention(row))
+        c2 = with_stored_precisions(c2, config, their_fp8_params(row), their_fp8_activation(row))
         layout = their_layout(row)
         est = None
         if layout is not None:
