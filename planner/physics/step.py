@@ -182,6 +182,35 @@ def sliced_rows(rows: Rows, u: np.ndarray) -> Rows:
     return dataclasses.replace(rows, **taken)
 
 
+def distinct_rows(
+    rows: Rows, fab: FabricRows, kind: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows whose step inputs are equal, found once so the search computes each only once: (class of each U row,
+    one U row of each class, class of each R row, one R row of each class). Two U rows are one class where every
+    per-row array of ``Rows`` is equal and so is ``kind`` (a caller's label that must also match: the GPU, whose
+    power curve sets the cap's slowdown); two R rows where their U classes and every array of ``FabricRows`` are.
+    Servers that differ only in what the step does not read (price, host power, a vendor's name) share a class:
+    a catalog of many vendors' boards of one GPU searches each board's layouts once."""
+    n_u = len(rows.N)
+    per_u = [
+        np.asarray(v, dtype=float)
+        for f in dataclasses.fields(rows)
+        if isinstance(v := getattr(rows, f.name), np.ndarray) and v.shape == (n_u,)
+    ]
+    _, rep_u, class_u = np.unique(
+        np.column_stack([np.asarray(kind, dtype=float), *per_u]), axis=0, return_index=True, return_inverse=True
+    )
+    class_u = class_u.ravel()
+    per_r = [fab.node_bytes_s, fab.latency_s, fab.peer_bytes_s, fab.in_network]
+    _, rep_r, class_r = np.unique(
+        np.column_stack([class_u[fab.u].astype(float), *(np.asarray(a, dtype=float) for a in per_r)]),
+        axis=0,
+        return_index=True,
+        return_inverse=True,
+    )
+    return class_u, rep_u, class_r.ravel(), rep_r
+
+
 def layout_rows(rows: Rows, lay: Layout, placed: bool = False) -> Arrays:
     """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
     layout on the (server, nodes) rows (``placed``: rows the layout's degrees are known to be placeable on, the
