@@ -268,7 +268,7 @@ class LayoutSearch:
         for li, lay in enumerate(self.layouts):
             sub = self._subset(lay)
             if len(sub.u):
-                self.per_u[li] = step.layout_rows(sub.rows, lay)
+                self.per_u[li] = step.layout_rows(sub.rows, lay, placed=True)
         # A fixed global batch: on a row where some layout trains exactly it (no more replicas than micro-batches),
         # layouts that would round it up are not offered -- they would win by training a larger batch than asked.
         exact = np.zeros(len(self.rows.N), dtype=bool)
@@ -319,12 +319,11 @@ class LayoutSearch:
             self.terms_u[li] = step.layout_terms(self._subset(lay).rows, lay, d)
         return self.terms_u[li]
 
-    def _score(self, lay: Layout, d: step.Arrays, su: step.Arrays, r: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Time to train per reference sample (the search's score) on the layout's R rows r (positions in its
-        subset) at cap slowdown x."""
-        sub = self._subset(lay)
-        t = step.step_terms(sub.rows, sub.fab, lay, d, su, r, x, lambda a: a, self._virtual(lay))
-        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][sub.fab.u[r]])
+    def _score(self, lay: Layout, d: step.Arrays, rt: step.Arrays, u: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Time to train per reference sample (the search's score) at cap slowdown x, from the layout's
+        ``step.row_terms`` on R rows whose U rows (positions in the layout's subset) are ``u``."""
+        t = step.cap_terms(self._subset(lay).rows, lay, rt, x, lambda a: a, self._virtual(lay))
+        return np.asarray(np.maximum(t["t_gpu"], t["t_data"]) * d["sf_per_B"][u])
 
     def _grid(self, prepared: list[tuple[float, int, Layout, step.Arrays, np.ndarray, np.ndarray]]) -> np.ndarray:
         """Phase B on a dense grid: columns = R rows, rows = distinct cap levels (reductions over caps are
@@ -347,12 +346,16 @@ class LayoutSearch:
             if len(r) == 0:
                 continue
             # second, exact bound per row: the score at the row's fastest cap (the step grows with compute time:
-            # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it)
-            r = r[self._score(lay, d, su, r, x_min[sub.r[r]]) < worst[sub.r[r]]]
+            # busy time rises 1:1 and more, hidden all-reduce by at most 2/3 of it); the cap-independent terms are
+            # computed once for both
+            rt = step.row_terms(sub.rows, sub.fab, lay, d, su, r, self._virtual(lay))
+            u = sub.fab.u[r]
+            keep = self._score(lay, d, rt, u, x_min[sub.r[r]]) < worst[sub.r[r]]
+            r = r[keep]
             if len(r) == 0:
                 continue
             rg = sub.r[r]
-            sc = self._score(lay, d, su, r, self.inv_tf[:, rg])
+            sc = self._score(lay, d, step.take_rows(rt, keep), u[keep], self.inv_tf[:, rg])
             cur = best[:, rg]
             better = sc < cur
             if not better.any():

@@ -21,6 +21,8 @@ FLOPs follow the active experts, memory all of them. The step composes these ter
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -69,10 +71,15 @@ def moe_layer_counts(wl: Workload) -> tuple[int, int]:
     them (megatron/training/training.py ``num_floating_point_operations``: an MTP layer is an MoE layer when the
     last layer is one): the first_k_dense layers are dense, then every moe_layer_frequency-th layer is MoE."""
     moe = require_moe(wl)
-    layers = int(wl.layers or 1)
-    pattern = [i >= moe.first_k_dense and (i - moe.first_k_dense) % moe.moe_layer_frequency == 0 for i in range(layers)]
-    n_moe = sum(pattern) + (moe.mtp_layers if pattern[-1] else 0)
-    return layers + moe.mtp_layers - n_moe, n_moe
+    return _layer_counts(int(wl.layers or 1), moe.first_k_dense, moe.moe_layer_frequency, moe.mtp_layers)
+
+
+@functools.lru_cache(maxsize=64)
+def _layer_counts(layers: int, first_k_dense: int, frequency: int, mtp_layers: int) -> tuple[int, int]:
+    """``moe_layer_counts`` of a layer pattern (the search asks it once per layout)."""
+    pattern = [i >= first_k_dense and (i - first_k_dense) % frequency == 0 for i in range(layers)]
+    n_moe = sum(pattern) + (mtp_layers if pattern[-1] else 0)
+    return layers + mtp_layers - n_moe, n_moe
 
 
 def require_moe(wl: Workload) -> MixtureOfExperts:

@@ -374,7 +374,9 @@ def search_layouts(
     """The fastest fitting layout of every configuration (``layout``: the only candidate, checked against the
     workload; ``among``: the candidates, else ``candidate_layouts``). The search runs on the distinct (server,
     nodes) rows U and (server, nodes, fabric) rows R: only the cap differs between the configurations of an R row
-    (planner/physics/layouts.py)."""
+    (planner/physics/layouts.py); rows of servers whose step inputs are all equal (``step.distinct_rows``: the same
+    GPU board sold under other prices, host powers or names) are searched once, and every configuration reads its
+    class's result: the same numbers as searched alone."""
     if layout is not None:
         layouts = [layout]
     elif among is not None:
@@ -397,8 +399,35 @@ def search_layouts(
         peer_bytes_s=ig_bw[first_r],
         in_network=hw.per_fabric("in_network_reduction").astype(bool)[first_r],
     )
+    search_u_of, search_r_of, search_first_r = u_of, r_of, first_r
+    gpu_ids = [gp.id for gp in hw.gpus]
+    if len(set(gpu_ids)) < len(gpu_ids):  # servers sharing a GPU may share their step inputs: search each once
+        gpu_index = np.asarray([gpu_ids.index(g) for g in gpu_ids])[si[first]]
+        class_u, rep_u, class_r, rep_r = step.distinct_rows(rows, fab, gpu_index)
+        if len(rep_r) < len(first_r):
+            fab = step.FabricRows(
+                u=class_u[fab.u[rep_r]],
+                node_bytes_s=fab.node_bytes_s[rep_r],
+                latency_s=fab.latency_s[rep_r],
+                peer_bytes_s=fab.peer_bytes_s[rep_r],
+                in_network=fab.in_network[rep_r],
+            )
+            rows = step.sliced_rows(rows, rep_u)
+            search_u_of, search_r_of, search_first_r = class_u[u_of], class_r[r_of], first_r[rep_r]
     search = LayoutSearch(
-        rows, fab, layouts, layers, len(N), u_of, r_of, first_r, hw.cap, hw.cap_tf, si, hw.gpus, catalog
+        rows,
+        fab,
+        layouts,
+        layers,
+        len(N),
+        search_u_of,
+        search_r_of,
+        search_first_r,
+        hw.cap,
+        hw.cap_tf,
+        si,
+        hw.gpus,
+        catalog,
     )
     return SearchResult(layouts, search.run(), r_of, first_r)
 

@@ -182,13 +182,43 @@ def sliced_rows(rows: Rows, u: np.ndarray) -> Rows:
     return dataclasses.replace(rows, **taken)
 
 
-def layout_rows(rows: Rows, lay: Layout) -> Arrays:
+def distinct_rows(
+    rows: Rows, fab: FabricRows, kind: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows whose step inputs are equal, found once so the search computes each only once: (class of each U row,
+    one U row of each class, class of each R row, one R row of each class). Two U rows are one class where every
+    per-row array of ``Rows`` is equal and so is ``kind`` (a caller's label that must also match: the GPU, whose
+    power curve sets the cap's slowdown); two R rows where their U classes and every array of ``FabricRows`` are.
+    Servers that differ only in what the step does not read (price, host power, a vendor's name) share a class:
+    a catalog of many vendors' boards of one GPU searches each board's layouts once."""
+    n_u = len(rows.N)
+    per_u = [
+        np.asarray(v, dtype=float)
+        for f in dataclasses.fields(rows)
+        if isinstance(v := getattr(rows, f.name), np.ndarray) and v.shape == (n_u,)
+    ]
+    _, rep_u, class_u = np.unique(
+        np.column_stack([np.asarray(kind, dtype=float), *per_u]), axis=0, return_index=True, return_inverse=True
+    )
+    class_u = class_u.ravel()
+    per_r = [fab.node_bytes_s, fab.latency_s, fab.peer_bytes_s, fab.in_network]
+    _, rep_r, class_r = np.unique(
+        np.column_stack([class_u[fab.u].astype(float), *(np.asarray(a, dtype=float) for a in per_r)]),
+        axis=0,
+        return_index=True,
+        return_inverse=True,
+    )
+    return class_u, rep_u, class_r.ravel(), rep_r
+
+
+def layout_rows(rows: Rows, lay: Layout, placed: bool = False) -> Arrays:
     """Validity, data parallelism, global batch, micro-batch, memory per GPU and the convergence factor of a
-    layout on the (server, nodes) rows."""
+    layout on the (server, nodes) rows (``placed``: rows the layout's degrees are known to be placeable on, the
+    search's subsets, where ``placeable_rows`` need not run again)."""
     wl = rows.wl
     GU = rows.G
     tp, pp, cp = lay.tensor_parallel, lay.pipeline_parallel, lay.context_parallel
-    valid = placeable_rows(rows, lay)
+    valid = np.ones(len(GU), dtype=bool) if placed else placeable_rows(rows, lay)
     dp = np.maximum(GU // (tp * cp * pp), 1)
     # the batch is rounded up to whole micro-batches per replica, independently of accumulation (which
     # may only split a replica's batch evenly), so every layout of a row trains the same batch
@@ -696,25 +726,16 @@ def step_lower_bound(rows: Rows, lay: Layout, su: Arrays, virtual_max: int) -> n
     return np.asarray(np.maximum(busy + bubble + su["t_opt"] + rows.t_overhead_s, su["t_data"]))
 
 
-def step_terms(
-    rows: Rows,
-    fab: FabricRows,
-    lay: Layout,
-    d: Arrays,
-    su: Arrays,
-    r: np.ndarray,
-    x: np.ndarray,
-    at: Any,
-    virtual_options: list[int],
+def row_terms(
+    rows: Rows, fab: FabricRows, lay: Layout, d: Arrays, su: Arrays, r: np.ndarray, virtual_options: list[int]
 ) -> Arrays:
-    """The step terms of a layout on the (server, nodes, fabric) rows ``r`` at cap slowdown x. ``at`` spreads
-    a per-row array onto x's shape: broadcasting on the search grid (caps x rows), gathering for a list of
-    configurations. The one formula for the step, used by the search and the report."""
+    """The cap-independent terms of a layout's step on the (server, nodes, fabric) rows ``r``, one value per row:
+    the collectives (data-parallel gradient sync, MoE dispatch/combine, embedding all-to-all, context-parallel
+    KV ring), the pipeline's point-to-point time per micro-batch, the interleaves whose activations fit, and the
+    per-row inputs the cap-dependent part (``cap_terms``) combines. Only compute scales with the cap, so the search
+    computes these once per layout and row and re-uses them at every cap level (``take_rows`` keeps a subset)."""
     tp, pp = lay.tensor_parallel, lay.pipeline_parallel
     uu = fab.u[r]
-    m = at(su["m"][uu])
-    t_comp = at(su["t_comp1"][uu]) * x
-    t_tp = at(su["t_tp"][uu])
     rounds = su["sync_rounds"][uu]  # ZeRO-3 synchronises every micro-batch: m calls of a round's bytes
     t_dp, via_fabric = comm.data_parallel_allreduce_time_s(
         su["grad_bytes"][uu] / rounds,
@@ -729,8 +750,16 @@ def step_terms(
         nvls=rows.nvls[uu],
     )
     t_dp = t_dp * rounds
-    t_moe = np.zeros_like(t_comp)
-    moe_inter = np.zeros(len(uu), dtype=bool)
+    out: Arrays = {
+        "m": su["m"][uu],
+        "t_comp1": su["t_comp1"][uu],
+        "t_tp": su["t_tp"][uu],
+        "sync_rounds": rounds,
+        "buckets": su["buckets"][uu],
+        "t_opt": su["t_opt"][uu],
+        "t_data": su["t_data"][uu],
+        "via_fabric": via_fabric,
+    }
     if rows.wl.moe is not None:  # the experts' gradients over their data-parallel ranks; the dispatch/combine
         t_dp_expert, _ = comm.data_parallel_allreduce_time_s(
             su["grad_bytes_expert"][uu],
@@ -745,16 +774,45 @@ def step_terms(
             nvls=rows.nvls[uu],
         )
         t_dp = t_dp + t_dp_expert
-        t_moe = at(moe_all_to_all_time_s(rows, fab, lay, su, r))
-        moe_inter = lay.expert_parallel * lay.expert_tensor_parallel > rows.g[uu]
+        out["t_moe"] = moe_all_to_all_time_s(rows, fab, lay, su, r)
+        out["moe_inter"] = np.asarray(lay.expert_parallel * lay.expert_tensor_parallel > rows.g[uu])
+    out["t_dp"] = t_dp
     if pp > 1:
-        bubble1 = (t_comp + t_tp + t_moe) * ((pp - 1) / m)
-        p2p1 = at(2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r])
-        allowed = None
+        out["p2p1"] = 2.0 * su["m"][uu] * su["act"][uu] / tp / fab.peer_bytes_s[r]
         if len(virtual_options) > 1:  # only the interleaves whose extra activations fit the GPU (a layout that
             # does not fit even at v = 1 is reported as not fitting, and timed at its fastest interleave)
             over = ~interleave_fits(rows, lay, d, 1)[uu]
-            allowed = [at(over | interleave_fits(rows, lay, d, v)[uu]) for v in virtual_options]
+            for v in virtual_options:
+                out[f"allowed_{v}"] = over | interleave_fits(rows, lay, d, v)[uu]
+    if rows.wl.embedding_exchange_bytes_per_sample:
+        out["t_a2a"] = comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r])
+    if lay.context_parallel > 1:  # the KV ring runs over NVLink while TP x CP fits a node, else over the NICs
+        cp_bw = np.where(
+            lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
+        )
+        out["kv_ring"] = su["kv_bytes"][uu] / cp_bw - su["cp_cover"][uu]
+    return out
+
+
+def take_rows(rt: Arrays, keep: np.ndarray) -> Arrays:
+    """``row_terms`` on a subset of its rows (a boolean mask or positions)."""
+    return {k: v[keep] for k, v in rt.items()}
+
+
+def cap_terms(rows: Rows, lay: Layout, rt: Arrays, x: np.ndarray, at: Any, virtual_options: list[int]) -> Arrays:
+    """The step terms at cap slowdown x from the layout's ``row_terms``: compute scales with x, and with it the
+    pipeline bubble, the interleave chosen and the gradient sync the backward pass hides. ``at`` spreads a per-row
+    array onto x's shape: broadcasting on the search grid (caps x rows), gathering for a list of configurations."""
+    pp = lay.pipeline_parallel
+    m = at(rt["m"])
+    t_comp = at(rt["t_comp1"]) * x
+    t_tp = at(rt["t_tp"])
+    moe_ = rows.wl.moe is not None
+    t_moe = at(rt["t_moe"]) if moe_ else np.zeros_like(t_comp)
+    if pp > 1:
+        bubble1 = (t_comp + t_tp + t_moe) * ((pp - 1) / m)
+        p2p1 = at(rt["p2p1"])
+        allowed = [at(rt[f"allowed_{v}"]) for v in virtual_options] if len(virtual_options) > 1 else None
         overlap_p2p = rows.fw.pipeline_p2p_overlap
         pipe, virtual = comm.interleaved_pipeline_time_s(bubble1, p2p1, virtual_options, allowed, pp, m, overlap_p2p)
         # the exposed point-to-point time at the chosen v, and p2p1 restated per chunk (exposed / v) so that the
@@ -767,23 +825,13 @@ def step_terms(
     # per synchronisation round (a step, or a micro-batch under ZeRO-3): its backward hides what it can and its last
     # bucket stays exposed
     exposed = comm.exposed_gradient_sync_s(
-        at(t_dp), t_comp, m / at(su["sync_rounds"][uu]), rows.overlap, at(su["buckets"][uu])
+        at(rt["t_dp"]), t_comp, m / at(rt["sync_rounds"]), rows.overlap, at(rt["buckets"])
     )
-    t_opt = at(su["t_opt"][uu])
-    t_a2a = (
-        at(comm.all_to_all_time_s(su["a2a_bytes"][uu], rows.G[uu], fab.peer_bytes_s[r]))
-        if rows.wl.embedding_exchange_bytes_per_sample
-        else np.zeros_like(t_comp)
-    )
-    if lay.context_parallel > 1:  # the KV ring runs over NVLink while TP x CP fits a node, else over the NICs
-        cp_bw = np.where(
-            lay.tensor_parallel * lay.context_parallel <= rows.g[uu], rows.intra_bytes_s[uu], fab.peer_bytes_s[r]
-        )
-        t_cp = np.maximum(at(su["kv_bytes"][uu] / cp_bw - su["cp_cover"][uu]), 0.0)
-    else:
-        t_cp = np.zeros_like(t_comp)
+    t_opt = at(rt["t_opt"])
+    t_a2a = at(rt["t_a2a"]) if "t_a2a" in rt else np.zeros_like(t_comp)
+    t_cp = np.maximum(at(rt["kv_ring"]), 0.0) if "kv_ring" in rt else np.zeros_like(t_comp)
     t_gpu = t_comp + t_tp + t_cp + pipe + exposed + t_opt + t_a2a + rows.t_overhead_s
-    if rows.wl.moe is not None:
+    if moe_:
         t_gpu = t_gpu + t_moe
     return {
         "t_compute": t_comp,
@@ -794,14 +842,32 @@ def step_terms(
         "t_pipeline_p2p": t_p2p,
         "virtual_stages": virtual,
         "t_data_parallel_exposed": exposed,
-        "via_fabric": at(via_fabric),
+        "via_fabric": at(rt["via_fabric"]),
         "t_optimizer_step": t_opt,
         "t_embedding_all_to_all": t_a2a,
         "t_moe_all_to_all": t_moe,
-        "moe_inter": at(moe_inter),
+        "moe_inter": at(rt["moe_inter"]) if moe_ else at(np.zeros(len(rt["m"]), dtype=bool)),
         "t_gpu": t_gpu,
-        "t_data": at(su["t_data"][uu]),
+        "t_data": at(rt["t_data"]),
     }
+
+
+def step_terms(
+    rows: Rows,
+    fab: FabricRows,
+    lay: Layout,
+    d: Arrays,
+    su: Arrays,
+    r: np.ndarray,
+    x: np.ndarray,
+    at: Any,
+    virtual_options: list[int],
+) -> Arrays:
+    """The step terms of a layout on the (server, nodes, fabric) rows ``r`` at cap slowdown x: ``row_terms``
+    combined by ``cap_terms``. ``at`` spreads a per-row array onto x's shape: broadcasting on the search grid (caps
+    x rows), gathering for a list of configurations. The one formula for the step, used by the search and the
+    report."""
+    return cap_terms(rows, lay, row_terms(rows, fab, lay, d, su, r, virtual_options), x, at, virtual_options)
 
 
 def moe_all_to_all_time_s(rows: Rows, fab: FabricRows, lay: Layout, su: Arrays, r: np.ndarray) -> np.ndarray:

@@ -195,7 +195,15 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
     if res.request.owned:  # of each plan's nodes, those owned (the others are bought or rented)
         cols.insert(cols.index("nodes") + 1, "owned_nodes")
+    if res.request.startup_s or res.request.evaluations:  # the time's terms, beside it: they sum to it
+        df["training_days"] = (df["time_to_train_h"] - df["evaluation_h"] - df["startup_h"]) / 24.0
+        at = cols.index("time_to_train_days") + 1
+        cols[at:at] = RUN_TERM_COLUMNS
     return df[cols]
+
+
+# a plan's time to train in its terms (training + evaluations + start-up), shown where the request states a run term
+RUN_TERM_COLUMNS = ["training_days", "evaluation_h", "startup_h"]
 
 
 def alternatives_table(res: PlanResult) -> pd.DataFrame:

@@ -39,6 +39,24 @@ def test_a_plan_time_to_train_is_training_plus_evaluation_plus_startup(cat: plan
     assert "start-up 1 h" in res.summary() and "evaluation" in res.summary()
 
 
+def test_the_alternatives_table_shows_the_terms_that_sum_to_each_time_only_where_the_run_has_them(
+    cat: planner.Catalog,
+) -> None:
+    from planner.present.tables import alternatives_frame, alternatives_view
+
+    res = planner.solve({**BASE, **TERMS, "alternatives": 2}, cat)
+    df = alternatives_frame(res)
+    at = list(df.columns).index("time_to_train_days")
+    assert list(df.columns)[at : at + 4] == ["time_to_train_days", "training_days", "evaluation_h", "startup_h"]
+    total_h = df["training_days"] * 24.0 + df["evaluation_h"] + df["startup_h"]
+    assert (total_h - df["time_to_train_days"] * 24.0).abs().max() < 1e-9
+    view, _ = alternatives_view(res)
+    assert {"Training (days)", "Startup (h)"} <= set(view.columns)
+    assert any(c.startswith("Evaluation (") for c in view.columns)
+    plain = planner.solve({**BASE, "alternatives": 2}, cat)
+    assert "training_days" not in alternatives_frame(plain).columns
+
+
 def test_a_start_up_the_deadline_cannot_absorb_leaves_no_plan_and_the_explanation_counts_it(
     cat: planner.Catalog,
 ) -> None:
