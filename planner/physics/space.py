@@ -316,8 +316,12 @@ def hardware_columns(catalog: Catalog, space: Space, servers: list[Server], wl: 
     cap = space.power_cap
     cap_tf = np.empty(len(cap))
     cap_pf = np.empty(len(cap))
-    for i, gp in enumerate(gpus):
-        m = si == i
+    # the cap's factors depend on the GPU only: one pass per GPU, not per server (a catalog of many boards of a GPU)
+    distinct = list({gp.id: gp for gp in reversed(gpus)}.values())
+    gpu_ids = [gp.id for gp in distinct]
+    gpu_of_config = np.asarray([gpu_ids.index(gp.id) for gp in gpus], dtype=np.int64)[si]
+    for k, gp in enumerate(distinct):
+        m = gpu_of_config == k
         cap_tf[m], cap_pf[m] = power.load_curve_at(
             catalog.power_curves[gp.power_curve], cap[m], gp.training_power_fraction
         )
