@@ -114,6 +114,7 @@ def front_text(front: pd.DataFrame, x: str, y: str, points: int, width: int | No
         "power_cap",
         "purchase",
         "time_to_train_days",
+        *[c for c in ("training_days", "evaluation_h", "startup_h") if c in named],  # its terms, where stated
     ]
     lines.append(table(named.to_dict(orient="records"), columns, width))
     return "\n".join(lines)

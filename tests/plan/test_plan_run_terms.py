@@ -57,6 +57,15 @@ def test_the_alternatives_table_shows_the_terms_that_sum_to_each_time_only_where
     assert "training_days" not in alternatives_frame(plain).columns
 
 
+def test_a_pareto_front_shows_each_points_terms_where_the_run_has_them(cat: planner.Catalog) -> None:
+    front = planner.pareto({**BASE, **TERMS}, "cost", "energy", points=3, catalog=cat)
+    total_h = front["training_days"] * 24.0 + front["evaluation_h"] + front["startup_h"]
+    assert (total_h - front["time_to_train_days"] * 24.0).abs().max() < 1e-9
+    assert (front["startup_h"] == 1.0).all() and (front["evaluation_h"] > 0).all()
+    assert front.attrs["units"]["evaluation_h"] == "hours"
+    assert "training_days" not in planner.pareto(BASE, "cost", "energy", points=3, catalog=cat).columns
+
+
 def test_a_start_up_the_deadline_cannot_absorb_leaves_no_plan_and_the_explanation_counts_it(
     cat: planner.Catalog,
 ) -> None:
