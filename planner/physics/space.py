@@ -404,8 +404,11 @@ def search_layouts(
         in_network=hw.per_fabric("in_network_reduction").astype(bool)[first_r],
     )
     search_u_of, search_r_of, search_first_r = u_of, r_of, first_r
-    gpu_ids = [gp.id for gp in hw.gpus]
-    if len(set(gpu_ids)) < len(gpu_ids):  # servers sharing a GPU may share their step inputs: search each once
+    # only servers alike in the GPU and the host figures the rows read can share their step inputs (a cheap test
+    # before the exact one, step.distinct_rows, which compares every array)
+    alike = [(s.gpu, s.gpus_per_node, s.cpu_cores, s.storage_read_gb_s) for s in hw.servers]
+    if len(set(alike)) < len(alike):
+        gpu_ids = [gp.id for gp in hw.gpus]
         gpu_index = np.asarray([gpu_ids.index(g) for g in gpu_ids])[si[first]]
         class_u, rep_u, class_r, rep_r = step.distinct_rows(rows, fab, gpu_index)
         if len(rep_r) < len(first_r):
