@@ -232,7 +232,7 @@ def result_json(res: PlanResult) -> dict[str, Any]:
     }
     if res.plan is not None:
         out.update(res.plan.estimate.model_dump())
-        out.update(res.plan.model_dump(exclude={"estimate"}))
+        out.update(res.plan.model_dump(exclude={"estimate"}), training_h=res.plan.training_h)
         out["cost_breakdown_usd"] = plan_cost_breakdown(res.plan)  # net of owned servers, as cost_usd
     rep = res.solver
     out["solver_status"] = rep.status.value if rep else res.status
@@ -247,7 +247,10 @@ def result_json(res: PlanResult) -> dict[str, Any]:
 def alternative_rows(res: PlanResult) -> list[dict[str, Any]]:
     """The alternatives' plan fields and the precision each computes in (an alternative on a GPU without the
     precision asked for computes in its fallback: fp4 in fp8, fp8 in bf16)."""
-    return [{**a.model_dump(exclude={"estimate"}), "precision": a.estimate.precision} for a in res.alternatives]
+    return [
+        {**a.model_dump(exclude={"estimate"}), "training_h": a.training_h, "precision": a.estimate.precision}
+        for a in res.alternatives
+    ]
 
 
 def render_result(res: PlanResult, width: int | None = None) -> str:
@@ -275,6 +278,10 @@ def render_result(res: PlanResult, width: int | None = None) -> str:
         columns = list(PLAN_COLUMNS)
         if res.request.owned:  # of each alternative's nodes, those owned (the others are bought or rented)
             columns.insert(columns.index("nodes") + 1, "owned_nodes")
+        if res.request.startup_s or res.request.evaluations:  # the time's terms beside it, as the Pareto table has them
+            rows = [{**r, "training_days": r["training_h"] / 24.0} for r in rows]
+            at = columns.index("time_to_train_days") + 1
+            columns[at:at] = ["training_days", "evaluation_h", "startup_h"]
         lines += [
             "",
             wrap_line(ALTERNATIVES_HEADING, width),

@@ -67,7 +67,8 @@ class Plan(BaseModel):
 
     @property
     def training_h(self) -> float:
-        """Training inside ``time_to_train_h``, hours: the time-to-train less evaluation and start-up."""
+        """Training inside ``time_to_train_h``, hours: the time-to-train less evaluation and start-up (a column of
+        ``to_frame`` and a key of `planner solve --json`, beside them)."""
         return self.time_to_train_h - self.evaluation_h - self.startup_h
 
 
@@ -122,9 +123,10 @@ class PlanResult(BaseModel):
         for role, p in [("plan", self.plan)] + [("alternative", a) for a in self.alternatives]:
             if p is not None:
                 d = p.model_dump(exclude={"estimate"})
+                d["training_h"] = p.training_h
                 d["role"] = role
                 rows.append(d)
-        columns = [k for k in Plan.model_fields if k != "estimate"] + ["role"]
+        columns = [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "role"]
         return pd.DataFrame(rows, columns=columns)
 
     def summary(self) -> str:

@@ -15,6 +15,7 @@ from planner.data import Precision
 from planner.formatting import (
     OBJECTIVE_UNITS_TEXT,
     cap_text,
+    duration_text,
     duration_unit,
     money_value,
     round_sig,
@@ -68,6 +69,10 @@ READABLE = {
     "purchase": "Buy / rent",
     "site": "Site",
     "time_to_train_days": "Time to train (days)",
+    # a run's start-up, in the unit readable_column writes it in
+    "startup_min": "Start-up (min)",
+    "startup_h": "Start-up (h)",
+    "startup_days": "Start-up (days)",
     "facility_energy_kwh": "Facility energy (kWh)",
     "cost_usd": "Cost (USD)",
     "upfront_usd": "Up-front (USD)",
@@ -218,14 +223,16 @@ def alternatives_table(res: PlanResult) -> pd.DataFrame:
 # the app's alternatives table: headers short enough that the table fits beside the sidebar at 1,400 px
 COMPACT_HEADERS = {
     "Time to train": "Time",
+    "Training": "Train",
+    "Evaluation": "Eval",
     "Facility energy": "Energy",
     "Power cap": "Cap",
     "Carbon (kg CO2e)": "Carbon (kg)",
 }
 # left out of the app's alternatives table (in the plan CSV): the card says the plan's
 VIEW_LEFT_OUT = ("bottleneck",)
-# said once above the table when every row has the same value
-VIEW_CONSTANT = ("precision", "purchase", "site")
+# said once above the table when every row has the same value (the start-up is the request's: always)
+VIEW_CONSTANT = ("precision", "purchase", "site", "startup_h")
 
 
 def compact_header(header: str) -> str:
@@ -249,9 +256,16 @@ def alternatives_view(res: PlanResult) -> tuple[pd.DataFrame, str]:
     df = df.drop(columns=[c for c in VIEW_LEFT_OUT if c in df])
     df["role"] = ["plan" if r == "plan" else f"alt {i}" for i, r in enumerate(df["role"])]
     same = [c for c in VIEW_CONSTANT if c in df and df[c].nunique() == 1]
-    line = ("Every row: " + "; ".join(f"{readable_header(c)}: {df[c].iloc[0]}" for c in same) + ".") if same else ""
+    line = ("Every row: " + "; ".join(constant_text(c, df[c].iloc[0]) for c in same) + ".") if same else ""
     table = readable(df.drop(columns=same))
     return table.rename(columns={c: compact_header(c) for c in table.columns}), line
+
+
+def constant_text(col: str, value: Any) -> str:
+    """'Precision: bf16', 'Start-up: 1 h': a column every row shares, as the line above the app's table says it."""
+    if col == "startup_h":
+        return f"Start-up: {duration_text(float(value) / 24.0)}"
+    return f"{readable_header(col)}: {value}"
 
 
 def plan_csv(res: PlanResult) -> str:

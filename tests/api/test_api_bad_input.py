@@ -189,7 +189,7 @@ def test_an_infeasible_result_has_the_plan_table_columns_and_says_the_relaxation
     res = solve({**SMALL, "tokens": 1e12, "deadline_days": 1}, shipped)
     assert res.status == "infeasible" and res.plan is None
     df = res.to_frame()
-    assert df.empty and list(df.columns) == [k for k in Plan.model_fields if k != "estimate"] + ["role"]
+    assert df.empty and list(df.columns) == [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "role"]
     assert res.explanation is not None
     deadline = [r for r in res.explanation.relaxations if r.requirement == "deadline"]
     assert deadline and deadline[0].given == 1 and deadline[0].needed > 1 and deadline[0].unit == "days"

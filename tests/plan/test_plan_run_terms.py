@@ -50,11 +50,26 @@ def test_the_alternatives_table_shows_the_terms_that_sum_to_each_time_only_where
     assert list(df.columns)[at : at + 4] == ["time_to_train_days", "training_days", "evaluation_h", "startup_h"]
     total_h = df["training_days"] * 24.0 + df["evaluation_h"] + df["startup_h"]
     assert (total_h - df["time_to_train_days"] * 24.0).abs().max() < 1e-9
-    view, _ = alternatives_view(res)
-    assert {"Training (days)", "Startup (h)"} <= set(view.columns)
-    assert any(c.startswith("Evaluation (") for c in view.columns)
+    view, line = alternatives_view(res)  # the app's: the request's start-up said once, the varying terms as columns
+    assert "Train (days)" in view.columns and any(c.startswith("Eval (") for c in view.columns)
+    assert "Start-up: 1 h" in line and not any(c.startswith("Start-up") for c in view.columns)
     plain = planner.solve({**BASE, "alternatives": 2}, cat)
     assert "training_days" not in alternatives_frame(plain).columns
+
+
+def test_the_cli_alternatives_and_the_json_carry_the_training_term(cat: planner.Catalog) -> None:
+    from planner.cli.plan import render_result, result_json
+
+    res = planner.solve({**BASE, **TERMS, "alternatives": 2}, cat)
+    header = next(line for line in render_result(res).splitlines() if "time_to_train_days" in line)
+    assert header.split()[header.split().index("time_to_train_days") + 1 :][:3] == [
+        "training_days",
+        "evaluation_h",
+        "startup_h",
+    ]
+    out = result_json(res)
+    assert out["training_h"] + out["evaluation_h"] + out["startup_h"] == pytest.approx(out["time_to_train_h"])
+    assert all("training_h" in a for a in out["alternatives"])
 
 
 def test_a_pareto_front_shows_each_points_terms_where_the_run_has_them(cat: planner.Catalog) -> None:
