@@ -17,7 +17,7 @@ from planner.physics import (
     cost,
     price_space,
 )
-from planner.plan.candidates import physics_chunks
+from planner.plan.candidates import physics_chunks, with_run_terms_h
 from planner.plan.formulation import Limits
 from planner.plan.limits import (
     LIMIT_NAMES,
@@ -155,10 +155,10 @@ def explain_infeasible(
     if outlived is not None:
         hours, nodes, server = outlived
         msg = (
-            f"Every configuration of '{req.model}' that fits the allowed servers (up to {horizon:,} nodes) runs longer "
-            f"than the servers' {req.life_years:g}-year service life (--life-years): the fastest, {nodes:,} x "
-            f"{server}, takes {_years(hours)}. Bought servers would retire before the run ends. Allow more nodes "
-            "(--max-nodes), faster GPUs, less work, or renting (--either)."
+            f"Every configuration of '{req.model}' that fits the allowed servers (searched up to {horizon:,} nodes) "
+            f"runs longer than the servers' {req.life_years:g}-year service life (--life-years): the fastest, "
+            f"{nodes:,} x {server}, takes {_years(hours)}{_terms_counted(req)}. Bought servers would retire before "
+            f"the run ends. {_outlived_advice(req)}"
         )
         timings["explain_s"] = time.perf_counter() - t0
         return _no_plan(req, msg, [], [], timings)
@@ -195,6 +195,25 @@ def _years(hours: float) -> str:
     return f"{hours / cost.HOURS_PER_YEAR:,.3g} years"
 
 
+def _terms_counted(req: PlanRequest) -> str:
+    """', counting the run's 1 year of start-up and 20 evaluations': what the time holds besides training."""
+    parts = []
+    if req.startup_s:
+        parts.append(f"{duration_text(req.startup_s / 86400.0)} of start-up")
+    if req.evaluations:
+        parts.append(f"{req.evaluations:,} evaluations")
+    return f", counting the run's {' and '.join(parts)}" if parts else ""
+
+
+def _outlived_advice(req: PlanRequest) -> str:
+    """What shortens a bought run that outlives its servers: a start-up no hardware shortens needs to be shorter
+    itself (or a longer life, or renting); otherwise more or faster hardware or less work."""
+    if req.startup_s / 3600.0 >= req.life_years * cost.HOURS_PER_YEAR:
+        return "Its start-up alone (--startup-s) outlasts them: shorten it, lengthen --life-years, or rent (--either)."
+    more = "fewer or shorter evaluations, " if req.evaluations else ""
+    return f"Allow more nodes (--max-nodes), faster GPUs, less work, {more}or renting (--either)."
+
+
 def _shortest_outlived(cat: Catalog, req: PlanRequest, horizon: int) -> tuple[float, int, str] | None:
     """(hours, nodes, server) of the fastest bought configuration up to ``horizon`` nodes that fits and can be
     bought but whose run outlasts its servers' life (in_service); None if there is none. Asked only when no
@@ -208,10 +227,18 @@ def _shortest_outlived(cat: Catalog, req: PlanRequest, horizon: int) -> tuple[fl
         df = price_space(cat, phys, req.sites[0], "buy", req.life_years)
         df = df[df["feasible"].to_numpy(dtype=bool)]
         if len(df):
-            i = int(np.argmin(df["time_to_train_h"].to_numpy(dtype=float)))
-            row = df.iloc[i]
-            if best is None or float(row["time_to_train_h"]) < best[0]:
-                best = (float(row["time_to_train_h"]), int(row["nodes"]), str(row["server"]))
+            # the run as the candidates time it: training plus the request's evaluations and start-up
+            hours = with_run_terms_h(
+                cat,
+                req,
+                {
+                    "time_to_train_h": df["time_to_train_h"].to_numpy(dtype=float),
+                    "throughput_samples_per_s": df["throughput_samples_per_s"].to_numpy(dtype=float),
+                },
+            )
+            i = int(np.argmin(hours))
+            if best is None or float(hours[i]) < best[0]:
+                best = (float(hours[i]), int(df["nodes"].iloc[i]), str(df["server"].iloc[i]))
     return best
 
 

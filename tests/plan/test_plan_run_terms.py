@@ -72,6 +72,14 @@ def test_the_cli_alternatives_and_the_json_carry_the_training_term(cat: planner.
     assert all("training_h" in a for a in out["alternatives"])
 
 
+def test_a_start_up_that_outlasts_the_servers_life_is_named_as_the_reason(cat: planner.Catalog) -> None:
+    res = planner.solve({**BASE, "deadline_days": 400, "startup_s": 300 * 86400.0, "life_years": 0.5}, cat)
+    assert res.plan is None and res.explanation is not None
+    msg = res.explanation.message
+    assert "counting the run's 300 days of start-up" in msg and "start-up alone" in msg
+    assert "more nodes" not in msg  # no hardware shortens a start-up
+
+
 def test_a_pareto_front_shows_each_points_terms_where_the_run_has_them(cat: planner.Catalog) -> None:
     front = planner.pareto({**BASE, **TERMS}, "cost", "energy", points=3, catalog=cat)
     total_h = front["training_days"] * 24.0 + front["evaluation_h"] + front["startup_h"]
