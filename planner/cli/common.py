@@ -169,12 +169,24 @@ def gap_fraction(text: str) -> float:
     return v
 
 
+def whole_number(text: str) -> int | None:
+    """The whole number ``text`` writes, as '64', '1e9' or '2.0' (None where it writes none: '1.5', 'x')."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return int(v) if math.isfinite(v) and v == int(v) else None
+
+
 def positive_int(text: str) -> int:
     """A whole number > 0 (a count of nodes, samples or steps)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    v = whole_number(text)
+    if v is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
     return v
@@ -184,12 +196,9 @@ def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
     """The argument type of a whole number from ``lo`` to ``hi`` (both included)."""
 
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {text!r}")
+        v = whole_number(text)
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {lo:,} to {hi:,}, got {text!r}")
         return v
 
     return parse
