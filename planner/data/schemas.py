@@ -442,8 +442,8 @@ class Workload(Strict):
     fp8_frozen_weights: bool = True
     """In an FP8 or FP4 run, the frozen parameters are stored in FP8 only, one byte, no 16-bit copy (Transformer
     Engine ``fp8_model_init``, NeMo ``fp8_params``), as NeMo's LoRA recipe runs (MLPerf llama2_70b_lora submissions:
-    reference/mlperf_settings.csv fp8_params); false = in 16 bits. No effect on trainable parameters, or in BF16,
-    FP16, TF32 or FP32."""
+    reference/mlperf_settings.csv fp8_params); false = in 16 bits, for a framework that keeps no FP8 parameters.
+    No effect on trainable parameters, or in BF16, FP16, TF32 or FP32."""
     adapter_linears: list[Literal["qkv", "proj", "fc1", "fc2"]] | None = None
     """With a frozen base (``trainable_params``): the linear layers of each transformer layer that carry trainable
     adapters (the LoRA target modules: qkv the fused query/key/value projection, proj the attention output
@@ -516,6 +516,13 @@ class Workload(Strict):
             raise ValueError("trainable_params cannot exceed params")
         if self.adapter_linears is not None and self.trainable_params is None:
             raise ValueError("adapter_linears needs trainable_params (the adapters of a frozen base)")
+        if self.adapter_linears is not None and (
+            self.moe is not None or not (self.layers and self.hidden_size and self.sequence_length)
+        ):
+            raise ValueError(
+                "adapter_linears is modelled for dense transformers (layers, hidden_size, sequence_length) only: "
+                "leave it out (every linear layer then keeps its input)"
+            )
         batches = [c.global_batch for c in self.convergence]
         if batches != sorted(batches):
             raise ValueError("convergence points must be sorted by global_batch")

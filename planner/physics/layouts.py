@@ -173,12 +173,12 @@ class LayoutSearch:
         self.n_r = len(fab.u)
         cap_levels = np.sort(pd.unique(cap))
         self.c_of = np.searchsorted(cap_levels, cap)
-        tf_by_server = np.asarray(
-            [
-                power.load_curve_at(catalog.power_curves[gp.power_curve], cap_levels, gp.training_power_fraction)[0]
-                for gp in gpus
-            ]
-        ).reshape(len(gpus), len(cap_levels))
+        # the cap levels' throughput factors of each GPU (its power curve), read per server
+        by_gpu = {
+            gp.id: power.load_curve_at(catalog.power_curves[gp.power_curve], cap_levels, gp.training_power_fraction)[0]
+            for gp in {gp.id: gp for gp in gpus}.values()
+        }
+        tf_by_server = np.asarray([by_gpu[gp.id] for gp in gpus]).reshape(len(gpus), len(cap_levels))
         self.inv_tf = np.ascontiguousarray((1.0 / tf_by_server[si[first_r]]).T)  # caps x rows
         self.cols: dict[str, np.ndarray] = {
             "layout_index": np.full(n, -1, dtype=np.int64),

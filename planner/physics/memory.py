@@ -10,8 +10,9 @@ times the kept share under recomputation. Embeddings (recommenders) are sharded 
 A fixed workspace covers the CUDA context, NCCL buffers and fragmentation.
 
 Parameter-efficient fine-tuning (LoRA: a frozen base, trainable adapters) keeps less of both. Its frozen weights are
-stored at the bytes of their stored precision, FP8 in an FP8 or FP4 run of a framework that keeps FP8 parameters
-(``frozen_weight_bytes_per_param``), and have neither gradients nor optimizer state. A frozen linear layer without an
+stored at the bytes of their stored precision, FP8 in an FP8 or FP4 run whose workload stores FP8 parameters
+(``Workload.fp8_frozen_weights``, on by default as NeMo's LoRA recipe runs; ``frozen_weight_bytes_per_param``), and
+have neither gradients nor optimizer state. A frozen linear layer without an
 adapter keeps no input for the backward pass (``frozen_linear_input_sbh``): its backward computes only the input
 gradient dX = dY W^T, and only a weight gradient dW = X^T dY needs the layer's input X.
 """
@@ -86,7 +87,8 @@ def frozen_linear_input_sbh(adapter_linears: Collection[str] | None, flash_atten
     transformer layer do not keep (``LINEAR_INPUT_SBH``). A linear layer whose weight is frozen and carries no
     adapter computes in its backward pass only the input gradient dX = dY W^T, which needs W, not the layer's input
     X; only a weight gradient dW = X^T dY does (Transformer Engine's Linear keeps its input only where the weight
-    requires a gradient: ``backward_needs_input``; recalled). The layers that carry adapters
+    requires a gradient: ``backward_needs_input``; recalled from its source, not in reference/). The layers that
+    carry adapters
     (``adapter_linears``: the LoRA target modules) keep X for the adapter's own weight gradient, and the non-linear
     operations keep theirs as before (norms, the activation function, attention). With FlashAttention the
     attention projection's input is the kernel's output O, which the kernel keeps for its own backward pass: a

@@ -316,8 +316,8 @@ def hardware_columns(catalog: Catalog, space: Space, servers: list[Server], wl: 
     cap = space.power_cap
     cap_tf = np.empty(len(cap))
     cap_pf = np.empty(len(cap))
-    # the cap's factors depend on the GPU only: one pass per GPU, not per server (a catalog of many boards of a GPU)
-    distinct = list({gp.id: gp for gp in reversed(gpus)}.values())
+    # the cap's factors depend on the GPU only: one pass over the configurations per GPU
+    distinct = list({gp.id: gp for gp in gpus}.values())
     gpu_ids = [gp.id for gp in distinct]
     gpu_of_config = np.asarray([gpu_ids.index(gp.id) for gp in gpus], dtype=np.int64)[si]
     for k, gp in enumerate(distinct):

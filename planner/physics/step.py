@@ -35,8 +35,9 @@ of configurations (server, node count, fabric) at power-cap slowdown x = 1 / thr
 Every term is one named function in its physics module, with its source there. This module only gathers
 the hardware of the rows (``Rows``), evaluates the layout-dependent quantities per (server, nodes) row
 (``layout_rows``, ``layout_terms``) and composes the step on (server, nodes, fabric) rows
-(``step_terms``). The layout search (planner/physics/layouts.py) calls these functions and nothing else computes a
-step time, so the search, the reported breakdown and every check see the same numbers.
+(``step_terms``: its cap-independent part ``row_terms``, computed once per layout and row, combined at each cap
+level by ``cap_terms``). The layout search (planner/physics/layouts.py) calls these functions and nothing else
+computes a step time, so the search, the reported breakdown and every check see the same numbers.
 """
 
 from __future__ import annotations
@@ -192,10 +193,10 @@ def distinct_rows(
     Servers that differ only in what the step does not read (price, host power, a vendor's name) share a class:
     a catalog of many vendors' boards of one GPU searches each board's layouts once."""
     n_u = len(rows.N)
-    per_u = [
-        np.asarray(v, dtype=float)
+    per_u = [  # every per-row field ``sliced_rows`` slices, whatever its shape
+        np.asarray(v, dtype=float).reshape(n_u, -1)
         for f in dataclasses.fields(rows)
-        if isinstance(v := getattr(rows, f.name), np.ndarray) and v.shape == (n_u,)
+        if isinstance(v := getattr(rows, f.name), np.ndarray) and v.shape[:1] == (n_u,)
     ]
     _, rep_u, class_u = np.unique(
         np.column_stack([np.asarray(kind, dtype=float), *per_u]), axis=0, return_index=True, return_inverse=True
@@ -864,9 +865,9 @@ def step_terms(
     virtual_options: list[int],
 ) -> Arrays:
     """The step terms of a layout on the (server, nodes, fabric) rows ``r`` at cap slowdown x: ``row_terms``
-    combined by ``cap_terms``. ``at`` spreads a per-row array onto x's shape: broadcasting on the search grid (caps
-    x rows), gathering for a list of configurations. The one formula for the step, used by the search and the
-    report."""
+    combined by ``cap_terms`` (the search calls the two apart, to share the first between cap levels). ``at``
+    spreads a per-row array onto x's shape: broadcasting on the search grid (caps x rows), gathering for a list of
+    configurations."""
     return cap_terms(rows, lay, row_terms(rows, fab, lay, d, su, r, virtual_options), x, at, virtual_options)
 
 

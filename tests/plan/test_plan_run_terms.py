@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,12 @@ TERMS = {"startup_s": 3600.0, "evaluations": 50, "evaluation_samples": 20_000.0}
 @pytest.fixture(scope="module")
 def cat() -> planner.Catalog:
     return planner.load_catalog()
+
+
+def training_alone(cat: planner.Catalog, config: dict[str, Any]) -> planner.Estimate:
+    """A plan's or a Pareto point's configuration evaluated without the run terms: its training alone."""
+    fields = ("server", "nodes", "fabric", "power_cap")
+    return planner.evaluate(cat, {"model": BASE["model"], "samples": 1e12 / 8192, **{k: config[k] for k in fields}})
 
 
 def test_a_plan_time_to_train_is_training_plus_evaluation_plus_startup(cat: planner.Catalog) -> None:
@@ -48,8 +55,13 @@ def test_the_alternatives_table_shows_the_terms_that_sum_to_each_time_only_where
     df = alternatives_frame(res)
     at = list(df.columns).index("time_to_train_days")
     assert list(df.columns)[at : at + 4] == ["time_to_train_days", "training_days", "evaluation_h", "startup_h"]
-    total_h = df["training_days"] * 24.0 + df["evaluation_h"] + df["startup_h"]
-    assert (total_h - df["time_to_train_days"] * 24.0).abs().max() < 1e-9
+    # each term as the configuration has it alone: training without the run terms, 50 x 20,000 / 3 samples
+    for k, plan in enumerate([res.plan, *res.alternatives]):
+        assert plan is not None
+        alone = training_alone(cat, plan.model_dump())
+        assert df["training_days"].iloc[k] * 24.0 == pytest.approx(alone.time_to_train_h, rel=1e-9)
+        held_out_h = 50 * 20_000 / 3 / alone.throughput_samples_per_s / 3600.0
+        assert df["evaluation_h"].iloc[k] == pytest.approx(held_out_h, rel=1e-9)
     view, line = alternatives_view(res)  # the app's: the request's start-up said once, the varying terms as columns
     assert "Train (days)" in view.columns and any(c.startswith("Eval (") for c in view.columns)
     assert "Start-up: 1 h" in line and not any(c.startswith("Start-up") for c in view.columns)
@@ -84,6 +96,11 @@ def test_a_pareto_front_shows_each_points_terms_where_the_run_has_them(cat: plan
     front = planner.pareto({**BASE, **TERMS}, "cost", "energy", points=3, catalog=cat)
     total_h = front["training_days"] * 24.0 + front["evaluation_h"] + front["startup_h"]
     assert (total_h - front["time_to_train_days"] * 24.0).abs().max() < 1e-9
+    for _, point in front.iterrows():  # each term as the configuration has it alone
+        alone = training_alone(cat, point.to_dict())
+        assert point["training_days"] * 24.0 == pytest.approx(alone.time_to_train_h, rel=1e-9)
+        held_out_h = 50 * 20_000 / 3 / alone.throughput_samples_per_s / 3600.0
+        assert point["evaluation_h"] == pytest.approx(held_out_h, rel=1e-9)
     assert (front["startup_h"] == 1.0).all() and (front["evaluation_h"] > 0).all()
     assert front.attrs["units"]["evaluation_h"] == "hours"
     assert "training_days" not in planner.pareto(BASE, "cost", "energy", points=3, catalog=cat).columns
