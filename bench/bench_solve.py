@@ -3,7 +3,11 @@
 Cases (request: llama3-8b, 1e12 tokens, 30 days, minimum energy, default node limit 1,024 -- every integer
 node count 1..1,034 is evaluated, incl. the 1% binding step):
   warm plan, 3 alternatives     the default `solve` in a warm process whose physics cache holds this workload
-                                (the app, batch runs, a second plan): goal <= 0.05 s
+                                (the app, batch runs, a second plan): goal <= 0.05 s. The chunks priced for it
+                                are kept too (candidates.price_chunk), as for any request that differs only in
+                                its limits or objective
+  warm plan, prices not kept    the same with the priced chunks cleared first (a request that changes a price,
+                                site, purchase mode, life, owned servers or run terms prices them again)
   warm process, cold physics    the same with the physics cache cleared first (the model evaluates every count)
   warm plan, no alternatives    for the cost of the alternatives
   cold CLI                      `planner solve` in a fresh process (imports, catalog, everything): goal <= 1.5 s
@@ -59,11 +63,23 @@ def synthetic(cat: Catalog, n_types: int, seed: int = 0) -> Catalog:
     return cat.replace(servers=servers)
 
 
-def timed(cat: Catalog, req: PlanRequest, repeats: int, cold_physics: bool) -> dict[str, float]:
+def clear_prices() -> None:
+    """Drop the priced chunks candidates.price_chunk keeps (none in a planner that keeps none: bench/compare.py runs
+    this script on a base revision too)."""
+    priced = getattr(candidates, "_PRICED", None)
+    if priced is not None:
+        priced.clear()
+
+
+def timed(cat: Catalog, req: PlanRequest, repeats: int, cold: str) -> dict[str, float]:
+    """Medians of ``repeats`` solves after one that warms imports and caches; ``cold``: 'physics' (the physics cache
+    cleared before each), 'prices' (the priced chunks cleared before each) or '' (nothing cleared)."""
     rows: list[dict[str, float]] = []
     for i in range(repeats + 1):
-        if cold_physics:
+        if cold == "physics":
             candidates.PHYSICS.clear()
+        if cold in ("physics", "prices"):
+            clear_prices()
         t = time.perf_counter()
         res = solve(req, cat)
         total = time.perf_counter() - t
@@ -119,16 +135,17 @@ def main() -> None:
     os.environ["PLANNER_CACHE_DIR"] = "off"  # in-process cases: the model's own time (the CLI cases say which store)
     cat = load_catalog()
     req = PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, objective="energy")
-    cases: list[tuple[str, Catalog, PlanRequest, bool]] = [
-        ("warm plan, 3 alternatives (goal <= 0.05 s)", cat, req, False),
-        ("warm process, cold physics, 3 alternatives", cat, req, True),
-        ("warm plan, no alternatives", cat, req.model_copy(update={"alternatives": 0}), False),
+    cases: list[tuple[str, Catalog, PlanRequest, str]] = [
+        ("warm plan, 3 alternatives (goal <= 0.05 s)", cat, req, ""),
+        ("warm plan, prices not kept, 3 alternatives", cat, req, "prices"),
+        ("warm process, cold physics, 3 alternatives", cat, req, "physics"),
+        ("warm plan, no alternatives", cat, req.model_copy(update={"alternatives": 0}), ""),
     ]
     if not args.no_synthetic:
         none = req.model_copy(update={"alternatives": 0})
         cases += [
-            ("synthetic 100 types, cold physics", synthetic(cat, 100), none, True),
-            ("synthetic 500 types, cold physics", synthetic(cat, 500), none, True),
+            ("synthetic 100 types, cold physics", synthetic(cat, 100), none, "physics"),
+            ("synthetic 500 types, cold physics", synthetic(cat, 500), none, "physics"),
         ]
     print("median seconds; request: llama3-8b, 1e12 tokens, 30 days, min energy, every node count 1..1,034")
     hdr = ["case", "total", "evaluate", "price+reduce", "build", "handoff", "highs", "alternatives", "configs"]
@@ -141,6 +158,7 @@ def main() -> None:
             f"{m['handoff']:.3f} | {m['highs']:.3f} | {m['alternatives']:.3f} | {m['configurations']:,.0f}"
         )
         candidates.PHYSICS.clear()
+        clear_prices()
     print(
         f"cold CLI `planner solve`, empty physics store (goal <= 1.5 s) | {cold_cli(args.repeats, store='empty'):.3f}"
     )

@@ -197,14 +197,70 @@ def _sorted_by_option(df: pd.DataFrame) -> pd.DataFrame:
     return df.iloc[order].reset_index(drop=True)
 
 
+PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk), all requests together
+
+
 def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
     """Candidate plans from physics rows, priced for every allowed site and purchase mode, with rack units, the
     up-front spend and ``usable``: available to buy or rent there and, bought, in service for the whole run
     (``in_service``). Every reducer selects usable rows only (plan.reduce.Masks). Rows of one hardware option
     (server, fabric, cap, site, purchase) are contiguous, nodes ascending. The pricing runs on NumPy columns and
-    the physical columns are shared, not copied, where one site and purchase mode is asked for."""
+    the physical columns are shared, not copied, where one site and purchase mode is asked for.
+
+    The table is kept while its physics chunk lives (the last PRICED_CACHE_ROWS rows priced, all requests
+    together), keyed on all it depends on besides the physics (``_pricing_key``): requests that differ only in
+    their limits or objective (a batch varying the deadline, the app planning again) reduce it without pricing it
+    again. Callers read it and never modify it."""
     if not len(phys):
         return pd.DataFrame()
+    key = (id(phys), _pricing_key(catalog, req))
+    hit = _PRICED.pop(key, None)  # re-inserted below: most recently used last
+    if hit is not None and hit[0]() is phys:
+        _PRICED[key] = hit
+        return hit[1]
+    cand = _priced(catalog, req, phys)
+    for k in [k for k, (ref, _) in _PRICED.items() if ref() is None]:  # chunks dropped from the physics cache
+        del _PRICED[k]
+    _PRICED[key] = (weakref.ref(phys), cand)
+    total = sum(len(c) for _, c in _PRICED.values())
+    while total > PRICED_CACHE_ROWS and len(_PRICED) > 1:
+        total -= len(_PRICED.pop(next(iter(_PRICED)))[1])
+    return cand
+
+
+_PRICED: dict[tuple[Any, ...], tuple[weakref.ref[pd.DataFrame], pd.DataFrame]] = {}
+
+
+def _pricing_key(catalog: Catalog, req: PlanRequest) -> tuple[Any, ...]:
+    """What a priced chunk depends on besides its physics: the catalog's servers, fabrics and sites (prices, rack
+    units, availability, PUE, electricity, carbon), the request's sites, purchase modes, service life, owned servers
+    and run terms (start-up and evaluations)."""
+    return (
+        pricing_fingerprint(catalog),
+        tuple(req.sites),
+        purchases_of(req),
+        req.life_years,
+        tuple(o.model_dump_json() for o in req.owned),
+        req.startup_s,
+        req.evaluations,
+        req.evaluation_samples,
+    )
+
+
+def pricing_fingerprint(catalog: Catalog) -> str:
+    """A hash of the catalog's servers, fabrics and sites: every entry a price reads, whole."""
+
+    def parts() -> dict[str, Any]:
+        return {
+            name: {k: v.model_dump() for k, v in getattr(catalog, name).items()}
+            for name in ("servers", "fabrics", "sites")
+        }
+
+    return _fingerprint(catalog, "pricing", parts)
+
+
+def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
+    """``price_chunk``'s table, computed."""
     physical = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
     physical["time_to_train_h"] = with_run_terms_h(catalog, req, physical)
     # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)

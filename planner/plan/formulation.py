@@ -81,12 +81,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from planner.solver import gc_paused
+from planner.solver.compiler import EQUAL, UPPER, StandardForm, assemble
 
 if TYPE_CHECKING:
     import pyomo.core as pyo
@@ -136,7 +137,10 @@ def build_model(
 ) -> pyo.ConcreteModel:
     """Build the MIP over the candidate table (one row per candidate, index 0..K-1).
 
-    ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS)."""
+    ``objective_column`` and the epsilon column name candidate columns (see OBJECTIVE_COLUMNS). The model carries
+    its standard form (``_compiled``, planner/solver/compiler.py), assembled from the same coefficients its rows are
+    built of, row by row as they are declared: the solver takes it instead of compiling the model again (the model
+    is not changed after it is built)."""
     with gc_paused():
         return _build(cand, limits, objective_column, epsilon, exclude)
 
@@ -161,7 +165,10 @@ def _build(
     m.C = pyo.RangeSet(0, len(m.cap_ids) - 1)
     m.cand = cand
     m.s_of, m.f_of, m.c_of = s_code, f_code, c_code
+    # the candidates of each server type, fabric and cap level (ascending), for the rows (2)-(4)
+    m.by_s, m.by_f, m.by_c = (_group(c, n) for c, n in ((s_code, len(m.S)), (f_code, len(m.F)), (c_code, len(m.C))))
     define_variables(m, cand)
+    m.form = _Form(m)
     add_one_plan(m)
     add_choice_links(m)
     add_node_count(m, cand)
@@ -173,6 +180,7 @@ def _build(
     add_epsilon(m, cand, epsilon)
     add_exclusions(m, exclude)
     add_objective(m, cand, objective_column)
+    m._compiled = m.form.assembled()
     return m
 
 
@@ -180,6 +188,7 @@ def define_variables(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     import pyomo.core as pyo
 
     m.x = pyo.Var(m.K, domain=pyo.Binary)
+    m.xs = list(m.x.values())  # x_k by position: the rows below index it per term
     m.u = pyo.Var(m.S, domain=pyo.Binary)
     m.v = pyo.Var(m.F, domain=pyo.Binary)
     m.w = pyo.Var(m.C, domain=pyo.Binary)
@@ -194,67 +203,73 @@ def add_one_plan(m: pyo.ConcreteModel) -> None:
     import pyomo.core as pyo
 
     m.one_plan = pyo.Constraint(expr=_sum_of(m, range(len(m.K))) == 1)
+    k = np.arange(len(m.K))
+    m.form.row(m.one_plan, EQUAL, 1.0, m.form.x0 + k, np.ones(len(k)))
 
 
 def add_choice_links(m: pyo.ConcreteModel) -> None:
-    """(2) the chosen candidate's server type, fabric and cap level are the ones used."""
+    """(2) the chosen candidate's server type, fabric and cap level are the ones used: u_s - sum_{k in K_s} x_k = 0,
+    and likewise for v_f and w_c (each row one linear expression; the three families share the terms -x_k)."""
     import pyomo.core as pyo
+    from pyomo.core.expr.numeric_expr import MonomialTermExpression
 
-    by_s = _group(m.s_of, len(m.server_ids))
-    by_f = _group(m.f_of, len(m.fabric_ids))
-    by_c = _group(m.c_of, len(m.cap_ids))
-    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: m.u[s] == _sum_of(m, by_s[s]))
-    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: m.v[f] == _sum_of(m, by_f[f]))
-    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: m.w[c] == _sum_of(m, by_c[c]))
+    minus_x = [MonomialTermExpression((-1.0, x)) for x in m.xs]
+    m.link_server = pyo.Constraint(m.S, rule=lambda m, s: _tied(m.u[s], [minus_x[k] for k in m.by_s[s]]))
+    m.link_fabric = pyo.Constraint(m.F, rule=lambda m, f: _tied(m.v[f], [minus_x[k] for k in m.by_f[f]]))
+    m.link_cap = pyo.Constraint(m.C, rule=lambda m, c: _tied(m.w[c], [minus_x[k] for k in m.by_c[c]]))
+    minus_one = -np.ones(len(m.K))
+    keep = np.ones(len(m.K), dtype=bool)
+    m.form.tied_rows(m.link_server, m.form.u0, m.s_of, keep, minus_one)
+    m.form.tied_rows(m.link_fabric, m.form.v0, m.f_of, keep, minus_one)
+    m.form.tied_rows(m.link_cap, m.form.w0, m.c_of, keep, minus_one)
 
 
 def add_node_count(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     """(3) nodes of each server type = the node count of the chosen candidate."""
     import pyomo.core as pyo
 
-    n = cand["nodes"].to_numpy()
-    by_s = _group(m.s_of, len(m.server_ids))
-    m.node_count = pyo.Constraint(m.S, rule=lambda m, s: m.nodes[s] == _terms(m, [(float(n[k]), k) for k in by_s[s]]))
+    minus_n = -cand["nodes"].to_numpy(dtype=float)
+    terms = minus_n.tolist()
+    m.node_count = pyo.Constraint(
+        m.S, rule=lambda m, s: _tied(m.nodes[s], _monomials(m, [(terms[k], k) for k in m.by_s[s]]))
+    )
+    m.form.tied_rows(m.node_count, m.form.nodes0, m.s_of, np.ones(len(m.K), dtype=bool), minus_n)
 
 
 def add_switches(m: pyo.ConcreteModel, cand: pd.DataFrame) -> None:
     """(4) switches of each fabric = the leaf/spine count of the chosen candidate."""
     import pyomo.core as pyo
 
-    sw = cand["switches"].to_numpy()
-    by_f = _group(m.f_of, len(m.fabric_ids))
+    minus_sw = -cand["switches"].to_numpy(dtype=float)
+    terms = minus_sw.tolist()
+    with_switches = [[k for k in ks if terms[k]] for ks in m.by_f]
     m.switch_count = pyo.Constraint(
-        m.F, rule=lambda m, f: m.switches[f] == _terms(m, [(float(sw[k]), k) for k in by_f[f] if sw[k]])
+        m.F, rule=lambda m, f: _tied(m.switches[f], _monomials(m, [(terms[k], k) for k in with_switches[f]]))
     )
+    m.form.tied_rows(m.switch_count, m.form.switches0, m.f_of, minus_sw != 0.0, minus_sw)
 
 
 def add_deadline(m: pyo.ConcreteModel, cand: pd.DataFrame, deadline_h: float | None) -> None:
     """(5) time to train within the deadline."""
-    import pyomo.core as pyo
-
     if deadline_h is None:
         return
-    m.deadline = pyo.Constraint(expr=_linear(m, cand["time_to_train_h"]) <= with_allowance(deadline_h))
+    m.deadline = _at_most(m, cand["time_to_train_h"], with_allowance(deadline_h))
 
 
 def add_budget(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
     """(6) up-front spend (capex or whole rent) or total run cost within the budget."""
-    import pyomo.core as pyo
-
     if limits.budget_usd is None:
         return
     if not (cand[limits.budget_column()].to_numpy(dtype=float) != 0.0).any():
         return  # every candidate is free (owned servers): 0 <= B holds, and Pyomo rejects a constant row
-    m.budget = pyo.Constraint(expr=_linear(m, cand[limits.budget_column()]) <= with_allowance(limits.budget_usd))
+    m.budget = _at_most(m, cand[limits.budget_column()], with_allowance(limits.budget_usd))
 
 
 def add_power_envelope(m: pyo.ConcreteModel, cand: pd.DataFrame, power_kw: float | None) -> None:
     """(7) facility power within the site envelope."""
-    import pyomo.core as pyo
-
     if power_kw is None:
         return
-    m.power_envelope = pyo.Constraint(expr=_linear(m, cand["facility_power_kw"]) <= with_allowance(power_kw))
+    m.power_envelope = _at_most(m, cand["facility_power_kw"], with_allowance(power_kw))
 
 
 def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: Limits) -> None:
@@ -263,8 +278,10 @@ def add_node_and_rack_limits(m: pyo.ConcreteModel, cand: pd.DataFrame, limits: L
 
     if limits.max_nodes is not None:
         m.node_limit = pyo.Constraint(expr=sum(m.nodes[s] for s in m.S) <= limits.max_nodes)
+        s = np.arange(len(m.S))
+        m.form.row(m.node_limit, UPPER, float(limits.max_nodes), m.form.nodes0 + s, np.ones(len(s)))
     if limits.max_rack_units is not None:
-        m.rack_limit = pyo.Constraint(expr=_linear(m, cand["rack_units"]) <= limits.max_rack_units)
+        m.rack_limit = _at_most(m, cand["rack_units"], float(limits.max_rack_units))
 
 
 def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tuple[str, float]]) -> None:
@@ -275,7 +292,10 @@ def add_epsilon(m: pyo.ConcreteModel, cand: pd.DataFrame, epsilon: Sequence[tupl
         return
     bounds = list(epsilon)
     m.E = pyo.RangeSet(0, len(bounds) - 1)
-    m.epsilon = pyo.Constraint(m.E, rule=lambda m, e: _linear(m, cand[bounds[e][0]]) <= bounds[e][1])
+    coefs = [_nonzero(cand[column]) for column, _ in bounds]
+    m.epsilon = pyo.Constraint(m.E, rule=lambda m, e: _terms(m, *coefs[e]) <= bounds[e][1])
+    for e, (_, bound) in enumerate(bounds):
+        m.form.terms_row(m.epsilon[e], UPPER, float(bound), *coefs[e])
 
 
 def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
@@ -286,6 +306,7 @@ def add_exclusions(m: pyo.ConcreteModel, exclude: Iterable[int]) -> None:
     if not ex:
         return
     m.exclusions = pyo.Constraint(expr=sum(m.x[k] for k in ex) == 0)
+    m.form.row(m.exclusions, EQUAL, 0.0, m.form.x0 + np.asarray(ex, dtype=np.int64), np.ones(len(ex)))
 
 
 def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None:
@@ -300,31 +321,137 @@ def add_objective(m: pyo.ConcreteModel, cand: pd.DataFrame, column: str) -> None
     scale = max(float(nz.min()), float(nz.max()) / 1e9) if nz.size else 1.0
     m.objective_scale = scale if scale > 0 and np.isfinite(scale) else 1.0
     o = cand[column].to_numpy(dtype=float)
-    m.objective = pyo.Objective(expr=_linear(m, pd.Series(o / m.objective_scale)), sense=pyo.minimize)
+    ks, coefs = _nonzero(pd.Series(o / m.objective_scale))
+    m.objective = pyo.Objective(expr=_terms(m, ks, coefs), sense=pyo.minimize)
+    m.form.objective(ks, coefs)
 
 
-def _linear(m: pyo.ConcreteModel, coef: pd.Series) -> pyo.Expression:
-    """sum_k c_k x_k over the candidates with c_k != 0."""
+def _at_most(m: pyo.ConcreteModel, coef: pd.Series, bound: float) -> pyo.Constraint:
+    """The row sum_k c_k x_k <= bound over the candidates with c_k != 0."""
+    import pyomo.core as pyo
+
+    ks, coefs = _nonzero(coef)
+    con = pyo.Constraint(expr=_terms(m, ks, coefs) <= bound)
+    m.form.terms_row(con, UPPER, float(bound), ks, coefs)
+    return con
+
+
+def _nonzero(coef: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates k with c_k != 0, ascending, and their c_k."""
     c = coef.to_numpy(dtype=float)
-    return _terms(m, [(v, k) for k, v in enumerate(c.tolist()) if v != 0.0])
+    ks = np.flatnonzero(c != 0.0)
+    return ks, c[ks]
 
 
-def _sum_of(m: pyo.ConcreteModel, ks: Sequence[int]) -> pyo.Expression:
-    """sum_{k in ks} x_k."""
-    return _terms(m, [(1.0, k) for k in ks])
+def _sum_of(m: pyo.ConcreteModel, ks: Iterable[int]) -> pyo.Expression:
+    """sum_{k in ks} x_k (the variables themselves: coefficient 1)."""
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    xs = m.xs
+    return LinearExpression([xs[k] for k in ks])
 
 
-def _terms(m: pyo.ConcreteModel, terms: Sequence[tuple[float, int]]) -> pyo.Expression:
-    """sum c x_k over (c, k) in ``terms``, built as one linear expression of monomials (what quicksum of products
-    produces, without the operator overloading per term: about 5 times faster to build)."""
-    from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+def _terms(m: pyo.ConcreteModel, ks: np.ndarray, coefs: np.ndarray) -> pyo.Expression:
+    """sum_i coefs_i x_{ks_i}, built as one linear expression of monomials (what quicksum of products produces,
+    without the operator overloading per term: about 5 times faster to build)."""
+    from pyomo.core.expr.numeric_expr import LinearExpression
 
-    x = m.x
-    return LinearExpression([MonomialTermExpression((c, x[k])) for c, k in terms])
+    return LinearExpression(_monomials(m, zip(coefs.tolist(), ks.tolist(), strict=True)))
 
 
-def _group(codes: np.ndarray, size: int) -> Sequence[list[int]]:
-    out: list[list[int]] = [[] for _ in range(size)]
-    for k, c in enumerate(codes):
-        out[int(c)].append(k)
-    return out
+def _monomials(m: pyo.ConcreteModel, terms: Iterable[tuple[float, int]]) -> list[pyo.Expression]:
+    """The monomials c x_k of (c, k) in ``terms``."""
+    from pyomo.core.expr.numeric_expr import MonomialTermExpression
+
+    xs = m.xs
+    return [MonomialTermExpression((c, xs[k])) for c, k in terms]
+
+
+def _tied(var: pyo.Var, minus_terms: list[pyo.Expression]) -> pyo.Expression:
+    """var - sum(terms) == 0 as one linear expression (``minus_terms``: the negated terms), which
+    planner/solver/compiler.py reads without Pyomo's expression walk: the row of ``var == sum(terms)``, the same
+    coefficients in the same order."""
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    return LinearExpression([var, *minus_terms]) == 0
+
+
+def _group(codes: np.ndarray, size: int) -> list[list[int]]:
+    """The positions of each code 0..size-1 in ``codes``, ascending."""
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=size))[:-1]
+    return [part.tolist() for part in np.split(order, bounds)]
+
+
+class _Form:
+    """The model's standard form (planner/solver/compiler.py ``StandardForm``), stated as its rows are built, from
+    the coefficients they are built of: the columns as the compiler orders them (each variable component whole, in
+    the order the objective and then the rows first use them: x, u, v, w, nodes, switches), the rows in the order
+    their constraints are declared, each with its sense, right-hand side and entries, and the objective's entries;
+    assembled by the compiler's own ``assemble``. A row without entries is left out where it holds, as the compiler
+    leaves it out; where it cannot hold the form is not stated (the compiler's walk then says so)."""
+
+    def __init__(self, m: pyo.ConcreteModel) -> None:
+        parts = [m.xs, list(m.u.values()), list(m.v.values()), list(m.w.values())]
+        parts += [list(m.nodes.values()), list(m.switches.values())]
+        starts = np.cumsum([0, *(len(p) for p in parts)])
+        self.x0, self.u0, self.v0, self.w0, self.nodes0, self.switches0 = (int(i) for i in starts[:-1])
+        self.columns = [v for p in parts for v in p]
+        self.rows: list[tuple[Any, int]] = []
+        self.rhs: list[float] = []
+        self.counts: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.obj_cols: list[int] = []
+        self.obj_vals: list[float] = []
+        self.stated = True
+
+    def row(self, con: Any, sense: int, rhs: float, cols: np.ndarray, vals: np.ndarray) -> None:
+        """A row: its constraint, sense (compiler.EQUAL / UPPER), right-hand side, columns and coefficients."""
+        if not len(cols):
+            if not (rhs == 0.0 if sense == EQUAL else rhs >= 0.0):
+                self.stated = False  # a constant row that cannot hold: the compiler raises
+            return
+        self.rows.append((con, sense))
+        self.rhs.append(rhs)
+        self.counts.append(np.asarray([len(cols)], dtype=np.int64))
+        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.vals.append(np.asarray(vals, dtype=float))
+
+    def tied_rows(self, con: Any, first: int, codes: np.ndarray, keep: np.ndarray, minus: np.ndarray) -> None:
+        """The rows var_i - sum_{k: codes_k = i, keep_k} c_k x_k = 0 of an indexed constraint, i = 0.. in index order
+        (var_i the column first + i; ``minus``: -c of every candidate)."""
+        data = list(con.values())
+        ks = np.flatnonzero(keep)
+        ks = ks[np.argsort(codes[ks], kind="stable")]  # by row, candidates ascending within each
+        per_row = np.bincount(codes[keep], minlength=len(data)) + 1
+        at_var = np.cumsum(per_row) - per_row  # each row's first entry: its own variable
+        cols = np.empty(int(per_row.sum()), dtype=np.int64)
+        vals = np.empty(len(cols))
+        is_var = np.zeros(len(cols), dtype=bool)
+        is_var[at_var] = True
+        cols[at_var], vals[at_var] = first + np.arange(len(data)), 1.0
+        cols[~is_var], vals[~is_var] = self.x0 + ks, minus[ks]
+        self.rows.extend((d, EQUAL) for d in data)
+        self.rhs.extend([0.0] * len(data))
+        self.counts.append(per_row.astype(np.int64))
+        self.cols.append(cols)
+        self.vals.append(vals)
+
+    def terms_row(self, con: Any, sense: int, rhs: float, ks: np.ndarray, coefs: np.ndarray) -> None:
+        """The row sum_i coefs_i x_{ks_i}."""
+        self.row(con, sense, rhs, self.x0 + ks, coefs)
+
+    def objective(self, ks: np.ndarray, coefs: np.ndarray) -> None:
+        """The objective's entries: sum_i coefs_i x_{ks_i}."""
+        self.obj_cols = (self.x0 + ks).tolist()
+        self.obj_vals = coefs.tolist()
+
+    def assembled(self) -> StandardForm | None:
+        """The ``StandardForm``, or None where it is not stated."""
+        if not self.stated:
+            return None
+        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.int64)
+        cols = np.concatenate(self.cols).astype(np.int32) if self.cols else np.zeros(0, dtype=np.int32)
+        vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
+        return assemble(self.columns, self.rows, self.rhs, counts, cols, vals, self.obj_cols, self.obj_vals, 0.0)

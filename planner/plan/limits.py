@@ -44,30 +44,37 @@ def limit_columns(lim: Limits) -> dict[str, str]:
     }
 
 
-def limit_values(cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> dict[str, Any]:
-    """Right-hand side of each limit per candidate (None = not limited). The power limit is the request's
-    envelope, or each candidate's site envelope when the request sets none."""
-    if req.power_kw is not None or not len(cand):
-        power: Any = lim.power_kw
-    else:
-        site = cand["site"].cat
-        env = np.asarray([cat.site(str(s)).power_envelope_kw for s in site.categories], dtype=float)
-        power = env[np.asarray(site.codes)]
-    return {
+def limit_bounds(cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> dict[str, Any]:
+    """Right-hand side of each limit for the candidates: None (not limited), or (bound, rows) -- one bound for
+    every candidate (rows None), or the power limit when the request sets none: each site's envelope (bound, an
+    array over the table's site categories) and each candidate's site (rows, indices into it)."""
+    out: dict[str, Any] = {
         "deadline": lim.deadline_h,
         "budget": lim.budget_usd,
-        "power": power,
+        "power": lim.power_kw,
         "nodes": lim.max_nodes,
         "rack": lim.max_rack_units,
     }
+    out = {k: None if v is None else (v, None) for k, v in out.items()}
+    if req.power_kw is None and len(cand):
+        site = cand["site"].cat
+        env = np.asarray([cat.site(str(s)).power_envelope_kw for s in site.categories], dtype=float)
+        out["power"] = (env, np.asarray(site.codes))
+    return out
+
+
+def threshold(bound: Any, name: str, relaxed: bool = False) -> Any:
+    """The largest value that meets limit `name` of `bound` (relaxed: by the binding step): `within` is
+    value <= threshold. Integer limits are exact; the others allow a relative 1e-9 for rounding."""
+    if name in ("nodes", "rack"):
+        return bound + (node_step(int(bound)) if relaxed else 0)
+    return bound * ((1 + BINDING_STEP) if relaxed else 1.0) * (1 + REL_TOL)
 
 
 def within(value: Any, bound: Any, name: str, relaxed: bool = False) -> Any:
-    """value <= bound for limit `name` (relaxed: by the binding step). Integer limits are exact; the others
-    allow a relative 1e-9 for rounding. The one definition of meeting a limit, for tables and plans."""
-    if name in ("nodes", "rack"):
-        return value <= bound + (node_step(int(bound)) if relaxed else 0)
-    return value <= bound * ((1 + BINDING_STEP) if relaxed else 1.0) * (1 + REL_TOL)
+    """value <= bound for limit `name` (relaxed: by the binding step): value <= ``threshold(bound, name, relaxed)``.
+    The one definition of meeting a limit, for tables and plans."""
+    return value <= threshold(bound, name, relaxed)
 
 
 PLAN_METRIC = {"energy": "facility_energy_kwh", "cost": "cost_usd", "carbon": "carbon_kg", "time": "time_to_train_h"}

@@ -30,11 +30,30 @@ def solve_mip(
         return None, empty_report(time.perf_counter() - t0)
     m = build_model(local, lim, column, epsilon=epsilon)
     build_s = time.perf_counter() - t0
-    solved = solve_model(m, options, build_time_s=build_s)
+    jump = not one_optimum(local, column, float(m.objective_scale))
+    solved = solve_model(m, options, build_time_s=build_s, feasibility_jump=jump)
     if not solved.report.status.has_solution:
         return None, solved.report
     x = solved.values["x"]
     return int(keep[int(np.argmax(x))]), solved.report
+
+
+UNIQUE_MARGIN = 1e-4  # of the scaled objective: a hundred times HiGHS's tolerances (gap, feasibility: 1e-6)
+
+
+def one_optimum(cand: pd.DataFrame, column: str, scale: float) -> bool:
+    """Whether the MIP over ``cand`` (presolved: every candidate meets every row, ``reduce_pool``) has one optimum
+    clear of every other solution: the least objective, as HiGHS sees it (divided by the model's ``scale``:
+    formulation.add_objective), less than every other candidate's by more than UNIQUE_MARGIN (relative, at least
+    1). The optimum is then that candidate on every solve path, HiGHS's heuristics or not (solve_model's
+    ``feasibility_jump``): a solution choosing another is worse than the dual bound by more than HiGHS accepts."""
+    o = cand[column].to_numpy(dtype=float) / scale
+    if not np.isfinite(o).all():
+        return False
+    if len(o) < 2:
+        return True
+    first, second = np.partition(o, 1)[:2]
+    return bool(second - first > UNIQUE_MARGIN * max(1.0, abs(float(first))))
 
 
 def empty_report(build_s: float) -> SolverReport:

@@ -3,12 +3,15 @@ the request asks."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pandas as pd
 
 from planner.checks.request import PlanRequest
 from planner.data import Catalog, Configuration, Estimate, Layout
 from planner.physics import (
+    Space,
     compute,
     cost,
     estimate_from_row,
@@ -24,11 +27,12 @@ from planner.plan.owned import owned_credit_usd, owned_use
 from planner.plan.result import Plan
 
 
-def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
+def plan_from_row(catalog: Catalog, req: PlanRequest, row: Any) -> Plan:
     """Re-evaluate a candidate with the exact scalar path (planner.evaluate) at the layout the search chose for it
     (``chosen_layout``) and in the precision the scan priced it in:
     the request's where its GPU has it (fp16 stays fp16: its gradients reduce in fp16, bf16's in fp32 under
-    Megatron), else the fallback the GPU computes it in (a plan on a GPU without fp4 computes in fp8, and says so)."""
+    Megatron), else the fallback the GPU computes it in (a plan on a GPU without fp4 computes in fp8, and says so).
+    ``row``: a candidate row read by column name (a pandas Series, or ``Columns.row``)."""
     server = catalog.server(str(row["server"]))
     gpu = catalog.gpu(server.gpu or "")
     precision: str | None = req.precision
@@ -57,16 +61,76 @@ def plan_from_row(catalog: Catalog, req: PlanRequest, row: pd.Series) -> Plan:
     return _plan_from_estimate(catalog, req, est)
 
 
-def chosen_layout(row: pd.Series) -> Layout | None:
+def chosen_layout(row: Any) -> Layout | None:
     """The layout the search chose for a candidate row (its layout columns and interleave), so that the plan is
     re-evaluated at that layout instead of searched again: the same step terms, hence the same figures. None for
     a row without them (then the search runs)."""
-    if "tensor_parallel" not in row.index:
+    if "tensor_parallel" not in row:
         return None
-    kinds = {"recompute": str, "sequence_parallel": bool}
-    fields = {c: kinds.get(c, int)(row[c]) for c in LAYOUT_COLUMNS}
-    virtual = int(row["virtual_stages"]) if int(row["pipeline_parallel"]) > 1 else None
+    return _layout({c: row[c] for c in (*LAYOUT_COLUMNS, "virtual_stages")})
+
+
+def chosen_layouts(rows: pd.DataFrame, interleave: bool = True) -> list[Layout | None]:
+    """``chosen_layout`` of every row of a table, read column by column; ``interleave`` off: without the virtual
+    stages (None: a search among the layouts chooses them)."""
+    if "tensor_parallel" not in rows.columns:
+        return [None] * len(rows)
+    names = (*LAYOUT_COLUMNS, "virtual_stages")
+    values = zip(*(rows[c].tolist() for c in names), strict=True)
+    return [_layout(dict(zip(names, v, strict=True)), interleave) for v in values]
+
+
+_LAYOUT_KINDS = {"recompute": str, "sequence_parallel": bool}
+
+
+def _layout(values: dict[str, Any], interleave: bool = True) -> Layout:
+    """The ``Layout`` of one row's layout columns and interleave (virtual stages only where it is pipelined, and
+    with ``interleave``)."""
+    fields = {c: _LAYOUT_KINDS.get(c, int)(values[c]) for c in LAYOUT_COLUMNS}
+    virtual = int(values["virtual_stages"]) if interleave and int(values["pipeline_parallel"]) > 1 else None
     return Layout(**fields, virtual_stages=virtual)
+
+
+class Columns:
+    """A table's columns as NumPy arrays, each converted on first use, and its rows read by column name through them
+    (``row``): a few rows of a wide table are read without building a pandas Series per row, which costs more than
+    the reading. ``whole``: every column converted at once, as one array of objects (a table of a few rows whose
+    every column is read: one conversion instead of one per column)."""
+
+    def __init__(self, df: pd.DataFrame, whole: bool = False) -> None:
+        self._df = df
+        self._arrays: dict[str, np.ndarray] = {}
+        if whole:
+            cells = df.to_numpy(dtype=object)
+            self._arrays = {name: cells[:, j] for j, name in enumerate(df.columns)}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        a = self._arrays.get(name)
+        if a is None:
+            a = self._arrays[name] = self._df[name].to_numpy()
+        return a
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._df.columns
+
+    def row(self, k: int) -> Row:
+        return Row(self, k)
+
+
+class Row:
+    """Row ``k`` of a table read by column name (``Columns.row``): the value a Series of the row holds, as
+    ``row[name]``, and ``name in row``."""
+
+    __slots__ = ("_columns", "_k")
+
+    def __init__(self, columns: Columns, k: int) -> None:
+        self._columns, self._k = columns, k
+
+    def __getitem__(self, name: str) -> Any:
+        return self._columns[name][self._k]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._columns
 
 
 def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Plan:
@@ -119,24 +183,22 @@ def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> l
     the computation `planner.evaluate` does for one configuration (`evaluate_space` on an explicit space,
     then `estimate_from_row`), batched, with the search among the layouts the full search chose for them (each
     is its configuration's fastest, so the search among them finds it again: ``search_among``)."""
-    out: dict[int, Plan] = {}
+    out: list[Plan | None] = [None] * len(rows)
     work = work_of(catalog, req)
-    pos = np.arange(len(rows))
-    sites = rows["site"].astype(str).to_numpy()
-    buys = rows["purchase"].astype(str).to_numpy()
+    sites = _strings(rows["site"])
+    buys = _strings(rows["purchase"])
+    layouts = chosen_layouts(rows, interleave=False)  # the search among them chooses each one's interleave
+    hardware = {
+        "server": _strings(rows["server"]),
+        "fabric": _strings(rows["fabric"]),
+        "power_cap": rows["power_cap"].to_numpy(dtype=float),
+        "nodes": rows["nodes"].to_numpy(dtype=np.int64),
+    }
     for site, purchase in sorted(set(zip(sites, buys, strict=True))):
-        sel = pos[(sites == site) & (buys == purchase)]
-        sub = rows.iloc[sel]
-        space = pd.DataFrame(
-            {
-                "server": sub["server"].astype(str).to_numpy(),
-                "fabric": sub["fabric"].astype(str).to_numpy(),
-                "power_cap": sub["power_cap"].to_numpy(dtype=float),
-                "nodes": sub["nodes"].to_numpy(dtype=np.int64),
-            }
-        )
-        chosen = [chosen_layout(r) for _, r in sub.iterrows()]
-        among = None if None in chosen else [c.model_copy(update={"virtual_stages": None}) for c in chosen if c]
+        sel = np.flatnonzero((sites == site) & (buys == purchase))
+        space = explicit_space(*(v[sel] for v in hardware.values()))
+        chosen = [layouts[i] for i in sel]
+        among = None if None in chosen else [c for c in chosen if c]
         df = evaluate_space(
             catalog,
             req.model,
@@ -147,6 +209,31 @@ def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> l
             space=space,
             search_among=among,
         )
+        columns = Columns(df, whole=True)
         for k, i in enumerate(sel):
-            out[int(i)] = _plan_from_estimate(catalog, req, estimate_from_row(df.iloc[k]))
-    return [out[i] for i in range(len(rows))]
+            # estimate_from_row reads the row by column name only (what Row gives)
+            est = estimate_from_row(cast(pd.Series, columns.row(k)))
+            out[int(i)] = _plan_from_estimate(catalog, req, est)
+    return [p for p in out if p is not None]
+
+
+def _strings(s: pd.Series) -> np.ndarray:
+    """A column's values as strings (a categorical's categories picked by its codes)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return np.asarray([str(c) for c in s.cat.categories], dtype=object)[np.asarray(s.cat.codes)]
+    return s.astype(str).to_numpy()
+
+
+def explicit_space(servers: np.ndarray, fabrics: np.ndarray, caps: np.ndarray, nodes: np.ndarray) -> Space:
+    """The ``Space`` that ``evaluate_space`` makes of a table of these columns (physics.space.space_from_frame: server
+    and fabric ids as sorted categories and their codes), made directly: the rows are candidates of the scan, valid
+    by construction, so the table's row-by-row checks would find nothing."""
+    s_cat, f_cat = pd.Categorical(servers), pd.Categorical(fabrics)
+    return Space(
+        [str(x) for x in s_cat.categories],
+        [str(x) for x in f_cat.categories],
+        np.asarray(s_cat.codes, dtype=np.int64),
+        np.asarray(f_cat.codes, dtype=np.int64),
+        np.asarray(caps, dtype=float),
+        np.asarray(nodes, dtype=np.int64),
+    )

@@ -5,6 +5,7 @@ alternative."""
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,61 +18,179 @@ from planner.plan.candidates import physics_chunks, price_chunk
 from planner.plan.formulation import Limits
 from planner.plan.limits import (
     LIMIT_NAMES,
+    limit_bounds,
     limit_columns,
-    limit_values,
-    within,
+    threshold,
 )
 
 
 class Masks:
     """Per-candidate: does it meet each limit (ok), each limit relaxed by the binding step (relaxed), and can it be
-    a plan at all (usable: available, in service)? ``all`` and ``all_but`` include usable."""
+    a plan at all (usable: available, in service)? ``all`` and ``all_but`` include usable. A limit the request does
+    not set (not in ``given``) holds for every candidate: its ok and relaxed masks are one shared all-true array
+    (read-only), and the masks combine the given limits only. ``nested[k]``: every candidate that meets limit k
+    meets it relaxed (its relaxed threshold is at least its own: the bounds are not negative)."""
 
     def __init__(self, cand: pd.DataFrame, lim: Limits, req: PlanRequest, cat: Catalog) -> None:
         cols = limit_columns(lim)
-        rhs = limit_values(cand, lim, req, cat)
         n = len(cand)
-        self.given = [k for k in LIMIT_NAMES if rhs[k] is not None]
-        self.values = {k: cand[cols[k]].to_numpy(dtype=float) for k in LIMIT_NAMES}
-        self.ok = {k: np.ones(n, dtype=bool) for k in LIMIT_NAMES}
-        self.relaxed = {k: np.ones(n, dtype=bool) for k in LIMIT_NAMES}
+        bounds = limit_bounds(cand, lim, req, cat)
+        self.given = [k for k in LIMIT_NAMES if bounds[k] is not None]
+        self.values = _ColumnValues(cand, cols)
+        true = np.ones(n, dtype=bool)
+        true.flags.writeable = False
+        self.ok = dict.fromkeys(LIMIT_NAMES, true)
+        self.relaxed = dict.fromkeys(LIMIT_NAMES, true)
+        self.nested = dict.fromkeys(LIMIT_NAMES, True)
         for k in self.given:
-            self.ok[k] = np.asarray(within(self.values[k], rhs[k], k))
-            self.relaxed[k] = np.asarray(within(self.values[k], rhs[k], k, relaxed=True))
+            bound, rows = bounds[k]
+            # integer limits compare the integer column (exact, as its floats are)
+            values = cand[cols[k]].to_numpy() if k in ("nodes", "rack") else self.values[k]
+            strict, loose = threshold(bound, k), threshold(bound, k, relaxed=True)
+            self.ok[k] = _at_most(values, strict, rows)
+            self.relaxed[k] = _at_most(values, loose, rows)
+            self.nested[k] = bool(np.all(np.asarray(loose) >= np.asarray(strict)))
         # rows that can be a plan at all (available, in service: candidates.price_chunk), under every mask
-        self.usable = cand["usable"].to_numpy(dtype=bool) if "usable" in cand else np.ones(n, dtype=bool)
-        self.all = np.logical_and.reduce([self.usable, *(self.ok[k] for k in LIMIT_NAMES)])
+        self.usable = cand["usable"].to_numpy(dtype=bool) if "usable" in cand else true
+        self.all = self.all_but()
 
     def all_but(self, *skip: str) -> np.ndarray:
-        return np.logical_and.reduce([self.usable, *(self.ok[k] for k in LIMIT_NAMES if k not in skip)])
+        out = self.usable.copy()
+        for k in self.given:
+            if k not in skip:
+                out &= self.ok[k]
+        return out
 
 
-def _option_groups(cand: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(group of each row, first row of each group) for contiguous runs of one hardware option."""
-    n = len(cand)
-    change = np.zeros(n, dtype=bool)
-    if n:
-        change[0] = True
-    for col in HARDWARE_KEY:
-        s = cand[col]
-        v = np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
-        change[1:] |= v[1:] != v[:-1]
-    return np.cumsum(change) - 1, np.flatnonzero(change)
+class _ColumnValues(dict[str, np.ndarray]):
+    """Each limit's candidate column as floats, read from the table on first use."""
+
+    def __init__(self, cand: pd.DataFrame, columns: dict[str, str]) -> None:
+        super().__init__()
+        self._cand, self._columns = cand, columns
+
+    def __missing__(self, k: str) -> np.ndarray:
+        v = self[k] = self._cand[self._columns[k]].to_numpy(dtype=float)
+        return v
 
 
-def _group_argmin(v: np.ndarray, mask: np.ndarray, gid: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per group, the first row (fewest nodes) among those in `mask` with the least v."""
-    mask = mask & np.isfinite(v)
-    if not mask.any():
-        return np.zeros(0, dtype=np.int64)
-    w = np.where(mask, v, np.inf)
-    gmin = np.minimum.reduceat(w, starts)
-    lengths = np.diff(np.append(starts, len(w)))
-    # a group with no row in the mask has gmin inf, which its rows (all inf) equal: the mask keeps them out
-    idx = np.flatnonzero((w == np.repeat(gmin, lengths)) & mask)
-    first = np.ones(len(idx), dtype=bool)
-    first[1:] = gid[idx[1:]] != gid[idx[:-1]]
-    return idx[first]
+def _at_most(values: np.ndarray, threshold: Any, rows: np.ndarray | None) -> np.ndarray:
+    """values <= threshold, where ``rows`` (when given) picks each row's entry of an array of thresholds (one
+    number where they are all equal)."""
+    if rows is not None:
+        threshold = threshold[0] if (threshold == threshold[0]).all() else np.take(threshold, rows.astype(np.intp))
+    return np.asarray(values <= threshold)
+
+
+class OptionGroups:
+    """The contiguous runs of one hardware option (HARDWARE_KEY) in a priced table, nodes ascending within each
+    (candidates.price_chunk orders rows so): each row's group (``gid``) and each group's first row (``starts``).
+    Computed once per priced table (``option_groups``)."""
+
+    def __init__(self, cand: pd.DataFrame) -> None:
+        n = len(cand)
+        change = np.zeros(n, dtype=bool)
+        if n:
+            change[0] = True
+        for col in HARDWARE_KEY:
+            v = _codes(cand[col])
+            change[1:] |= v[1:] != v[:-1]
+        self.gid = np.cumsum(change) - 1
+        self.starts = np.flatnonzero(change)
+        self.lengths = np.diff(np.append(self.starts, n))
+        self.rows = np.arange(n)
+
+    def argmin(self, v: np.ndarray, mask: np.ndarray, all_finite: bool | None = None) -> np.ndarray:
+        """Per group, the first row (fewest nodes) among those in `mask` with the least finite v (``all_finite``:
+        whether every v is finite, where the caller knows)."""
+        return self.least(v, mask, all_finite).rows()
+
+    def least(self, v: np.ndarray, mask: np.ndarray, all_finite: bool | None = None) -> Least:
+        """``argmin`` per group, with the least value (``Least``)."""
+        if not len(v):
+            return Least(np.zeros(0), np.zeros(0, dtype=np.int64))
+        if not (all_finite if all_finite is not None else np.isfinite(v).all()):
+            mask = mask & np.isfinite(v)
+        w = np.where(mask, v, np.inf)
+        least = np.minimum.reduceat(w, self.starts)
+        least[least == np.inf] = np.nan  # a group with no row in the mask: its rows (all inf) match nothing
+        idx = np.flatnonzero(w == np.repeat(least, self.lengths))
+        g = self.gid[idx]
+        keep = np.ones(len(idx), dtype=bool)
+        keep[1:] = g[1:] != g[:-1]  # ties: the first row of its group
+        row = np.full(len(self.starts), -1, dtype=np.int64)
+        row[g[keep]] = idx[keep]
+        return Least(least, row)
+
+    def argmin_with(self, v: np.ndarray, base: Least, extra: np.ndarray, all_finite: bool | None = None) -> np.ndarray:
+        """``argmin`` over the rows of ``base``'s mask and the rows in ``extra`` together, from ``base`` (that mask's
+        ``least``) and the rows of ``extra`` alone: the least value of a union is the lesser of the two least values,
+        and of equal values the first row. Few rows in ``extra`` cost little."""
+        e = np.flatnonzero(extra)
+        if not (all_finite if all_finite is not None else np.isfinite(v[e]).all()):
+            e = e[np.isfinite(v[e])]
+        row = base.row.copy()
+        if e.size:
+            ve, ge = v[e], self.gid[e]
+            order = np.lexsort((e, ve, ge))  # by group, then value, then row: the first of each group is its argmin
+            e, ve, ge = e[order], ve[order], ge[order]
+            first = np.ones(len(e), dtype=bool)
+            first[1:] = ge[1:] != ge[:-1]
+            e, ve, ge = e[first], ve[first], ge[first]
+            held, at = base.value[ge], base.row[ge]
+            better = (at < 0) | (ve < held) | ((ve == held) & (e < at))
+            row[ge[better]] = e[better]
+        return row[row >= 0]
+
+    def first(self, mask: np.ndarray) -> np.ndarray:
+        """Per group, the first row (fewest nodes) in `mask`: its least value of a column that grows with the node
+        count within a group (nodes, rack units), as ``argmin`` finds it."""
+        if not len(mask):
+            return np.zeros(0, dtype=np.int64)
+        n = len(mask)
+        first = np.minimum.reduceat(np.where(mask, self.rows, n), self.starts)
+        return first[first < n]
+
+
+class Least:
+    """Per option group: the least value among the rows of a mask (nan where none, ``value``) and the first row that
+    has it (-1 where none, ``row``)."""
+
+    def __init__(self, value: np.ndarray, row: np.ndarray) -> None:
+        self.value, self.row = value, row
+
+    def rows(self) -> np.ndarray:
+        """The rows found, ascending."""
+        return self.row[self.row >= 0]
+
+
+def option_groups(cand: pd.DataFrame) -> OptionGroups:
+    """``OptionGroups`` of a priced table, kept while the table lives (a priced chunk is cached: candidates.price_chunk)
+    so that every request reducing it again reuses them."""
+    return _of_table(cand, "groups", OptionGroups)
+
+
+def _of_table(cand: pd.DataFrame, kind: str, make: Any) -> Any:
+    """``make(cand)``, computed once per table object and kept while it lives (the last 64)."""
+    key = (id(cand), kind)
+    hit = _OF_TABLE.get(key)
+    if hit is not None and hit[0]() is cand:
+        return hit[1]
+    value = make(cand)
+    for k in [k for k, (ref, _) in _OF_TABLE.items() if ref() is None]:
+        del _OF_TABLE[k]
+    _OF_TABLE[key] = (weakref.ref(cand), value)
+    while len(_OF_TABLE) > 64:
+        _OF_TABLE.pop(next(iter(_OF_TABLE)))
+    return value
+
+
+_OF_TABLE: dict[tuple[int, str], tuple[weakref.ref[pd.DataFrame], Any]] = {}
+
+
+def _codes(s: pd.Series) -> np.ndarray:
+    """A column as integers equal where its values are: a categorical's codes, else the values themselves."""
+    return np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 
 def frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -103,7 +222,7 @@ def scan(
     for phys in physics_chunks(cat, req, lo, hi, timings):
         t0 = time.perf_counter()
         cand = price_chunk(cat, req, phys)
-        priced += int(cand["usable"].sum()) if len(cand) else 0
+        priced += _of_table(cand, "usable", _usable_rows) if len(cand) else 0
         if len(cand):
             keep = reducer(cand)
             if len(keep):
@@ -113,23 +232,46 @@ def scan(
             break
     if not parts:
         return pd.DataFrame(), priced
-    kept = parts[0] if len(parts) == 1 else pd.concat(parts)
-    return kept.reset_index(drop=True), priced
+    # one block per dtype (a deep copy consolidates the priced chunks' columns): the pool, the MIP's candidates and
+    # the alternatives are taken from it, block by block instead of column by column
+    kept = pd.concat(parts, ignore_index=True).copy() if len(parts) > 1 else parts[0].reset_index(drop=True).copy()
+    return kept, priced
+
+
+def _usable_rows(cand: pd.DataFrame) -> int:
+    """The rows of a priced table that can be a plan at all (``usable``)."""
+    return int(cand["usable"].to_numpy(dtype=bool).sum())
 
 
 def solve_reducer(cat: Catalog, req: PlanRequest, lim: Limits, column: str) -> Any:
     """Per hardware option: the best plan under all limits; under all limits with each one relaxed by the
-    binding step (binding); and the least value of each limit's column under all the others (relaxations)."""
+    binding step (binding); and the least value of each limit's column under all the others (relaxations).
+
+    The relaxations are what the explanation of an infeasible request reads (plan.explain): they are kept from the
+    chunks scanned before the first that has a plan meeting every limit, and not after -- from then on the request
+    is feasible, and the rows that answer its questions (the MIP's candidates, the alternatives, the binding limits)
+    are the others."""
+    feasible = False
 
     def reduce(cand: pd.DataFrame) -> np.ndarray:
-        gid, starts = _option_groups(cand)
+        nonlocal feasible
+        groups = option_groups(cand)
         m = Masks(cand, lim, req, cat)
         obj = cand[column].to_numpy(dtype=float)
-        picks = [_group_argmin(obj, m.all, gid, starts)]
+        finite = bool(np.isfinite(obj).all())
+        best = groups.least(obj, m.all, finite)
+        picks = [best.rows()]
+        relaxations = not feasible
+        feasible = feasible or bool(len(picks[0]))
         for k in m.given:
             others = m.all_but(k)
-            picks.append(_group_argmin(obj, others & m.relaxed[k], gid, starts))
-            picks.append(_group_argmin(m.values[k], others, gid, starts))
+            if m.nested[k]:  # others & relaxed = all and the few rows that meet k only relaxed
+                picks.append(groups.argmin_with(obj, best, others & m.relaxed[k] & ~m.ok[k], finite))
+            else:
+                picks.append(groups.argmin(obj, others & m.relaxed[k], finite))
+            if relaxations:
+                # nodes and rack units grow with the node count within a group: the least is the first row
+                picks.append(groups.first(others) if k in ("nodes", "rack") else groups.argmin(m.values[k], others))
         return np.concatenate(picks)
 
     return reduce
@@ -156,11 +298,22 @@ def reduce_pool(
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return idx
-    sub = cand.iloc[idx]
-    order = np.lexsort((sub["nodes"].to_numpy(), sub[column].to_numpy(dtype=float)))
-    key = np.zeros(len(sub), dtype=np.int64)
-    for col in HARDWARE_KEY:  # one integer per hardware option
-        codes = np.asarray(pd.Categorical(sub[col]).codes, dtype=np.int64)
-        key = key * (int(codes.max()) + 2) + codes + 1
-    _, first = np.unique(key[order], return_index=True)
+    order = np.lexsort((cand["nodes"].to_numpy()[idx], cand[column].to_numpy(dtype=float)[idx]))
+    _, first = np.unique(option_codes(cand)[idx][order], return_index=True)
     return np.asarray(np.sort(idx[order[first]]))
+
+
+def option_codes(cand: pd.DataFrame) -> np.ndarray:
+    """One integer per candidate naming its hardware option (HARDWARE_KEY): equal integers, equal options. Computed
+    once per table object (the pool a solve presolves, cuts and lists alternatives from)."""
+    codes: np.ndarray = _of_table(cand, "options", _option_codes)
+    return codes
+
+
+def _option_codes(cand: pd.DataFrame) -> np.ndarray:
+    """``option_codes``, computed."""
+    key = np.zeros(len(cand), dtype=np.int64)
+    for col in HARDWARE_KEY:
+        codes = np.unique(_codes(cand[col]), return_inverse=True)[1].astype(np.int64)
+        key = key * (int(codes.max(initial=0)) + 2) + codes + 1
+    return key

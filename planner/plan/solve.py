@@ -37,8 +37,8 @@ from planner.plan.limits import (
     limits_for,
 )
 from planner.plan.mip import solve_mip
-from planner.plan.plans import plan_from_row, plans_from_rows
-from planner.plan.reduce import HARDWARE_KEY, Masks, reduce_pool, scan, solve_reducer
+from planner.plan.plans import Columns, plan_from_row, plans_from_rows
+from planner.plan.reduce import Masks, option_codes, reduce_pool, scan, solve_reducer
 from planner.plan.result import Plan, PlanResult
 from planner.solver import SolverReport, SolverStatus
 
@@ -88,15 +88,16 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     exclude: list[int] = []
     report: SolverReport | None = None
     plan: Plan | None = None
-    chosen: pd.Series | None = None
+    chosen: int | None = None
+    rows = Columns(pool)
     t1 = time.perf_counter()
     for _ in range(MAX_CUTS):
         pos, report = solve_mip(pool, lim, column, req.solver, exclude=exclude)
         if pos is None:
             break
-        p = plan_from_row(cat, req, pool.iloc[pos])
+        p = plan_from_row(cat, req, rows.row(pos))
         if not check_plan(p, req, cat, lim):
-            plan, chosen = p, pool.iloc[pos]
+            plan, chosen = p, pos
             break
         exclude.append(pos)  # never return a plan the exact model rejects: cut it off and re-solve
     timings["solve_s"] = time.perf_counter() - t1
@@ -109,7 +110,7 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     t2 = time.perf_counter()
     alts = alternatives(cat, req, lim, pool, chosen, column)
     timings["alternatives_s"] = time.perf_counter() - t2
-    binding = binding_limits(kept, masks, float(chosen[column]), column)
+    binding = binding_limits(kept, masks, float(rows[column][chosen]), column)
     status = "optimal" if report.status == SolverStatus.OPTIMAL else "time_limit"
     return PlanResult(
         request=req,
@@ -126,9 +127,10 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
 
 
 def alternatives(
-    cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: pd.Series, column: str
+    cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: int, column: str
 ) -> list[Plan]:
-    """The next-best `req.alternatives` hardware options, then the best plan of each other GPU type not listed.
+    """The next-best `req.alternatives` hardware options, then the best plan of each other GPU type not listed
+    (``chosen``: the plan's position in ``pool``).
 
     Each hardware option (server, fabric, cap, site, purchase) appears at most once, with its best node count.
     Every constraint involves only the chosen plan, so re-solving the MIP with the options found so far cut
@@ -137,30 +139,30 @@ def alternatives(
     (`plans_from_rows`, one batched call) and checked by `check_plan`; one that fails is replaced by the next."""
     if req.alternatives == 0:
         return []
-    best = pool.iloc[reduce_pool(pool, column)]
-    best = best.iloc[np.lexsort((best["nodes"].to_numpy(), best[column].to_numpy(dtype=float)))]
-    keys = list(zip(*(best[c].astype(object).tolist() for c in HARDWARE_KEY), strict=True))
-    chosen_key = tuple(chosen[c] for c in HARDWARE_KEY)
-    order = [i for i in range(len(best)) if keys[i] != chosen_key]
-    gpu_of = best["gpu"].astype(str).tolist()
-    accepted: dict[int, Plan] = {}
-    tried: set[int] = set()
+    best = reduce_pool(pool, column)
+    best = best[np.lexsort((pool["nodes"].to_numpy()[best], pool[column].to_numpy(dtype=float)[best]))]
+    codes = option_codes(pool)
+    order = [int(i) for i in best[codes[best] != codes[chosen]]]
+    gpu = pool["gpu"]
+    gpu_of = dict(zip(order, gpu.iloc[order].astype(str).tolist(), strict=True))
+    chosen_gpu = str(gpu.iloc[chosen])
+    plans: dict[int, Plan] = {}
+    rejected: set[int] = set()
     while True:
-        usable = [i for i in order if i in accepted or i not in tried]
-        nxt = usable[: req.alternatives]
-        shown = {str(chosen["gpu"])} | {gpu_of[i] for i in nxt}
-        per_gpu: list[int] = []
+        usable = [i for i in order if i not in rejected]
+        listed = usable[: req.alternatives]
+        shown = {chosen_gpu} | {gpu_of[i] for i in listed}
         for i in usable:
             if gpu_of[i] not in shown:
                 shown.add(gpu_of[i])
-                per_gpu.append(i)
-        todo = [i for i in nxt + per_gpu if i not in tried]
+                listed.append(i)
+        todo = [i for i in listed if i not in plans]
         if not todo:
-            return [accepted[i] for i in nxt + per_gpu]
-        for i, p in zip(todo, plans_from_rows(cat, req, best.iloc[todo]), strict=True):
-            if not check_plan(p, req, cat, lim):
-                accepted[i] = p
-        tried.update(todo)
+            return [plans[i] for i in listed]
+        for i, p in zip(todo, plans_from_rows(cat, req, pool.iloc[todo]), strict=True):
+            plans[i] = p
+            if check_plan(p, req, cat, lim):
+                rejected.add(i)
 
 
 def binding_limits(kept: pd.DataFrame, m: Masks, best: float, column: str) -> list[str]:

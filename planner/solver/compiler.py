@@ -133,7 +133,7 @@ def _standard_form(m: pyo.ConcreteModel) -> StandardForm:
     col_of = order.__getitem__
     cols = np.fromiter(itertools.chain.from_iterable(map(col_of, t) for t in terms), dtype=np.int32, count=nnz)
     vals = np.fromiter(itertools.chain.from_iterable(t.values() for t in terms), dtype=np.float64, count=nnz)
-    return _assemble(list(var_map.values()), rows, rhs, counts, cols, vals, obj_cols, obj_vals, offset)
+    return assemble(list(var_map.values()), rows, rhs, counts, cols, vals, obj_cols, obj_vals, offset)
 
 
 def _visited(visitor: Any, expr: Any, owner: Any) -> tuple[dict[int, Any], Any]:
@@ -196,7 +196,7 @@ def _linear_terms_reader(var_map: dict[int, Any], record: Any) -> Any:
     return read
 
 
-def _assemble(
+def assemble(
     columns: list[Any],
     rows: list[tuple[Any, int]],
     rhs_list: list[float],

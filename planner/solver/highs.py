@@ -93,6 +93,17 @@ def _var_index(v: Any) -> Any:
     return v.index()
 
 
+def _dense_whole(comp: Any, run: list[Any]) -> bool:
+    """Whether a run of columns is every variable of a component indexed 0..n-1, in index order: its values are then
+    the component's dense array as they stand."""
+    return (
+        comp.is_indexed()
+        and len(run) == len(comp)
+        and list(comp.keys()) == list(range(len(run)))
+        and all(a is b for a, b in zip(run, comp.values(), strict=True))
+    )
+
+
 def deadline_interrupt(deadline_s: float) -> Any:
     """A HiGHS interrupt callback that stops the solve once ``time.perf_counter()`` passes ``deadline_s``: HiGHS
     polls it inside the MIP search and every simplex solve, so the time limit holds within a poll interval
@@ -106,13 +117,15 @@ def deadline_interrupt(deadline_s: float) -> Any:
 
 
 def _compile(m: pyo.ConcreteModel) -> StandardForm:
-    """The model in standard form (``standard_form``). A model that sets ``m.reuse_compiled`` is compiled once, with
-    every variable free of its fixing (a fixed variable stays a column; its value becomes both bounds at each solve),
-    and the arrays are kept on the model for the next solves: a model re-solved with other variables fixed (the
-    fleet's LP relaxation, restricted MIP and full MIP) is not compiled again. Only variables may change between
-    such solves (values, bounds, fixing), not constraints."""
+    """The model in standard form (``standard_form``). A model whose builder states its standard form
+    (``m._compiled``: the single-job MIP, planner/plan/formulation.py) is not compiled. A model that sets
+    ``m.reuse_compiled`` is compiled once, with every variable free of its fixing (a fixed variable stays a column;
+    its value becomes both bounds at each solve), and the arrays are kept on the model for the next solves: a model
+    re-solved with other variables fixed (the fleet's LP relaxation, restricted MIP and full MIP) is not compiled
+    again. Only variables may change between such solves (values, bounds, fixing), not constraints."""
     if not getattr(m, "reuse_compiled", False):
-        return standard_form(m)
+        stated: StandardForm | None = getattr(m, "_compiled", None)
+        return stated if stated is not None else standard_form(m)
     compiled: StandardForm | None = getattr(m, "_compiled", None)
     if compiled is None:
         import pyomo.core as pyo
@@ -141,12 +154,13 @@ def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, An
     start = None
     if not relax and getattr(m, "warm_start", False) and all(v.value is not None for v in cols):
         start = np.asarray([float(v.value) for v in cols])  # a starting solution (e.g. a greedy plan)
+    lower, upper, integer = _column_bounds(cols, highspy.kHighsInf)
     return cols, {
         "ncol": len(cols),
         "nrow": sf.num_rows,
-        "lower": np.array([v.value if v.fixed else -highspy.kHighsInf if v.lb is None else v.lb for v in cols], float),
-        "upper": np.array([v.value if v.fixed else highspy.kHighsInf if v.ub is None else v.ub for v in cols], float),
-        "integer": np.array([(v.is_integer() or v.is_binary()) and not relax for v in cols], dtype=bool),
+        "lower": lower,
+        "upper": upper,
+        "integer": integer & (not relax),
         "row_lo": np.where(sense >= 0, np.where(sense == 0, rhs, -highspy.kHighsInf), rhs),
         "row_hi": np.where(sense <= 0, np.where(sense == 0, rhs, highspy.kHighsInf), rhs),
         "indptr": sf.indptr,
@@ -156,6 +170,27 @@ def _problem(m: pyo.ConcreteModel, relax: bool) -> tuple[list[Any], dict[str, An
         "offset": sf.offset,
         "start": start,
     }
+
+
+def _column_bounds(cols: list[Any], inf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each column's lower and upper bound (its value, both, where it is fixed; +-inf where it has none) and whether
+    it is integer (an integer or binary domain, read once per domain object)."""
+    lower = np.empty(len(cols))
+    upper = np.empty(len(cols))
+    integer = np.empty(len(cols), dtype=bool)
+    kinds: dict[int, bool] = {}
+    for j, v in enumerate(cols):
+        if v.fixed:
+            lower[j] = upper[j] = v.value
+        else:
+            lb, ub = v.bounds
+            lower[j] = -inf if lb is None else lb
+            upper[j] = inf if ub is None else ub
+        kind = kinds.get(id(v.domain))
+        if kind is None:
+            kind = kinds[id(v.domain)] = bool(v.is_integer() or v.is_binary())
+        integer[j] = kind
+    return lower, upper, integer
 
 
 def process_threads() -> int | None:
@@ -175,6 +210,8 @@ def _highs(problem: dict[str, Any], options: SolverOptions, time_limit_s: float)
     h.setOptionValue("time_limit", float(time_limit_s))
     h.setOptionValue("mip_rel_gap", float(options.mip_rel_gap))
     h.setOptionValue("presolve", "on" if options.presolve else "off")
+    if not problem.get("feasibility_jump", True):
+        h.setOptionValue("mip_heuristic_run_feasibility_jump", False)
     if options.threads is not None and _THREADS is None:
         h.setOptionValue("threads", int(options.threads))
         _THREADS = options.threads
@@ -353,9 +390,15 @@ def solve_model(
     relax: bool = False,
     isolate: bool = False,
     child: Any = None,
+    feasibility_jump: bool = True,
 ) -> Solved:
     """Solve m with HiGHS (``relax``: its LP relaxation, every integer column continuous within its bounds, and
     no starting solution) and read the answer back.
+
+    ``feasibility_jump``: HiGHS's feasibility-jump heuristic, which it runs before the root LP. A caller that knows
+    the MIP has one optimum, clear of every other solution by more than HiGHS's tolerances, turns it off
+    (planner/plan/mip.py): every solve path then returns that optimum, and the heuristic only costs time -- half of
+    HiGHS's time on the plan MIP. Where optima tie, which one HiGHS returns depends on its path: leave it on.
 
     ``isolate``: HiGHS runs in a child process that is killed when it has not answered within the time limit
     plus ISOLATE_GRACE_S -- the time limit then holds even where HiGHS ignores its interrupt (the fleet MIP's
@@ -364,6 +407,7 @@ def solve_model(
     replaces the child's function (tests: a HiGHS that never answers)."""
     t0 = time.perf_counter()
     cols, problem = _problem(m, relax)
+    problem["feasibility_jump"] = feasibility_jump
     handoff = time.perf_counter() - t0
     if isolate:
         res = _in_child(problem, options, max(0.0, float(options.time_limit_s) - handoff), child or _child)
@@ -411,8 +455,21 @@ def _solution(m: pyo.ConcreteModel, cols: list[Any], report: SolverReport, x: np
     keyed: dict[str, dict[Any, float]] = {}
     if x is not None:
         by_comp: dict[str, dict[Any, float]] = {}
-        for v, val in zip(cols, x, strict=True):
-            by_comp.setdefault(v.parent_component().name, {})[_var_index(v)] = float(val)
+        parents = [v.parent_component() for v in cols]
+        vals = x.tolist()
+        i = 0
+        while i < len(cols):  # each run of columns of one variable component
+            comp = parents[i]
+            j = i + 1
+            while j < len(cols) and parents[j] is comp:
+                j += 1
+            if _dense_whole(comp, cols[i:j]):
+                values[comp.name] = np.asarray(x[i:j], dtype=float)
+            else:
+                d = by_comp.setdefault(comp.name, {})
+                for v, val in zip(cols[i:j], vals[i:j], strict=True):
+                    d[_var_index(v)] = val
+            i = j
         for name, d in by_comp.items():
             if all(isinstance(i, int) for i in d):  # a RangeSet-indexed variable: a dense array
                 arr = np.zeros(len(getattr(m, name)))

@@ -1,0 +1,114 @@
+"""The priced-chunk cache (planner/plan/candidates.py ``price_chunk``): a request that differs from an earlier one
+only in its limits or objective reduces the chunks priced for it without pricing them again; a request that changes
+anything a price reads (the catalog's prices, sites and electricity, the request's sites, purchase modes, service
+life, owned servers, start-up or evaluations) prices them again, and plans exactly as with nothing cached; the cache
+holds at most PRICED_CACHE_ROWS rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.data import Catalog
+from planner.plan import candidates, solve
+
+BASE = dict(model="llama3-8b", tokens=1e11, deadline_days=20, objective="energy", max_nodes=40, alternatives=2)
+
+
+def result(res: Any) -> dict[str, Any]:
+    """A result's content, without its timings."""
+    out: dict[str, Any] = res.model_dump(exclude={"timings_s"})
+    if out["solver"]:
+        for k in ("solve_time_s", "build_time_s", "handoff_time_s"):
+            out["solver"].pop(k)
+    return out
+
+
+@pytest.fixture
+def pricings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one per chunk priced."""
+    calls: list[int] = []
+    real = candidates._priced
+
+    def counting(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    candidates._PRICED.clear()
+    monkeypatch.setattr(candidates, "_priced", counting)
+    return calls
+
+
+def test_a_request_that_changes_only_its_limits_or_objective_is_not_priced_again(
+    shipped: Catalog, pricings: list[int]
+) -> None:
+    solve(BASE, shipped)
+    priced = len(pricings)
+    assert priced > 0
+    for change in ({"deadline_days": 12}, {"objective": "cost"}, {"budget_usd": 1e6, "power_kw": 80.0}, {}):
+        res = solve({**BASE, **change}, shipped)
+        assert res.plan is not None
+    assert len(pricings) == priced
+
+
+def electricity_doubled(cat: Catalog) -> Catalog:
+    return cat.replace(
+        sites={
+            k: v.model_copy(update={"electricity_usd_per_kwh": 2 * v.electricity_usd_per_kwh})
+            for k, v in cat.sites.items()
+        }
+    )
+
+
+def server_price_cut(cat: Catalog) -> Catalog:
+    return cat.replace(
+        servers={
+            k: v.model_copy(update={"price_usd": None if v.price_usd is None else 0.5 * v.price_usd})
+            for k, v in cat.servers.items()
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "catalog"),
+    [
+        ({"objective": "cost"}, electricity_doubled),
+        ({"objective": "cost"}, server_price_cut),
+        ({"sites": ["us-colo", "hydro-nordic"], "objective": "carbon"}, None),
+        ({"purchase": "either", "objective": "cost"}, None),
+        ({"life_years": 0.3, "objective": "cost"}, None),
+        ({"owned": [{"server": "dgx-h100", "count": 6}], "objective": "cost"}, None),
+        ({"startup_s": 3600.0}, None),
+        ({"evaluations": 4, "evaluation_samples": 1e5}, None),
+    ],
+)
+def test_a_request_that_changes_what_a_price_reads_is_priced_again_and_plans_as_with_nothing_cached(
+    shipped: Catalog, pricings: list[int], change: dict[str, Any], catalog: Any
+) -> None:
+    cat = catalog(shipped) if catalog else shipped
+    solve({**BASE, "objective": "cost"}, shipped)
+    priced = len(pricings)
+    cached = solve({**BASE, **change}, cat)
+    assert len(pricings) > priced
+    candidates._PRICED.clear()
+    assert result(cached) == result(solve({**BASE, **change}, cat))
+
+
+def test_the_priced_chunks_kept_are_bounded(
+    shipped: Catalog, pricings: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(candidates, "PRICED_CACHE_ROWS", 1)
+    for sites in (["us-colo"], ["hydro-nordic"], ["coal-heavy"]):
+        solve({**BASE, "sites": sites}, shipped)
+    assert len(candidates._PRICED) == 1  # the last table priced, however large
+
+
+def test_a_chunk_dropped_from_the_physics_cache_takes_its_prices_with_it(shipped: Catalog, pricings: list[int]) -> None:
+    solve(BASE, shipped)
+    assert candidates._PRICED
+    candidates.PHYSICS.clear()
+    solve({**BASE, "sites": ["coal-heavy"]}, shipped)  # evaluates the physics again, and prices it
+    live = [ref() for ref, _ in candidates._PRICED.values()]
+    assert all(phys is not None for phys in live)
+    assert len(candidates._PRICED) == len(candidates.PHYSICS)
