@@ -304,10 +304,16 @@ def with_run_terms_h(catalog: Catalog, req: PlanRequest, physical: dict[str, np.
     training_h = physical["time_to_train_h"]
     if not (req.startup_s or req.evaluations):
         return training_h
-    evaluation_h = run_time.evaluation_hours(
-        0.0, evaluation_samples_of(catalog, req), physical["throughput_samples_per_s"]
-    )
-    return np.asarray(training_h + evaluation_h + req.startup_s / run_time.SECONDS_PER_HOUR)
+    evaluation_h, startup_h = run_terms_h(catalog, req, physical["throughput_samples_per_s"])
+    return np.asarray(training_h + evaluation_h + startup_h)
+
+
+def run_terms_h(catalog: Catalog, req: PlanRequest, throughput_samples_per_s: Any) -> tuple[Any, float]:
+    """(hours of the request's evaluations at each configuration's throughput, hours of its start-up): the terms
+    ``with_run_terms_h`` adds to the training (run_time.evaluation_hours over the training-sample equivalents of the
+    held-out samples, ``evaluation_samples_of``)."""
+    evaluation_h = run_time.evaluation_hours(0.0, evaluation_samples_of(catalog, req), throughput_samples_per_s)
+    return evaluation_h, req.startup_s / run_time.SECONDS_PER_HOUR
 
 
 def chunk_capex(catalog: Catalog, phys: pd.DataFrame, inputs: dict[str, Any]) -> np.ndarray:

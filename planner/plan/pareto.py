@@ -10,9 +10,9 @@ import pandas as pd
 from planner.checks.request import Objective, PlanRequest
 from planner.data import Catalog
 from planner.errors import PlannerInputError
-from planner.physics import run_time
+from planner.plan.candidates import run_terms_h
 from planner.plan.formulation import OBJECTIVE_COLUMNS
-from planner.plan.limits import evaluation_samples_of, limits_for
+from planner.plan.limits import limits_for
 from planner.plan.plans import plan_from_row
 from planner.plan.reduce import Masks, frontier, scan
 from planner.plan.result import OBJECTIVE_UNITS
@@ -66,17 +66,15 @@ def pareto(
     pool = kept.iloc[front_idx].reset_index(drop=True)
     y_min, y_max = float(pool[yc].min()), float(pool[yc].iloc[0])  # pool is x ascending: row 0 has the least x
     has_terms = bool(req.startup_s or req.evaluations)
-    held_out = evaluation_samples_of(cat, req) if has_terms else 0.0
 
     def run_terms(r: pd.Series) -> dict[str, float]:
         """A point's time to train in its terms, where the request states a start-up or evaluations (they sum to
         time_to_train_days, as price_chunk formed it: candidates.with_run_terms_h)."""
         if not has_terms:
             return {}
-        evaluation_h = float(run_time.evaluation_hours(0.0, held_out, float(r["throughput_samples_per_s"])))
-        startup_h = req.startup_s / run_time.SECONDS_PER_HOUR
-        training_h = float(r["time_to_train_h"]) - evaluation_h - startup_h
-        return {"training_days": training_h / 24.0, "evaluation_h": evaluation_h, "startup_h": startup_h}
+        evaluation_h, startup_h = run_terms_h(cat, req, float(r["throughput_samples_per_s"]))
+        training_h = float(r["time_to_train_h"]) - float(evaluation_h) - startup_h
+        return {"training_days": training_h / 24.0, "evaluation_h": float(evaluation_h), "startup_h": startup_h}
 
     rows = []
     for eps in np.linspace(y_max, y_min, points):
