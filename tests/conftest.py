@@ -186,3 +186,19 @@ def toy_catalog(
 @pytest.fixture()
 def toy() -> Catalog:
     return toy_catalog()
+
+
+@pytest.fixture
+def built_plan_models(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every single-job MIP ``solve`` builds while the test runs (planner.plan.mip.build_model, recorded)."""
+    from planner.plan import mip as plan_mip
+
+    models: list[Any] = []
+    build = plan_mip.build_model
+
+    def keep(*args: Any, **kw: Any) -> Any:
+        models.append(build(*args, **kw))
+        return models[-1]
+
+    monkeypatch.setattr(plan_mip, "build_model", keep)
+    return models

@@ -157,7 +157,7 @@ def explain_infeasible(
         msg = (
             f"Every configuration of '{req.model}' that fits the allowed servers (searched up to {horizon:,} nodes) "
             f"runs longer than the servers' {req.life_years:g}-year service life (--life-years): the fastest, "
-            f"{nodes:,} x {server}, takes {_years(hours)}{_terms_counted(req)}. Bought servers would retire before "
+            f"{nodes:,} x {server}, takes {_years(hours)}{_counting(req)}. Bought servers would retire before "
             f"the run ends. {_outlived_advice(req)}"
         )
         timings["explain_s"] = time.perf_counter() - t0
@@ -195,14 +195,9 @@ def _years(hours: float) -> str:
     return f"{hours / cost.HOURS_PER_YEAR:,.3g} years"
 
 
-def _terms_counted(req: PlanRequest) -> str:
-    """', counting the run's 1 year of start-up and 20 evaluations': what the time holds besides training."""
-    parts = []
-    if req.startup_s:
-        parts.append(f"{duration_text(req.startup_s / 86400.0)} of start-up")
-    if req.evaluations:
-        parts.append(f"{req.evaluations:,} evaluations")
-    return f", counting the run's {' and '.join(parts)}" if parts else ""
+def _counting(req: PlanRequest) -> str:
+    """', counting the run's 1 h of start-up and 20 evaluations' where the request states them (run_terms_phrase)."""
+    return f", counting the run's {run_terms_phrase(req)}" if req.startup_s or req.evaluations else ""
 
 
 def _outlived_advice(req: PlanRequest) -> str:

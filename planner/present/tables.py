@@ -201,7 +201,7 @@ def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     if res.request.owned:  # of each plan's nodes, those owned (the others are bought or rented)
         cols.insert(cols.index("nodes") + 1, "owned_nodes")
     if res.request.startup_s or res.request.evaluations:  # the time's terms, beside it: they sum to it
-        df["training_days"] = (df["time_to_train_h"] - df["evaluation_h"] - df["startup_h"]) / 24.0
+        df["training_days"] = df["training_h"] / 24.0
         at = cols.index("time_to_train_days") + 1
         cols[at:at] = RUN_TERM_COLUMNS
     return df[cols]

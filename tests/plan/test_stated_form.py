@@ -16,7 +16,6 @@ import pytest
 
 from planner.data import Catalog
 from planner.plan import PlanRequest, pareto, solve
-from planner.plan import mip as plan_mip
 from planner.plan.formulation import Limits, build_model
 from planner.solver import StandardForm, standard_form
 
@@ -92,16 +91,9 @@ def test_a_free_epsilon_row_is_left_out_as_the_walk_leaves_it_and_one_that_canno
 
 
 def test_the_stated_form_is_the_walked_form_on_the_shipped_catalog(
-    shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+    shipped: Catalog, built_plan_models: list[pyo.ConcreteModel]
 ) -> None:
-    models: list[pyo.ConcreteModel] = []
-    build = plan_mip.build_model
-
-    def keep(*args: Any, **kw: Any) -> pyo.ConcreteModel:
-        models.append(build(*args, **kw))
-        return models[-1]
-
-    monkeypatch.setattr(plan_mip, "build_model", keep)
+    models = built_plan_models
     base = dict(model="llama3-8b", tokens=2e11, max_nodes=64, alternatives=0)
     solve(PlanRequest(**base, deadline_days=20, budget_usd=5e7, sites=["us-colo", "hydro-nordic"], purchase="either"))
     solve(PlanRequest(**base, objective="time", max_rack_units=200, owned=[{"server": "dgx-h100", "count": 4}]))

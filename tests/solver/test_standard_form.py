@@ -5,8 +5,6 @@ through ``solve_model`` on a MIP solved by hand."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyomo.environ as pyo
 import pytest
@@ -15,7 +13,6 @@ from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 from planner.data import Catalog
 from planner.fleet import FleetRequest, build_fleet_model, job_modes, pools_of
 from planner.plan import PlanRequest, solve
-from planner.plan import mip as plan_mip
 from planner.solver import SolverOptions, SolverStatus, solve_model, standard_form
 
 
@@ -63,15 +60,8 @@ def test_standard_form_is_pyomos_on_every_row_form() -> None:
     assert_same_as_pyomo(small_model())
 
 
-def test_standard_form_is_pyomos_on_the_single_job_mip(monkeypatch: pytest.MonkeyPatch) -> None:
-    models: list[pyo.ConcreteModel] = []
-    build = plan_mip.build_model
-
-    def keep(*args: Any, **kw: Any) -> pyo.ConcreteModel:
-        models.append(build(*args, **kw))
-        return models[-1]
-
-    monkeypatch.setattr(plan_mip, "build_model", keep)
+def test_standard_form_is_pyomos_on_the_single_job_mip(built_plan_models: list[pyo.ConcreteModel]) -> None:
+    models = built_plan_models
     res = solve(PlanRequest(model="llama3-8b", tokens=2e11, deadline_days=20, budget_usd=5e7, alternatives=0))
     assert res.plan is not None and models
     for m in models:
