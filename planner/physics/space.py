@@ -94,34 +94,20 @@ def build_space(
     fabric_ids = sorted({f for s in servers for f in s.fabrics if allowed is None or f in allowed})
     fpos = {f: i for i, f in enumerate(fabric_ids)}
     node_arr = np.asarray(nodes, dtype=np.int64)
-    parts: list[tuple[np.ndarray, ...]] = []
+    options: list[tuple[int, int, float]] = []  # (server, fabric, cap), in the table's order
     for i, s in enumerate(servers):
         gpu = catalog.gpu(s.gpu or "")
-        ok_caps = np.asarray([c for c in caps if gpu.allows_cap(c)], dtype=float)
-        for f in s.fabrics:
-            if f not in fpos:
-                continue
-            c_arr, n_arr = np.meshgrid(ok_caps, node_arr, indexing="ij")
-            k = c_arr.size
-            parts.append((np.full(k, i), np.full(k, fpos[f]), c_arr.ravel(), n_arr.ravel()))
-    if not parts:
-        empty = np.zeros(0)
-        return Space(
-            [s.id for s in servers],
-            fabric_ids,
-            empty.astype(np.int64),
-            empty.astype(np.int64),
-            empty,
-            empty.astype(np.int64),
-        )
-    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+        ok_caps = [c for c in caps if gpu.allows_cap(c)]
+        options += [(i, fpos[f], c) for f in s.fabrics if f in fpos for c in ok_caps]
+    opt = np.asarray(options, dtype=float).reshape(-1, 3)
+    k = len(node_arr)  # every option at every node count, nodes ascending inside an option
     return Space(
         [s.id for s in servers],
         fabric_ids,
-        cols[0].astype(np.int64),
-        cols[1].astype(np.int64),
-        cols[2],
-        cols[3].astype(np.int64),
+        np.repeat(opt[:, 0].astype(np.int64), k),
+        np.repeat(opt[:, 1].astype(np.int64), k),
+        np.repeat(opt[:, 2], k),
+        np.tile(node_arr, len(opt)),
     )
 
 
@@ -404,13 +390,15 @@ def search_layouts(
         in_network=hw.per_fabric("in_network_reduction").astype(bool)[first_r],
     )
     search_u_of, search_r_of, search_first_r = u_of, r_of, first_r
+    cell_of: np.ndarray | None = None  # each configuration's (class R row, cap) cell, where classes were found
+    first_cell = np.arange(len(N))  # one configuration of each cell
     # only servers alike in the GPU and the host figures the rows read can share their step inputs (a cheap test
     # before the exact one, step.distinct_rows, which compares every array)
     alike = [(s.gpu, s.gpus_per_node, s.cpu_cores, s.storage_read_gb_s) for s in hw.servers]
     if len(set(alike)) < len(alike):
         gpu_ids = [gp.id for gp in hw.gpus]
         gpu_index = np.asarray([gpu_ids.index(g) for g in gpu_ids])[si[first]]
-        class_u, rep_u, class_r, rep_r = step.distinct_rows(rows, fab, gpu_index)
+        class_u, rep_u, class_r, rep_r = step.distinct_rows(rows, fab, gpu_index, si[first])
         if len(rep_r) < len(first_r):
             fab = step.FabricRows(
                 u=class_u[fab.u[rep_r]],
@@ -420,23 +408,31 @@ def search_layouts(
                 in_network=fab.in_network[rep_r],
             )
             rows = step.sliced_rows(rows, rep_u)
-            search_u_of, search_r_of, search_first_r = class_u[u_of], class_r[r_of], first_r[rep_r]
+            # configurations of one class R row at one cap are one cell: the same GPU (part of the class), hence
+            # the same throughput factor, and the same step inputs -- the search and its breakdowns run per cell
+            _, cap_code = np.unique(hw.cap, return_inverse=True)
+            _, cell_of, first_cell = group_keys(class_r[r_of] * (int(cap_code.max()) + 1) + cap_code.ravel())
+            _, search_first_r = np.unique(class_r[r_of][first_cell], return_index=True)
+            search_u_of, search_r_of = class_u[u_of][first_cell], class_r[r_of][first_cell]
     search = LayoutSearch(
         rows,
         fab,
         layouts,
         layers,
-        len(N),
+        len(search_u_of),
         search_u_of,
         search_r_of,
         search_first_r,
-        hw.cap,
-        hw.cap_tf,
-        si,
+        hw.cap[first_cell],
+        hw.cap_tf[first_cell],
+        si[first_cell],
         hw.gpus,
         catalog,
     )
-    return SearchResult(layouts, search.run(), r_of, first_r)
+    cols = search.run()
+    if cell_of is not None:
+        cols = {k: v[cell_of] for k, v in cols.items()}
+    return SearchResult(layouts, cols, r_of, first_r)
 
 
 def check_fixed_layout(wl: Workload, layout: Layout, layers: float) -> None:

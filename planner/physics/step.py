@@ -54,6 +54,7 @@ from numpy.typing import ArrayLike
 from planner.data import FrameworkProfile, Layout, Workload
 from planner.physics import communication as comm
 from planner.physics import compute, memory, moe
+from planner.physics.tables import row_classes
 
 Arrays = dict[str, np.ndarray]
 
@@ -184,32 +185,53 @@ def sliced_rows(rows: Rows, u: np.ndarray) -> Rows:
 
 
 def distinct_rows(
-    rows: Rows, fab: FabricRows, kind: np.ndarray
+    rows: Rows, fab: FabricRows, kind: np.ndarray, server: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows whose step inputs are equal, found once so the search computes each only once: (class of each U row,
     one U row of each class, class of each R row, one R row of each class). Two U rows are one class where every
     per-row array of ``Rows`` is equal and so is ``kind`` (a caller's label that must also match: the GPU, whose
     power curve sets the cap's slowdown); two R rows where their U classes and every array of ``FabricRows`` are.
     Servers that differ only in what the step does not read (price, host power, a vendor's name) share a class:
-    a catalog of many vendors' boards of one GPU searches each board's layouts once."""
+    a catalog of many vendors' boards of one GPU searches each board's layouts once.
+
+    ``server`` (the server of each U row), where the U rows are every server at the same node counts in the same
+    order (a grid space): servers are compared whole, all their rows at once (a sort of the servers, not of the
+    rows); two rows are then one class where their servers are equal at every node count, which for the grid is
+    the same partition."""
     n_u = len(rows.N)
     per_u = [  # every per-row field ``sliced_rows`` slices, whatever its shape
         np.asarray(v, dtype=float).reshape(n_u, -1)
         for f in dataclasses.fields(rows)
         if isinstance(v := getattr(rows, f.name), np.ndarray) and v.shape[:1] == (n_u,)
     ]
-    _, rep_u, class_u = np.unique(
-        np.column_stack([np.asarray(kind, dtype=float), *per_u]), axis=0, return_index=True, return_inverse=True
-    )
-    class_u = class_u.ravel()
+    table = np.column_stack([np.asarray(kind, dtype=float), *per_u])
+    blocks = server_blocks(server, rows.N) if server is not None else None
+    if blocks is not None:
+        servers, per = blocks
+        rep_s, class_s = row_classes(table.reshape(servers, -1))
+        class_u = (class_s[:, None] * per + np.arange(per)).ravel()
+        rep_u = (rep_s[:, None] * per + np.arange(per)).ravel()
+    else:
+        rep_u, class_u = row_classes(table)
     per_r = [fab.node_bytes_s, fab.latency_s, fab.peer_bytes_s, fab.in_network]
-    _, rep_r, class_r = np.unique(
-        np.column_stack([class_u[fab.u].astype(float), *(np.asarray(a, dtype=float) for a in per_r)]),
-        axis=0,
-        return_index=True,
-        return_inverse=True,
+    rep_r, class_r = row_classes(
+        np.column_stack([class_u[fab.u].astype(float), *(np.asarray(a, dtype=float) for a in per_r)])
     )
-    return class_u, rep_u, class_r.ravel(), rep_r
+    return class_u, rep_u, class_r, rep_r
+
+
+def server_blocks(server: np.ndarray, nodes: np.ndarray) -> tuple[int, int] | None:
+    """(servers, rows per server) where the rows are consecutive blocks, one per server, each at the same node
+    counts in the same order; None otherwise."""
+    n = len(server)
+    starts = np.flatnonzero(np.r_[True, server[1:] != server[:-1]])
+    per = n // len(starts) if len(starts) else 0
+    if per == 0 or per * len(starts) != n or len(np.unique(server[starts])) != len(starts):
+        return None
+    grid = nodes.reshape(len(starts), per)
+    if not (grid == grid[0]).all() or not (server.reshape(len(starts), per) == server[starts][:, None]).all():
+        return None
+    return len(starts), per
 
 
 def layout_rows(rows: Rows, lay: Layout, placed: bool = False) -> Arrays:

@@ -162,8 +162,12 @@ def physics_chunks(
             )
             if len(full):
                 keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
-                df = compact(full.loc[keep, PHYSICS_COLUMNS].reset_index(drop=True))
-                df = _sorted_by_option(df)
+                idx = np.flatnonzero(keep)
+                order = option_order(*option_keys(full, idx))
+                if order is not None:
+                    idx = idx[order]
+                columns = [full.columns.get_loc(k) for k in PHYSICS_COLUMNS]
+                df = compact(full.iloc[idx, columns].reset_index(drop=True))  # one take: the kept rows, sorted
             else:
                 df = pd.DataFrame(columns=PHYSICS_COLUMNS)
             if timings is not None:
@@ -184,17 +188,36 @@ def compact(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**small)
 
 
-def _sorted_by_option(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of one (server, fabric, cap) contiguous, nodes ascending (evaluate_space already returns them so;
-    sorted here only if not)."""
-    s = np.asarray(df["server"].cat.codes, dtype=np.int64)
-    f = np.asarray(df["fabric"].cat.codes, dtype=np.int64)
-    c = df["power_cap"].to_numpy(dtype=float)
-    n = df["nodes"].to_numpy(dtype=np.int64)
-    order = np.lexsort((n, c, f, s))
-    if np.array_equal(order, np.arange(len(df))):
-        return df
-    return df.iloc[order].reset_index(drop=True)
+def option_keys(df: pd.DataFrame, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(server code, fabric code, cap, nodes) of rows idx of an evaluated table."""
+    return (
+        np.asarray(df["server"].cat.codes, dtype=np.int64)[idx],
+        np.asarray(df["fabric"].cat.codes, dtype=np.int64)[idx],
+        df["power_cap"].to_numpy(dtype=float)[idx],
+        df["nodes"].to_numpy(dtype=np.int64)[idx],
+    )
+
+
+def option_order(s: np.ndarray, f: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray | None:
+    """The order that puts rows of one (server, fabric, cap) contiguous, nodes ascending, options sorted by
+    (server, fabric, cap); None where they already are (s, f, c, n: the rows' ``option_keys``).
+    evaluate_space returns each option's rows contiguous with nodes ascending and its options in the catalog's
+    fabric order: then the options' blocks are reordered whole (a sort of the options, not of the rows); rows in
+    any other order are sorted."""
+    if len(n) < 2:
+        return None
+    starts = np.flatnonzero(np.r_[True, (s[1:] != s[:-1]) | (f[1:] != f[:-1]) | (c[1:] != c[:-1])])
+    inside = np.ones(len(n) - 1, dtype=bool)
+    inside[starts[1:] - 1] = False  # consecutive rows of one block
+    block = np.lexsort((c[starts], f[starts], s[starts]))
+    keys_sorted = np.column_stack([s[starts], f[starts], c[starts]])[block]
+    if not (n[1:][inside] > n[:-1][inside]).all() or not (keys_sorted[1:] != keys_sorted[:-1]).any(axis=1).all():
+        return np.lexsort((n, c, f, s))  # not in blocks of options
+    if np.array_equal(block, np.arange(len(starts))):
+        return None
+    lengths = np.diff(np.r_[starts, len(n)])[block]
+    offsets = np.cumsum(lengths) - lengths  # where each block lands
+    return np.arange(len(n)) + np.repeat(starts[block] - offsets, lengths)
 
 
 PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk), all requests together
