@@ -157,6 +157,7 @@ def evaluate_space(
     life_years: float = 4.0,
     space: pd.DataFrame | Space | None = None,
     search_among: Sequence[Layout] | None = None,
+    physical_only: bool = False,
 ) -> pd.DataFrame:
     """Evaluate every configuration (servers x their fabrics x caps x node counts) in one call.
 
@@ -176,7 +177,10 @@ def evaluate_space(
     * ``space``: an explicit table with columns server, fabric, power_cap, nodes instead of the grid;
     * ``search_among``: search only these candidate layouts (as the search tries them: the interleave of each is
       chosen) [every candidate]; a configuration whose fastest layout is among them gets exactly its figures (a
-      plan's alternatives are re-evaluated so, among the layouts the full search chose for them).
+      plan's alternatives are re-evaluated so, among the layouts the full search chose for them);
+    * ``physical_only``: leave out the columns a caller that prices the rows itself does not read -- the priced
+      columns (``pricing.price_columns``: cost, carbon, facility energy, availability, ``feasible``), the layout's
+      label and the bottleneck [False].
 
     Returns one row per configuration with the chosen (fastest fitting) layout and all predictions; units are in
     the column names (``time_to_train_h``, ``power_kw``, ``facility_energy_kwh``, ``cost_usd``, ``carbon_kg``,
@@ -225,12 +229,15 @@ def evaluate_space(
     times = time_columns(wl, work, hw, cols, samples_factor, (found.r_of, found.first_r))
     res.update(times)
     res.update(power_columns(wl, hw, found, times))
-    res["bottleneck"] = bottleneck_column(res, hw.N)
     valid_any = cols["layout_index"] >= 0
+    model = categorical(np.zeros(len(hw.N), dtype=np.int8), categories=[wl.id])
+    if physical_only:
+        return pd.DataFrame({**res, "model": model, "valid_layout": valid_any}, copy=False)
+    res["bottleneck"] = bottleneck_column(res, hw.N)
     res["layout"] = layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], found.layouts)
     if not valid_any.all():  # rows no layout is valid for (e.g. beyond the workload's largest batch)
         res["layout"] = no_valid_layout_labels(res["layout"], valid_any)
-    res["model"] = categorical(np.zeros(len(hw.N), dtype=np.int8), categories=[wl.id])
+    res["model"] = model
     res["valid_layout"] = valid_any
     res.update(price_columns(catalog, res, site_id, purchase, life_years, (found.r_of, found.first_r)))
     return pd.DataFrame(res, copy=False)

@@ -159,6 +159,7 @@ def physics_chunks(
                 nodes=range(a, b + 1),
                 site=req.sites[0],
                 work=work,
+                physical_only=True,
             )
             if len(full):
                 keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
