@@ -359,13 +359,42 @@ def feasible(cands: Iterable[Candidate], r: PlanRequest) -> list[Candidate]:
 
 
 def ranked_options(cands: list[Candidate], objective: str) -> list[Candidate]:
-    """The best candidate of each hardware option (server, fabric, cap, site, purchase), best first."""
+    """The best candidate of each hardware option (server, fabric, cap, site, purchase), best first, less each one
+    that repeats a candidate ranked before it under another fabric: the same server, cap, site, purchase and node
+    count, and every figure of its estimate and its money, owned nodes and rack units equal (relative 1e-9) -- one
+    hardware choice, listed once among the alternatives (README, "A plan of one node uses no fabric"). Read from the
+    figures, not from the node count: where the fabric changes one (owned servers cabled to one fabric credit a
+    one-node plan on it only), both stay."""
     best: dict[tuple[str, str, float, str, str], Candidate] = {}
     for c in cands:
         b = best.get(c.option)
         if b is None or c.value(objective) < b.value(objective):
             best[c.option] = c
-    return sorted(best.values(), key=lambda c: c.value(objective))
+    out: list[Candidate] = []
+    seen: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for c in sorted(best.values(), key=lambda c: c.value(objective)):
+        key = (c.server, c.cap, c.site, c.purchase, c.nodes)
+        figures = {
+            **c.est.model_dump(exclude={"fabric"}),
+            "owned_used": c.owned_used,
+            "upfront_usd": c.upfront_usd,
+            "cost_usd": c.cost_usd,
+            "rack_units": c.rack_units,
+        }
+        if any(_equal_figures(figures, f) for f in seen.get(key, [])):
+            continue
+        seen.setdefault(key, []).append(figures)
+        out.append(c)
+    return out
+
+
+def _equal_figures(x: Any, y: Any) -> bool:
+    """Equal figures: dicts key by key, floats within a relative 1e-9 (nan equal to nan), the rest by ``==``."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_equal_figures(x[k], y[k]) for k in x)
+    if isinstance(x, float) and isinstance(y, float):
+        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0)
+    return bool(x == y)
 
 
 # ------------------------------------------------------------------------------------------- the comparison

@@ -30,6 +30,7 @@ from planner.physics import (
     validated,
 )
 from planner.plan.explain import explain_infeasible
+from planner.plan.fabric_ties import fabric_rank, fabric_ties, likely_repeats, repeats
 from planner.plan.formulation import OBJECTIVE_COLUMNS, Limits
 from planner.plan.limits import (
     PLAN_METRIC,
@@ -100,15 +101,17 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
             plan, chosen = p, pos
             break
         exclude.append(pos)  # never return a plan the exact model rejects: cut it off and re-solve
-    timings["solve_s"] = time.perf_counter() - t1
     if plan is None or chosen is None or report is None:
+        timings["solve_s"] = time.perf_counter() - t1
         if report is not None and report.status == SolverStatus.NO_SOLUTION:
             raise PlannerInputError(
                 f"HiGHS found no plan within the time limit ({req.solver.time_limit_s} s); raise --time-limit"
             )
         return explain_infeasible(cat, req, lim, kept.iloc[0:0], priced, hi, timings)
+    plan, chosen = first_fabric_of_ties(cat, req, lim, pool, rows, plan, chosen, column, exclude)
+    timings["solve_s"] = time.perf_counter() - t1
     t2 = time.perf_counter()
-    alts = alternatives(cat, req, lim, pool, chosen, column)
+    alts = alternatives(cat, req, lim, pool, chosen, column, plan)
     timings["alternatives_s"] = time.perf_counter() - t2
     binding = binding_limits(kept, masks, float(rows[column][chosen]), column)
     status = "optimal" if report.status == SolverStatus.OPTIMAL else "time_limit"
@@ -126,43 +129,97 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     )
 
 
+def first_fabric_of_ties(
+    cat: Catalog,
+    req: PlanRequest,
+    lim: Limits,
+    pool: pd.DataFrame,
+    rows: Columns,
+    plan: Plan,
+    chosen: int,
+    column: str,
+    exclude: list[int],
+) -> tuple[Plan, int]:
+    """The plan among the MIP's optimum and the candidates that tie with it exactly on another fabric (same server,
+    cap, site, purchase and node count: `fabric_ties`): the first in the catalog's fabric order that meets every
+    requirement (`check_plan`), with its position in ``pool``. HiGHS returns one of several exact optima by its
+    search path; this states which one is the plan. The MIP's own optimum meets every requirement, so it is the
+    answer where no tie comes before it."""
+    for pos in fabric_ties(cat, pool, chosen, column, exclude):
+        if pos == chosen:
+            break
+        p = plan_from_row(cat, req, rows.row(pos))
+        if not check_plan(p, req, cat, lim):
+            return p, pos
+    return plan, chosen
+
+
 def alternatives(
-    cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: int, column: str
+    cat: Catalog, req: PlanRequest, lim: Limits, pool: pd.DataFrame, chosen: int, column: str, plan: Plan
 ) -> list[Plan]:
     """The next-best `req.alternatives` hardware options, then the best plan of each other GPU type not listed
-    (``chosen``: the plan's position in ``pool``).
+    (``chosen``: the plan's position in ``pool``; ``plan``: the plan, re-evaluated).
 
     Each hardware option (server, fabric, cap, site, purchase) appears at most once, with its best node count.
     Every constraint involves only the chosen plan, so re-solving the MIP with the options found so far cut
     off (no-good cuts) returns exactly the next option in objective order of the presolved pool
-    (`reduce_pool`): that order is used directly. Each alternative is re-evaluated by the exact model
-    (`plans_from_rows`, one batched call) and checked by `check_plan`; one that fails is replaced by the next."""
+    (`reduce_pool`): that order is used directly, fewer nodes first among equal objectives, then the catalog's
+    fabric order. Each alternative is re-evaluated by the exact model (`plans_from_rows`, one batched call) and
+    checked by `check_plan`; one that fails is replaced by the next.
+
+    An alternative is a different hardware choice: a plan that differs from the plan or from an alternative listed
+    before it by the fabric only, every figure the user sees equal (`same_but_fabric`: time, power, energy, cost,
+    carbon, layout, ... -- a one-node plan uses no fabric, planner/plan/fabric_ties.py), is the same choice shown
+    again and is replaced by the next as well. Where the fabric changes a figure, a price or the time, both are
+    listed."""
     if req.alternatives == 0:
         return []
     best = reduce_pool(pool, column)
-    best = best[np.lexsort((pool["nodes"].to_numpy()[best], pool[column].to_numpy(dtype=float)[best]))]
+    best = best[
+        np.lexsort(
+            (
+                fabric_rank(cat, pool.iloc[best]),
+                pool["nodes"].to_numpy()[best],
+                pool[column].to_numpy(dtype=float)[best],
+            )
+        )
+    ]
     codes = option_codes(pool)
     order = [int(i) for i in best[codes[best] != codes[chosen]]]
     gpu = pool["gpu"]
     gpu_of = dict(zip(order, gpu.iloc[order].astype(str).tolist(), strict=True))
     chosen_gpu = str(gpu.iloc[chosen])
     plans: dict[int, Plan] = {}
-    rejected: set[int] = set()
-    while True:
-        usable = [i for i in order if i not in rejected]
+    failed: set[int] = set()  # check_plan rejects them
+    rejected: set[int] = set()  # failed, or the same choice as a plan shown before them
+
+    def pick(usable: list[int]) -> list[int]:
+        """The first ``req.alternatives`` of ``usable``, then the first of each GPU type not shown."""
         listed = usable[: req.alternatives]
         shown = {chosen_gpu} | {gpu_of[i] for i in listed}
         for i in usable:
             if gpu_of[i] not in shown:
                 shown.add(gpu_of[i])
                 listed.append(i)
+        return listed
+
+    likely = likely_repeats(pool, chosen, order, column)
+    while True:
+        usable = [i for i in order if i not in rejected]
+        listed = pick(usable)
         todo = [i for i in listed if i not in plans]
         if not todo:
             return [plans[i] for i in listed]
+        # in the same batch: the rows listed if the likely repeats are repeats, and the likely repeats before them
+        ahead = pick([i for i in usable if i in plans or i not in likely])
+        top = ahead[: req.alternatives]
+        upto = usable.index(top[-1]) + 1 if top else 0
+        todo = list(dict.fromkeys(i for i in [*todo, *usable[:upto], *ahead] if i not in plans))
         for i, p in zip(todo, plans_from_rows(cat, req, pool.iloc[todo]), strict=True):
             plans[i] = p
             if check_plan(p, req, cat, lim):
-                rejected.add(i)
+                failed.add(i)
+        rejected = failed | repeats(plan, [(i, plans[i]) for i in order if i in plans and i not in failed])
 
 
 def binding_limits(kept: pd.DataFrame, m: Masks, best: float, column: str) -> list[str]:

@@ -1,0 +1,118 @@
+"""Candidates that differ only by the fabric and tie: which one is the plan, and which ones the alternatives repeat.
+
+A fabric is the network between nodes. What it adds to a configuration -- NIC ports' price and power, switches,
+cables (planner/physics/cost.py, power.py: none of them for one node) and the time of collectives between nodes
+(planner/physics/communication.py: a one-node job spans no nodes) -- is zero for a plan of one node, so the
+candidates of one server, cap, site, purchase and node count on the server's fabrics can carry equal figures: one
+hardware choice under several fabric names. The MIP then has several optima, and which one HiGHS returns depends
+on its search path (the order of the candidate columns, for one); the rules here state it:
+
+* the plan: of the candidates at the chosen one's server, cap, site, purchase and node count whose objective equals
+  its objective exactly, the first whose fabric comes first in the catalog's order (``catalog.fabrics``, the order
+  of catalog/fabrics.yaml) and that meets every requirement (``fabric_ties``, used by plan.solve);
+* the alternatives: a plan that differs from one shown before it (the plan or an alternative) by the fabric only,
+  every other figure equal (``same_but_fabric``), is the same hardware choice and is not listed again; of such
+  candidates the one listed is the first in the catalog's fabric order (``fabric_rank`` orders equal objectives).
+
+Equality is read from the figures, not from the node count: where a fabric changes a one-node figure the plans
+differ and both are listed (owned servers cabled to one fabric give a one-node plan on that fabric their credit and
+none on another: planner/plan/owned.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.data import Catalog
+from planner.plan.reduce import HARDWARE_KEY
+from planner.plan.result import Plan
+
+# Two figures are equal within this relative difference (the rounding allowance of plan.limits.within): the plan
+# and the alternatives are re-evaluated by the scalar and the batched path of the exact model (plan.plans), which
+# may sum in another order. What a fabric adds where it enters a figure (a NIC's price or watts, a collective's
+# time) is many orders of magnitude above it.
+SAME_FIGURE_REL = 1e-9
+
+# The columns two candidates that differ only by the fabric share: the hardware option but its fabric, and the nodes
+SAME_CHOICE_COLUMNS = (*(c for c in HARDWARE_KEY if c != "fabric"), "nodes")
+
+
+def fabric_rank(catalog: Catalog, cand: pd.DataFrame) -> np.ndarray:
+    """Each candidate's fabric's position in the catalog's order (``catalog.fabrics``); a fabric the catalog does
+    not list (none in a scanned table) after every listed one."""
+    order = {f: i for i, f in enumerate(catalog.fabrics)}
+    fabrics = cand["fabric"].astype(str).to_numpy()
+    return np.asarray([order.get(f, len(order)) for f in fabrics], dtype=np.int64)
+
+
+def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, exclude: list[int]) -> list[int]:
+    """Positions in ``pool`` of the candidates at the ``chosen`` one's server, cap, site, purchase and node count
+    whose objective ``column`` equals its objective exactly, ``chosen`` among them and the ``exclude``d (cut off:
+    the exact re-check rejected them) not, in the catalog's fabric order (``fabric_rank``; ties in pool order)."""
+    same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
+    for col in SAME_CHOICE_COLUMNS:
+        values = pool[col].to_numpy()
+        same &= values == values[chosen]
+    if exclude:
+        same[np.asarray(exclude, dtype=np.int64)] = False
+    same[chosen] = True
+    idx = np.flatnonzero(same)
+    if len(idx) == 1:
+        return [chosen]
+    rank = fabric_rank(catalog, pool.iloc[idx])
+    return [int(i) for i in idx[np.argsort(rank, kind="stable")]]
+
+
+def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: str) -> set[int]:
+    """The positions of ``order`` (candidates in ``pool``, best first) that share the server, cap, site, purchase,
+    node count and objective ``column`` with the ``chosen`` candidate or one before them in ``order``: the ones that
+    may repeat a plan under another fabric (``same_but_fabric`` decides, from the re-evaluated plans). Read from the
+    pool, so that the alternatives evaluate them with the rows that would replace them, in one batch."""
+    if not order:
+        return set()
+    keys = pool.iloc[[chosen, *order]][[*SAME_CHOICE_COLUMNS, column]]
+    again = keys.duplicated().to_numpy()[1:]
+    return {i for i, d in zip(order, again, strict=True) if d}
+
+
+def repeats(plan: Plan, ranked: list[tuple[int, Plan]]) -> set[int]:
+    """The keys of the ``ranked`` plans (key, plan; best first) that repeat ``plan`` or a plan before them that
+    repeats none (``same_but_fabric``)."""
+    out: set[int] = set()
+    before = [plan]
+    for i, p in ranked:
+        if any(same_but_fabric(p, q) for q in before):
+            out.add(i)
+        else:
+            before.append(p)
+    return out
+
+
+def same_but_fabric(a: Plan, b: Plan) -> bool:
+    """Whether two plans are one hardware choice under two fabric names: every field of each plan and of its exact
+    estimate (the figures, their breakdowns, the layout, the owned nodes) equal but the fabric -- numbers within
+    SAME_FIGURE_REL, everything else exactly."""
+    if (a.server, a.power_cap, a.site, a.purchase, a.nodes) != (b.server, b.power_cap, b.site, b.purchase, b.nodes):
+        return False
+    return _same(_without_fabric(a), _without_fabric(b))
+
+
+def _without_fabric(p: Plan) -> dict[str, Any]:
+    """A plan's fields and its estimate's, the fabric left out of both."""
+    d = p.model_dump(exclude={"fabric", "estimate"})
+    d["estimate"] = p.estimate.model_dump(exclude={"fabric"})
+    return d
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Equal values: dicts with the same keys and equal values, floats within SAME_FIGURE_REL (nan equal to nan),
+    anything else by ``==``."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, float) and isinstance(y, float):
+        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=SAME_FIGURE_REL, abs_tol=0.0)
+    return bool(x == y)
