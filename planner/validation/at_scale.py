@@ -21,6 +21,7 @@ import pandas as pd
 
 from planner.data import Catalog, Configuration, Workload
 from planner.physics import evaluation_time_from_step_s, samples_factor, startup_time_s
+from planner.physics.compute import overlap_fractions
 from planner.validation.cases import Case, evaluate_case, parse_network, with_case_server
 
 AT_SCALE_GPUS = {  # MLPerf accelerator_family -> catalog GPU (families the catalog models)
@@ -329,6 +330,32 @@ def their_fp8_activation(row: pd.Series) -> bool | None:
     ``fp8_activation``, taken as Megatron-Core's ``activation_func_fp8_input_store``); None where unstated (the
     workload's ``fp8_activation_function_input`` then applies)."""
     return their_stated_flag(row, "fp8_activation")
+
+
+def their_tp_comm_overlap(row: pd.Series) -> bool | None:
+    """Whether the submission overlapped its tensor-parallel communication with GEMMs (mlperf_settings.csv
+    ``tp_comm_overlap``: NeMo / Megatron-Core ``tp_comm_overlap``, Transformer Engine's userbuffers overlap of the
+    sequence-parallel all-gathers and reduce-scatters); None where unstated."""
+    return their_stated_flag(row, "tp_comm_overlap")
+
+
+def with_tp_comm_overlap(cat: Catalog, config: Configuration, overlap: bool | None) -> Catalog:
+    """``cat`` with the tensor-parallel communication a submission that turned the overlap off hides
+    (``their_tp_comm_overlap`` False). On or unstated, the framework's fitted share applies (catalog/calibration.yaml
+    ``tp_overlap``). Off, Transformer Engine no longer splits the all-gathers and reduce-scatters into chunks
+    pipelined with the GEMM that reads or writes them, and what remains hidden is Megatron's own asynchronous
+    overlap of the backward pass's collectives with the weight-gradient GEMMs (``LinearWithGradAccumulationAnd
+    AsyncCommunication``) -- GEMMs that frozen weights do not run: the fitted share x the share of the weights
+    that train (all of it in pre-training; none, in effect, with LoRA's frozen base)."""
+    if overlap is not False:
+        return cat
+    wl = cat.workload(config.model)
+    fw = cat.framework(wl.framework)
+    _, fitted = overlap_fractions(cat.calibration, fw)
+    calibration = dict(cat.calibration)
+    hidden = fitted * min(wl.trainable / wl.params, 1.0)
+    calibration["tp_overlap"] = {**calibration.get("tp_overlap", {}), fw.id: hidden}
+    return cat.replace(calibration=calibration)
 
 
 def with_stored_precisions(

@@ -297,7 +297,10 @@ def steady_sections(steady: pd.DataFrame | None) -> list[str]:
         "The physics judged where it lives: each MLPerf result's steady step (reference/mlperf_timing.csv "
         "`step_time_s_med`: the global batch over the steady throughput of the training blocks after the first, "
         "evaluation excluded) against the model's step at the submission's own layout, precision and recompute "
-        "(reference/mlperf_settings.csv), so the physics is judged apart from the layout search. Where a "
+        "(reference/mlperf_settings.csv), so the physics is judged apart from the layout search; a submission that "
+        "turned tensor-parallel communication overlap off (`tp_comm_overlap`) hides only what Megatron overlaps "
+        "with weight-gradient GEMMs, which LoRA's frozen weights do not run "
+        "(planner/validation/at_scale.py `with_tp_comm_overlap`). Where a "
         "submission's settings are unknown the case has no prediction at their layout (the table says so) and "
         "counts only at the model's best layout. Errors are |predicted / published - 1|; `test` rows were not "
         "used by any fit.",

@@ -10,7 +10,9 @@ mlperf_training_at_scale.csv: the catalog's GPUs and workloads, duplicates remov
   window (``total_s_med``) and its start-up and evaluation;
 * reference/mlperf_settings.csv: the submission's layout, precision (and whether attention ran in FP8:
   ``their_fp8_attention``; whether it stored frozen weights and the activation function's input in FP8:
-  ``their_fp8_params``, ``their_fp8_activation``, which set what fits memory) and recompute (its config file).
+  ``their_fp8_params``, ``their_fp8_activation``, which set what fits memory), recompute (its config file) and
+  whether it overlapped tensor-parallel communication with GEMMs (``their_tp_comm_overlap``: where it did not,
+  none of it is hidden).
 
 Each case is predicted twice with the same node, fabric, global batch and precision: at **their layout**
 (``their_layout``, a fixed ``Layout``; unknown where the submission's config was not found or does not state its
@@ -49,8 +51,10 @@ from planner.validation.at_scale import (
     their_fp8_attention,
     their_fp8_params,
     their_precision,
+    their_tp_comm_overlap,
     with_attention_precision,
     with_stored_precisions,
+    with_tp_comm_overlap,
 )
 from planner.validation.cases import Case, evaluate_case
 from planner.validation.summary import SCALE_BINS, scale_bin
@@ -83,6 +87,7 @@ SETTINGS_COLUMNS = [
     "fp8_activation",
     "recompute",
     "dist_optimizer",
+    "tp_comm_overlap",
     "grad_accum_log",
 ]
 TRUE_TEXT = ("true", "1")
@@ -165,6 +170,7 @@ def steady_cases(cat: Catalog | None = None, ref: Path | None = None) -> pd.Data
             config = config.model_copy(update={"precision": precision})
         c2 = with_attention_precision(c2, config, their_fp8_attention(row))
         c2 = with_stored_precisions(c2, config, their_fp8_params(row), their_fp8_activation(row))
+        c2 = with_tp_comm_overlap(c2, config, their_tp_comm_overlap(row))
         layout = their_layout(row)
         best = evaluate_case(c2, config)
         their_step, their_text, their_est = math.nan, "unknown", None
@@ -227,9 +233,9 @@ def steady_step_cases(
     cat: Catalog, ref: Path, fit_only: bool = False, gpu_families: Collection[str] | None = None
 ) -> list[Case]:
     """One ``step_time`` case per at-scale MLPerf result with a published steady step (``steady_table``): the
-    step predicted at the submission's own layout, precision and recompute where its settings are known, else at
-    the model's best layout (``inputs`` says which). What the fit scores the physics on at scale: the steady step
-    holds neither MLPerf's start-up nor its evaluation. ``fit_only``: the fit rows only (``at_scale_table``'s
+    step predicted at the submission's own layout, precision, recompute and tensor-parallel overlap where its
+    settings are known, else at the model's best layout (``inputs`` says which). What the fit scores the physics on
+    at scale: the steady step holds neither MLPerf's start-up nor its evaluation. ``fit_only``: the fit rows only (``at_scale_table``'s
     split); ``gpu_families``: only the runs on GPUs of these families."""
     cases = []
     for _, row in steady_table(ref).iterrows():
@@ -244,6 +250,7 @@ def steady_step_cases(
             config = config.model_copy(update={"precision": precision})
         c2 = with_attention_precision(c2, config, their_fp8_attention(row))
         c2 = with_stored_precisions(c2, config, their_fp8_params(row), their_fp8_activation(row))
+        c2 = with_tp_comm_overlap(c2, config, their_tp_comm_overlap(row))
         layout = their_layout(row)
         est = None
         if layout is not None:

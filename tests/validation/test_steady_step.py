@@ -8,7 +8,9 @@ import math
 import pandas as pd
 import pytest
 
-from planner.data import Layout, load_catalog, reference_dir
+from planner.data import Configuration, Layout, load_catalog, reference_dir
+from planner.physics import evaluate
+from planner.validation.at_scale import their_tp_comm_overlap, with_tp_comm_overlap
 from planner.validation.steady import (
     mlperf_run_terms,
     steady_cases,
@@ -132,3 +134,45 @@ def test_calibrate_keeps_the_moe_block_verbatim() -> None:
     assert text.startswith(CALIBRATION_HEADER)
     assert text.endswith("# Mixture-of-Experts: fitted apart\nmoe_expert_width_half: 768.0  # note\n")
     assert yaml.safe_load(text) == {"mfu": {"ampere": {"llm": 0.6}}, "moe_expert_width_half": 768.0}
+
+
+def test_a_submission_without_tp_overlap_hides_only_what_weight_gradient_gemms_cover() -> None:
+    # mlperf_settings.csv tp_comm_overlap: '0' / 'False' off, '1' / 'True' on, empty unknown
+    assert their_tp_comm_overlap(pd.Series({"tp_comm_overlap": "0"})) is False
+    assert their_tp_comm_overlap(pd.Series({"tp_comm_overlap": "True"})) is True
+    assert their_tp_comm_overlap(pd.Series({"tp_comm_overlap": float("nan")})) is None
+    cat = load_catalog()
+    fitted = float(cat.calibration["tp_overlap"]["megatron"])
+    lora = Configuration(model="llama2-70b-lora", server="dgx-h100", nodes=1)
+    pretrain = Configuration(model="gpt3-175b", server="dgx-h100", nodes=1)
+    # on or unknown: the catalog as it is, the fitted share
+    assert with_tp_comm_overlap(cat, lora, True) is cat and with_tp_comm_overlap(cat, lora, None) is cat
+    # off: the fitted share x the share of the weights that train -- all of them in pre-training, LoRA's 44.6M
+    # adapters of 69B in effect none
+    assert with_tp_comm_overlap(cat, pretrain, False).calibration["tp_overlap"]["megatron"] == pytest.approx(fitted)
+    wl = cat.workload("llama2-70b-lora")
+    hidden = with_tp_comm_overlap(cat, lora, False).calibration["tp_overlap"]["megatron"]
+    assert hidden == pytest.approx(fitted * wl.trainable / wl.params) and hidden < 1e-3 * fitted
+    assert cat.calibration["tp_overlap"]["megatron"] == fitted  # the shipped catalog is left as it is
+
+
+def test_lora_without_tp_overlap_exposes_its_tensor_parallel_collectives() -> None:
+    # 4 H100 at DP1 TP4 (the v4.1 XE8640 submission, tp_comm_overlap 0): the step grows by the hidden share of the
+    # tensor-parallel term, the rest of the step unchanged
+    cat = load_catalog()
+    config = Configuration(
+        model="llama2-70b-lora",
+        server="dgx-h100",
+        nodes=1,
+        global_batch=8,
+        layout=Layout(tensor_parallel=4, sequence_parallel=True, micro_batch=1, accumulation=8),
+    )
+    four = cat.replace(
+        servers={**cat.servers, "dgx-h100": cat.server("dgx-h100").model_copy(update={"gpus_per_node": 4})}
+    )
+    on = evaluate(four, config)
+    off = evaluate(with_tp_comm_overlap(four, config, False), config)
+    fitted = float(cat.calibration["tp_overlap"]["megatron"])
+    tp_on, tp_off = on.step_time_breakdown_s["tensor_parallel"], off.step_time_breakdown_s["tensor_parallel"]
+    assert tp_off == pytest.approx(tp_on / (1 - fitted), rel=1e-3)
+    assert off.step_time_s - on.step_time_s == pytest.approx(tp_off - tp_on, rel=1e-6)
