@@ -235,8 +235,8 @@ def steady_step_cases(
     """One ``step_time`` case per at-scale MLPerf result with a published steady step (``steady_table``): the
     step predicted at the submission's own layout, precision, recompute and tensor-parallel overlap where its
     settings are known, else at the model's best layout (``inputs`` says which). What the fit scores the physics on
-    at scale: the steady step holds neither MLPerf's start-up nor its evaluation. ``fit_only``: the fit rows only (``at_scale_table``'s
-    split); ``gpu_families``: only the runs on GPUs of these families."""
+    at scale: the steady step holds neither MLPerf's start-up nor its evaluation. ``fit_only``: the fit rows only
+    (``at_scale_table``'s split); ``gpu_families``: only the runs on GPUs of these families."""
     cases = []
     for _, row in steady_table(ref).iterrows():
         if fit_only and row["split"] != "fit":
