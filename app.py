@@ -59,6 +59,15 @@ def show_table(df: Any) -> None:
     st.dataframe(df, hide_index=True, column_config=config)
 
 
+def show_view(view: tuple[Any, str]) -> None:
+    """A compact table of the app (present.alternatives_view, present.pareto_view): the line saying what every row
+    shares, then the table."""
+    table, shared = view
+    if shared:
+        st.caption(shared)
+    show_table(table)
+
+
 def guarded(fn: Any, *args: Any) -> Any:
     """Run a page; turn any bad input into a message instead of a traceback."""
     try:
@@ -424,10 +433,7 @@ def page_plan() -> None:
         "**Alternatives** (the next-best other options -- another server, fabric, power cap, site or purchase --, "
         "then the best of each other GPU type)"
     )
-    table, shared = present.alternatives_view(res)
-    if shared:
-        st.caption(shared)
-    show_table(table)
+    show_view(present.alternatives_view(res))
     c1, c2, c3 = st.columns(3)
     c1.download_button("Plan as JSON", present.result_json(res), "plan.json", "application/json")
     c2.download_button("Plan as CSV", present.plan_csv(res), "plan.csv", "text/csv")
@@ -472,7 +478,7 @@ def page_plan() -> None:
             for note in notes:
                 st.warning(f"Note: {note}.")
             st.altair_chart(chart)
-            show_table(present.pareto_table(front, x, y))
+            show_view(present.pareto_view(front, x, y))  # compact, what every point shares said once
             _downloads(chart, "Pareto chart", "pareto")
 
 

@@ -16,7 +16,7 @@ from planner.physics import (
     evaluate_space,
 )
 from planner.plan import PLAN_METRIC, PlanRequest, PlanResult, work_of
-from planner.present.tables import human, readable
+from planner.present.tables import RUN_TERM_COLUMNS, VIEW_CONSTANT, compact_view, human, readable
 
 SCALING_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -69,13 +69,50 @@ def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     )
 
 
+def pareto_named(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """The front's columns under their plan names: the two objectives with their units (cost -> cost_usd, time ->
+    time_to_train_h) and epsilon as the limit it puts on y (facility_energy_limit_kwh)."""
+    return front.rename(columns={"epsilon": pareto_limit_column(y), x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
+
+
+def pareto_limit_column(y: str) -> str:
+    """The column of the limit epsilon puts on y: energy -> facility_energy_limit_kwh, time -> time_to_train_limit_h."""
+    base, unit = PLAN_METRIC[y].rsplit("_", 1)
+    return f"{base}_limit_{unit}"
+
+
 def pareto_table(front: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     """The front for people: the two objectives under their plan names with units (cost -> 'Cost (USD)', energy ->
     'Facility energy (kWh)', as `planner pareto` prints them) and epsilon as the limit it puts on y ('Facility
-    energy limit (kWh)'); were 'Cost', 'Energy', 'Epsilon'."""
-    base, unit = PLAN_METRIC[y].rsplit("_", 1)
-    named = front.rename(columns={"epsilon": f"{base}_limit_{unit}", x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
-    return readable(named)
+    energy limit (kWh)')."""
+    return readable(pareto_named(front, x, y))
+
+
+# the Pareto view's hardware columns, in the alternatives table's order
+PARETO_HARDWARE = ["server", "gpu", "precision", "nodes", "owned_nodes", "fabric", "power_cap", "purchase", "site"]
+# said once above the Pareto view when every point has the same value: the alternatives view's, the owned nodes a
+# point uses (often all of them) and the solver status
+PARETO_CONSTANT = (*VIEW_CONSTANT, "owned_nodes", "solver_status")
+
+
+def pareto_view(front: pd.DataFrame, x: str, y: str) -> tuple[pd.DataFrame, str]:
+    """(the front as the app shows it, a line saying what every point shares), as alternatives_view shows the plan's
+    alternatives: the objectives first -- x, y, then the time to train where neither is time (one time column: a
+    time objective is it), with its terms where the run has them --, then the hardware (server, GPU, nodes, fabric,
+    cap), the facility power, the limit put on y and any other column last; precision, buy / rent, site, start-up,
+    owned nodes and solver status said once above the table when every point shares them; compact headers ('Cost
+    (USD)', 'Energy (kWh)', 'Time (days)', 'Cap (of TDP)'): the objectives and the hardware fit beside the sidebar
+    at 1,366 px. Figures as pareto_table writes them."""
+    named = pareto_named(front, x, y)
+    if "time" in (x, y):
+        named = named.drop(columns=["time_to_train_days"], errors="ignore")
+    objectives = [PLAN_METRIC[x], PLAN_METRIC[y], "time_to_train_days"]
+    time_col = PLAN_METRIC["time"] if "time" in (x, y) else "time_to_train_days"
+    at = objectives.index(time_col) + 1
+    objectives[at:at] = RUN_TERM_COLUMNS  # the terms that sum to the time, beside it
+    lead = [*objectives, *PARETO_HARDWARE, "facility_power_kw", pareto_limit_column(y)]
+    order = [c for c in lead if c in named] + [c for c in named.columns if c not in lead]
+    return compact_view(named[order], PARETO_CONSTANT)
 
 
 def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

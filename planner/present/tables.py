@@ -70,6 +70,7 @@ READABLE = {
     "site": "Site",
     "time_to_train_days": "Time to train (days)",
     # a run's start-up, in the unit readable_column writes it in
+    "startup_s": "Start-up (s)",
     "startup_min": "Start-up (min)",
     "startup_h": "Start-up (h)",
     "startup_days": "Start-up (days)",
@@ -155,7 +156,7 @@ def readable_column(col: str, values: pd.Series) -> tuple[str, pd.Series]:
         days = values.astype(float) / DURATION_SUFFIXES[suffix]
         longest = days.abs().max()
         unit, per_day = duration_unit(longest if pd.notna(longest) else 1.0)
-        name = col[: -len(suffix)] + {"min": "_min", "h": "_h", "days": "_days"}[unit]
+        name = f"{col[: -len(suffix)]}_{unit}"  # s, min, h or days: a column of zeros (no evaluations) reads in s
         return name, (days * per_day).map(display_number)
     if pd.api.types.is_float_dtype(values):
         return col, values.map(display_number)
@@ -226,8 +227,10 @@ COMPACT_HEADERS = {
     "Training": "Train",
     "Evaluation": "Eval",
     "Facility energy": "Energy",
+    "Facility power": "Power",
     "Power cap": "Cap",
     "Carbon (kg CO2e)": "Carbon (kg)",
+    "Carbon limit (kg CO2e)": "Carbon limit (kg)",  # the Pareto view's epsilon on carbon
 }
 # left out of the app's alternatives table (in the plan CSV): the card says the plan's
 VIEW_LEFT_OUT = ("bottleneck",)
@@ -236,8 +239,9 @@ VIEW_CONSTANT = ("precision", "purchase", "site", "startup_h")
 
 
 def compact_header(header: str) -> str:
-    """'Time to train (days)' -> 'Time (days)', 'Facility energy (kWh)' -> 'Energy (kWh)', 'Power cap (of TDP)' ->
-    'Cap (of TDP)', 'Carbon (kg CO2e)' -> 'Carbon (kg)'; other headers as they are."""
+    """'Time to train (days)' -> 'Time (days)', 'Facility energy (kWh)' -> 'Energy (kWh)', 'Facility power (kW)' ->
+    'Power (kW)', 'Power cap (of TDP)' -> 'Cap (of TDP)', 'Carbon (kg CO2e)' -> 'Carbon (kg)' (and a limit on each:
+    'Facility energy limit (kWh)' -> 'Energy limit (kWh)'); other headers as they are."""
     for long, short in COMPACT_HEADERS.items():
         if header.startswith(long):
             return short + header[len(long) :]
@@ -255,7 +259,15 @@ def alternatives_view(res: PlanResult) -> tuple[pd.DataFrame, str]:
         return df, ""
     df = df.drop(columns=[c for c in VIEW_LEFT_OUT if c in df])
     df["role"] = ["plan" if r == "plan" else f"alt {i}" for i, r in enumerate(df["role"])]
-    same = [c for c in VIEW_CONSTANT if c in df and df[c].nunique() == 1]
+    return compact_view(df, VIEW_CONSTANT)
+
+
+def compact_view(df: pd.DataFrame, constant: tuple[str, ...] = VIEW_CONSTANT) -> tuple[pd.DataFrame, str]:
+    """(a table of machine columns as the app shows it, a line saying what every row shares): the ``constant``
+    columns that have the same value in every row left out and said once in the line ('Every row: Precision: bf16;
+    Buy / rent: buy.'), the others as readable writes them under compact headers ('Time (days)'). The app's
+    alternatives and Pareto tables."""
+    same = [c for c in constant if c in df and df[c].notna().all() and df[c].nunique() == 1]
     line = ("Every row: " + "; ".join(constant_text(c, df[c].iloc[0]) for c in same) + ".") if same else ""
     table = readable(df.drop(columns=same))
     return table.rename(columns={c: compact_header(c) for c in table.columns}), line

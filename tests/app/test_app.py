@@ -88,13 +88,16 @@ def test_zero_work_is_a_clear_message() -> None:
 
 
 def test_pareto_tab_computes_a_front() -> None:
-    """...with units in its table's headers ('Cost (USD)', not a bare 'Cost', 'Energy' or 'Epsilon')."""
+    """...with units in its table's compact headers ('Cost (USD)', not a bare 'Cost', 'Energy' or 'Epsilon'), the
+    objectives first, and what every point shares said once above the table (present.pareto_view), not per row."""
     at = app()
     at.checkbox(key="pareto_on").check().run()
     assert not at.exception
     front = at.dataframe[-1].value
-    assert {"Facility energy limit (kWh)", "Cost (USD)", "Facility energy (kWh)"} <= set(front.columns), front.columns
-    assert not {"Epsilon", "Cost", "Energy"} & set(front.columns)
+    assert list(front.columns[:3]) == ["Cost (USD)", "Energy (kWh)", "Time (days)"], front.columns
+    assert "Energy limit (kWh)" in front.columns
+    assert not {"Epsilon", "Cost", "Energy", "Precision", "Buy / rent", "Site", "Solver status"} & set(front.columns)
+    assert any(c.value.startswith("Every row: Precision: bf16;") for c in at.caption), [c.value for c in at.caption]
 
 
 def test_catalog_page_applies_a_valid_table() -> None:
