@@ -789,6 +789,9 @@ class Estimate(Strict):
     gpu_power_w: float
     node_power_w: float
     power_kw: float
+    startup_power_kw: float
+    """IT power during the start-up, kW: GPUs at idle, at any cap (planner/physics/power.py); ``energy_kwh`` counts
+    the start-up's hours at it."""
     facility_power_kw: float
     energy_kwh: float
     facility_energy_kwh: float

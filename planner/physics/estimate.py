@@ -143,6 +143,7 @@ def estimate_from_row(r: pd.Series) -> Estimate:
         gpu_power_w=f("gpu_power_w"),
         node_power_w=f("node_power_w"),
         power_kw=f("power_kw"),
+        startup_power_kw=f("startup_power_kw"),
         facility_power_kw=f("facility_power_kw"),
         energy_kwh=f("energy_kwh"),
         facility_energy_kwh=f("facility_energy_kwh"),

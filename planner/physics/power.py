@@ -12,6 +12,11 @@
   CPU core-seconds per sample). GPU training leaves most cores idle, so most CPUs run far below TDP.
 * Node power (AC) = (g x GPU + CPU + RAM + storage + NICs + other) / PSU efficiency.
 * IT power = nodes x node power + switches x switch power; facility power = IT power x PUE.
+* Start-up (``startup_gpu_w``, ``startup_busy_cores``): initialization, compilation or graph capture, checkpoint
+  load and the data pipeline's fill run on the hosts and the storage while the GPUs wait, so the GPUs draw their
+  idle power, one host core per GPU is busy and the NICs and switches are up -- a figure that no power cap
+  changes (a cap limits the GPUs' draw under load, not at idle), so the start-up's energy does not tilt the
+  choice of the cap.
 """
 
 from __future__ import annotations
@@ -70,6 +75,17 @@ def gpu_power_w(
     idle = np.asarray(idle_w, dtype=float)
     busy = np.clip(np.asarray(busy_fraction, dtype=float), 0.0, 1.0)
     return np.asarray(idle + np.maximum(active - idle, 0.0) * (busy + COMM_ACTIVITY * (1.0 - busy)), dtype=float)
+
+
+def startup_gpu_w(idle_w: ArrayLike) -> NDArray[np.float64]:
+    """GPU power during a run's start-up: the GPU's idle power, at any cap (the module docstring)."""
+    return np.asarray(idle_w, dtype=float)
+
+
+def startup_busy_cores(gpus_per_node: ArrayLike) -> NDArray[np.float64]:
+    """Busy host cores of a node during start-up: one per GPU (its process loading, compiling and capturing); the
+    data pipeline has not started (the module docstring)."""
+    return np.asarray(gpus_per_node, dtype=float)
 
 
 def cpu_power_w(package_w: ArrayLike, cores: ArrayLike, busy_cores: ArrayLike) -> NDArray[np.float64]:

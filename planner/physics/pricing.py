@@ -1,6 +1,7 @@
 """Pricing of evaluated configurations: the site- and money-dependent columns from the physical ones.
 
-Facility power and energy = IT power and energy x the site's PUE; capex = nodes x (server + NICs) + switches +
+Facility power and energy = IT power and energy x the site's PUE (a start-up's hours at the start-up's IT power,
+``space.run_energy_kwh``); capex = nodes x (server + NICs) + switches +
 cables (planner/physics/cost.py); a bought run pays capex x run time / service life plus facility energy at the
 site's electricity price; a rented one pays whole billing periods (rent includes power and network); carbon =
 facility energy x the site's grid intensity. Re-pricing a table for another site, purchase mode or price list needs
@@ -58,6 +59,9 @@ def price_columns(
     hours = np.asarray(df["time_to_train_h"], dtype=float)
     it_kw = np.asarray(df["power_kw"], dtype=float)
     fac_kwh = it_kw * site_.pue * hours
+    if "startup_h" in df and np.any(np.asarray(df["startup_h"], dtype=float)):  # start-up at its own power
+        startup_kw = np.asarray(df["startup_power_kw"], dtype=float)
+        fac_kwh = fac_kwh + (startup_kw - it_kw) * site_.pue * np.asarray(df["startup_h"], dtype=float)
     out["facility_power_kw"] = it_kw * site_.pue
     out["facility_energy_kwh"] = fac_kwh
     price = srv_attr(lambda s: np.nan if s.price_usd is None else s.price_usd)

@@ -606,7 +606,8 @@ def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[s
     """GPU power at the cap for the share of the step it computes (the scaling efficiency of ``times``), host
     power for the cores the data pipeline keeps busy at the throughput, node power through the PSU with NICs where
     the job spans nodes (planner/physics/power.py), the switches of the fabric (cost.switch_count, once per
-    (server, nodes, fabric) row), and IT power and energy over the time to train."""
+    (server, nodes, fabric) row), IT power while training and during start-up (GPUs idle, ``power.startup_gpu_w``)
+    and IT energy over the time to train (``run_energy_kwh``)."""
     gpu_w = power.gpu_power_w(
         hw.per_server(lambda s, gp: gp.tdp_w),
         hw.per_server(lambda s, gp: gp.idle_power_w),
@@ -630,14 +631,36 @@ def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[s
     radix = hw.per_fabric("switch_radix").astype(np.int64)
     r_of, first_r = found.r_of, found.first_r
     switches = cost.switch_count(hw.N[first_r], nic_ports[first_r], radix[first_r])[r_of]
-    it_kw = (hw.N * node_w + switches * hw.per_fabric("switch_power_w")) / 1000.0
+    switch_w = switches * hw.per_fabric("switch_power_w")
+    it_kw = (hw.N * node_w + switch_w) / 1000.0
+    startup_host_w = power.cpu_power_w(
+        hw.per_server(lambda s, _g: s.cpu_power_w), hw.cpu_cores, power.startup_busy_cores(hw.g)
+    ) + hw.per_server(lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w)
+    startup_node_w = power.node_power_w(
+        hw.g,
+        power.startup_gpu_w(hw.per_server(lambda s, gp: gp.idle_power_w)),
+        startup_host_w,
+        nic_ports,
+        hw.per_fabric("nic_power_w"),
+        hw.per_server(lambda s, _g: s.psu_efficiency),
+        hw.N > 1,
+    )
+    startup_kw = (hw.N * startup_node_w + switch_w) / 1000.0
     return {
         "gpu_power_w": gpu_w,
         "node_power_w": node_w,
         "switches": switches,
         "power_kw": it_kw,
-        "energy_kwh": it_kw * times["time_to_train_h"],
+        "startup_power_kw": startup_kw,
+        "energy_kwh": run_energy_kwh(it_kw, times["time_to_train_h"], startup_kw, times["startup_h"]),
     }
+
+
+def run_energy_kwh(power_kw: Any, hours: Any, startup_power_kw: Any, startup_h: Any) -> np.ndarray:
+    """IT energy of a run: its power over its hours, the start-up's hours at the start-up's power
+    (``power.startup_gpu_w``) instead: power x hours + (start-up power - power) x start-up hours."""
+    p = np.asarray(power_kw, dtype=float)
+    return np.asarray(p * np.asarray(hours, dtype=float) + (np.asarray(startup_power_kw, dtype=float) - p) * startup_h)
 
 
 def scale_work(
@@ -671,7 +694,7 @@ def scale_work(
         out[col] = np.asarray(df[col], dtype=float) * factor
     hours = np.asarray(out["training_h"]) + np.asarray(df["evaluation_h"]) + np.asarray(df["startup_h"])
     out["time_to_train_h"] = hours
-    out["energy_kwh"] = np.asarray(df["power_kw"], dtype=float) * hours
+    out["energy_kwh"] = run_energy_kwh(df["power_kw"], hours, df["startup_power_kw"], np.asarray(df["startup_h"]))
     return price_space(catalog, out, site, purchase, life_years)
 
 

@@ -60,6 +60,7 @@ PHYSICS_COLUMNS = [
     "time_to_train_h",  # training only: price_chunk adds the request's start-up and evaluation
     "throughput_samples_per_s",  # what an evaluation's training-sample equivalents take (run_time.evaluation_hours)
     "power_kw",
+    "startup_power_kw",  # IT power during a start-up (GPUs idle): price_chunk prices the request's start-up at it
     "switches",
     "fits_memory",
     "valid_layout",
@@ -289,6 +290,8 @@ def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFr
     physical["time_to_train_h"] = with_run_terms_h(catalog, req, physical)
     # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)
     inputs = {**physical, "server": phys["server"].array, "fabric": phys["fabric"].array}
+    if req.startup_s:  # its hours at the start-up's power (pricing.price_columns)
+        inputs["startup_h"] = np.full(len(phys), req.startup_s / run_time.SECONDS_PER_HOUR)
     capex = chunk_capex(catalog, phys, inputs)
     purchases = purchases_of(req)
     n = len(phys)

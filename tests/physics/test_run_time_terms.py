@@ -1,6 +1,7 @@
 """Time-to-train's start-up and evaluation terms (planner/physics/run_time.py): zero unless stated, equal to the
 stated figures when asked, evaluations at the training time of their forward passes, wall-clock whose energy
-and cost follow, and the breakdown sums to the time-to-train."""
+and cost follow (evaluations at the training's power, a start-up with the GPUs idle), and the breakdown sums to the
+time-to-train."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_a_plan_has_no_startup_or_evaluation_unless_stated() -> None:
     assert est.time_to_train_breakdown_h == {"training": est.time_to_train_h, "evaluation": 0.0, "startup": 0.0}
 
 
-def test_stated_startup_and_evaluation_add_wall_clock_and_its_energy_at_the_training_power() -> None:
+def test_stated_startup_and_evaluation_add_wall_clock_evaluation_at_the_training_power_start_up_at_idle_gpus() -> None:
     cat = planner.load_catalog()
     base = planner.evaluate(cat, CONFIG)
     est = planner.evaluate(cat, {**CONFIG, "startup_s": 720.0, "evaluation_s": 1800.0})
@@ -54,9 +55,44 @@ def test_stated_startup_and_evaluation_add_wall_clock_and_its_energy_at_the_trai
     )
     assert sum(est.time_to_train_breakdown_h.values()) == pytest.approx(est.time_to_train_h)
     assert est.step_time_s == base.step_time_s and est.power_kw == base.power_kw
-    # the same servers run for 0.7 h more at the training's IT power
-    assert est.energy_kwh == pytest.approx(base.energy_kwh + base.power_kw * 0.7)
+    # the same servers run 0.5 h more at the training's IT power and 0.2 h at the start-up's
+    assert est.startup_power_kw < est.power_kw
+    assert est.energy_kwh == pytest.approx(base.energy_kwh + base.power_kw * 0.5 + est.startup_power_kw * 0.2)
     assert est.cost_usd > base.cost_usd
+
+
+def test_start_up_power_is_the_nodes_with_idle_gpus_one_busy_core_per_gpu_at_every_cap() -> None:
+    # 4 x dgx-h100 on ndr400: per node (8 x 75 W idle H100 + 700 W CPU x (0.3 + 0.7 x 8 / 112 busy cores) + 250 RAM
+    # + 120 storage + 1,300 other + 8 NICs x 25 W) / 0.94 PSU = 2,715 / 0.94 W; 32 ports on one radix-64 switch,
+    # 750 W: (4 x 2,715 / 0.94 + 750) / 1,000 = 12.303 kW, whatever the GPUs' cap
+    cat = planner.load_catalog()
+    expected_kw = (4 * 2715 / 0.94 + 750) / 1000
+    for cap in (0.6, 1.0):
+        est = planner.evaluate(cat, {**CONFIG, "fabric": "ndr400", "power_cap": cap})
+        assert est.startup_power_kw == pytest.approx(expected_kw)
+
+
+def test_a_start_up_does_not_move_the_plans_power_cap() -> None:
+    # least energy for 2e10 tokens of llama3-8b: one node whatever the start-up; a two-day start-up adds its 48 h
+    # at the start-up's power, which no cap lowers, so the plan keeps its cap (at the training's capped power the
+    # start-up would pull the cap down)
+    cat = planner.load_catalog()
+    plans = [
+        planner.solve(
+            {"model": "llama3-8b", "tokens": 2e10, "deadline_days": 30, "startup_s": s, "alternatives": 0}, cat
+        )
+        for s in (0.0, 2 * 86_400.0)
+    ]
+    without, with_startup = (r.plan for r in plans)
+    assert without is not None and with_startup is not None
+    assert (with_startup.server, with_startup.nodes, with_startup.power_cap) == (
+        without.server,
+        without.nodes,
+        without.power_cap,
+    )
+    pue = cat.site(with_startup.site).pue
+    added_kwh = with_startup.estimate.startup_power_kw * pue * 48.0
+    assert with_startup.facility_energy_kwh == pytest.approx(without.facility_energy_kwh + added_kwh)
 
 
 def test_evaluations_take_the_training_time_of_the_forward_share_of_their_samples() -> None:
