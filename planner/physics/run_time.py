@@ -15,10 +15,10 @@ A user's run has neither unless it states them: both default to zero (``Work``, 
 ``PlanRequest``: ``startup_s``; evaluations x held-out samples per evaluation, or fixed ``evaluation_s``), so a
 plan is its training time. The terms are wall-clock of the same servers, so what follows from the time-to-train
 follows from all three: the deadline, rent and amortization, and energy -- evaluations at the training's IT power,
-the start-up at its own (the GPUs idle while the hosts initialize, compile and load: planner/physics/power.py). MLPerf's stated per-benchmark figures (median start-up, warm-up left
-inside the timed window, GPU-seconds per evaluation; reference/mlperf_timing.csv, method in
-reference/mlperf_timing.md) are the validation's (``planner.validation.steady``), which adds them to reproduce
-MLPerf's timed window.
+the start-up at its own (the GPUs idle while the hosts initialize, compile and load: planner/physics/power.py).
+MLPerf's stated per-benchmark figures (median start-up, warm-up left inside the timed window, GPU-seconds per
+evaluation; reference/mlperf_timing.csv, method in reference/mlperf_timing.md) are the validation's
+(``planner.validation.steady``), which adds them to reproduce MLPerf's timed window.
 """
 
 from __future__ import annotations
