@@ -41,12 +41,25 @@ SAME_FIGURE_REL = 1e-9
 SAME_CHOICE_COLUMNS = (*(c for c in HARDWARE_KEY if c != "fabric"), "nodes")
 
 
-def fabric_rank(catalog: Catalog, cand: pd.DataFrame) -> np.ndarray:
-    """Each candidate's fabric's position in the catalog's order (``catalog.fabrics``); a fabric the catalog does
-    not list (none in a scanned table) after every listed one."""
+def fabric_rank(catalog: Catalog, cand: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
+    """The fabric's position in the catalog's order (``catalog.fabrics``) of each candidate (of the ``rows`` of
+    ``cand``, default all); a fabric the catalog does not list (none in a scanned table) after every listed one."""
     order = {f: i for i, f in enumerate(catalog.fabrics)}
-    fabrics = cand["fabric"].astype(str).to_numpy()
-    return np.asarray([order.get(f, len(order)) for f in fabrics], dtype=np.int64)
+    fabric = cand["fabric"]
+    if isinstance(fabric.dtype, pd.CategoricalDtype):  # one lookup per category, not per row
+        rank = np.asarray([order.get(str(c), len(order)) for c in fabric.cat.categories], dtype=np.int64)
+        codes = np.asarray(fabric.cat.codes, dtype=np.int64)
+        return rank[codes if rows is None else codes[rows]]
+    names = fabric.astype(str).to_numpy() if rows is None else fabric.astype(str).to_numpy()[rows]
+    return np.asarray([order.get(f, len(order)) for f in names], dtype=np.int64)
+
+
+def _values(pool: pd.DataFrame, col: str) -> np.ndarray:
+    """A column of the pool as numbers that compare as its values do: a categorical's codes, else its values."""
+    c = pool[col]
+    if isinstance(c.dtype, pd.CategoricalDtype):
+        return np.asarray(c.cat.codes)
+    return c.to_numpy()
 
 
 def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, exclude: list[int]) -> list[int]:
@@ -55,7 +68,7 @@ def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, 
     the exact re-check rejected them) not, in the catalog's fabric order (``fabric_rank``; ties in pool order)."""
     same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
     for col in SAME_CHOICE_COLUMNS:
-        values = pool[col].to_numpy()
+        values = _values(pool, col)
         same &= values == values[chosen]
     if exclude:
         same[np.asarray(exclude, dtype=np.int64)] = False
@@ -63,7 +76,7 @@ def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, 
     idx = np.flatnonzero(same)
     if len(idx) == 1:
         return [chosen]
-    rank = fabric_rank(catalog, pool.iloc[idx])
+    rank = fabric_rank(catalog, pool, idx)
     return [int(i) for i in idx[np.argsort(rank, kind="stable")]]
 
 
@@ -74,9 +87,15 @@ def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: st
     pool, so that the alternatives evaluate them with the rows that would replace them, in one batch."""
     if not order:
         return set()
-    keys = pool.iloc[[chosen, *order]][[*SAME_CHOICE_COLUMNS, column]]
-    again = keys.duplicated().to_numpy()[1:]
-    return {i for i, d in zip(order, again, strict=True) if d}
+    rows = np.asarray([chosen, *order], dtype=np.int64)
+    keys = list(zip(*(_values(pool, c)[rows].tolist() for c in (*SAME_CHOICE_COLUMNS, column)), strict=True))
+    seen = {keys[0]}
+    out: set[int] = set()
+    for i, k in zip(order, keys[1:], strict=True):
+        if k in seen:
+            out.add(i)
+        seen.add(k)
+    return out
 
 
 def repeats(plan: Plan, ranked: list[tuple[int, Plan]]) -> set[int]:

@@ -178,7 +178,7 @@ def alternatives(
     best = best[
         np.lexsort(
             (
-                fabric_rank(cat, pool.iloc[best]),
+                fabric_rank(cat, pool, best),
                 pool["nodes"].to_numpy()[best],
                 pool[column].to_numpy(dtype=float)[best],
             )
