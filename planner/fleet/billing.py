@@ -5,8 +5,10 @@ period divides the slot (hourly; daily with weekly slots) is billed per job (``b
 its own nodes and pays ceil(T / period) periods per node, the single-job rule of planner/physics/cost.py (it runs
 its full slots first, so only its last period is partly used). Otherwise billing periods run from the start of the
 horizon, and a node rented in any slot that overlaps a period pays that whole period (``billing_blocks``; its nodes
-may serve several jobs, one after another). Capex follows planner/physics/cost.py: a cluster of owned + added
-nodes pays the servers added and the NICs, cables and switches it needs beyond what the owned nodes have.
+may serve several jobs, one after another). Capex follows planner/physics/cost.py: a site cluster holds the owned
+nodes the plan keeps (in service) and the nodes it adds; it pays the servers added and the NICs, cables and switches
+the cluster needs beyond the owned network -- the network of the owned nodes in service at the start of the horizon,
+reused whether or not the plan keeps them (``owned_capex_usd``).
 """
 
 from __future__ import annotations
@@ -96,23 +98,37 @@ def group_rent_usd(
     return usd, periods
 
 
-def owned_capex_usd(cat: Catalog, server: str, fabric: str, owned: int, added: int) -> tuple[float, int]:
-    """Capex of growing a cluster from `owned` to `owned + added` nodes: (USD, switches added),
-    planner/physics/cost.py."""
+def network_capex_usd(cat: Catalog, server: str, fabric: str, nodes: int) -> float:
+    """NICs, cables and switches of a cluster of ``nodes`` nodes (planner/physics/cost.py, without the servers)."""
     s, f = cat.server(server), cat.fabric(fabric)
+    sw = cost_mod.switch_count(nodes, s.nic_ports, f.switch_radix)
+    cables = cost_mod.cable_count(nodes, s.nic_ports, f.switch_radix)
+    return float(
+        cost_mod.capex_usd(nodes, 0.0, s.nic_ports, f.nic_price_usd, sw, f.switch_price_usd, cables, f.cable_price_usd)
+    )
 
-    def capex(n: int) -> float:
-        sw = int(cost_mod.switch_count(n, s.nic_ports, f.switch_radix))
-        cables = int(cost_mod.cable_count(n, s.nic_ports, f.switch_radix))
-        return float(
-            cost_mod.capex_usd(
-                n, s.price_usd or 0.0, s.nic_ports, f.nic_price_usd, sw, f.switch_price_usd, cables, f.cable_price_usd
-            )
-        )
 
+def owned_capex_usd(
+    cat: Catalog, server: str, fabric: str, owned: int, added: int, kept: int | None = None
+) -> tuple[float, int]:
+    """Capex of adding ``added`` nodes to a site cluster whose owned network serves ``owned`` nodes (the owned
+    nodes in service) and which keeps ``kept`` of them (default all): (USD, switches added), planner/physics/cost.py.
+
+    The cluster is the n = kept + added nodes that are in it together; the owned network (NICs, cables, switches
+    of ``owned`` nodes) is there already and is reused: the plan pays the servers added and the network beyond it,
+    max(0, net(n) - net(owned)) (net is nondecreasing in the node count). With every owned node kept this is
+    capex(owned + added) - capex(owned); an owned node retired at the start leaves the cluster (the network is not
+    sized for it) and frees its share of the owned network, so an owned node the plan does not keep never raises
+    what it pays."""
     if added <= 0:
         return 0.0, 0
-    sw_new = int(cost_mod.switch_count(owned + added, s.nic_ports, f.switch_radix)) - int(
-        cost_mod.switch_count(owned, s.nic_ports, f.switch_radix)
+    k = owned if kept is None else kept
+    s, f = cat.server(server), cat.fabric(fabric)
+    n = k + added
+    net = max(0.0, network_capex_usd(cat, server, fabric, n) - network_capex_usd(cat, server, fabric, owned))
+    sw_new = max(
+        0,
+        int(cost_mod.switch_count(n, s.nic_ports, f.switch_radix))
+        - int(cost_mod.switch_count(owned, s.nic_ports, f.switch_radix)),
     )
-    return capex(owned + added) - capex(owned), sw_new
+    return (s.price_usd or 0.0) * added + net, sw_new

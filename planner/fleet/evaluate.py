@@ -60,7 +60,13 @@ def evaluate_fleet(
     envelope = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
     if (site_power + idle_w > envelope * (1 + 1e-9) + 1e-9).any():
         return None
-    capex = sum((owned_capex_usd(cat, p, f, pools.owned_on(p, f), n)[0] for (p, f), n in bought.items()), 0.0)
+    capex = sum(
+        (
+            owned_capex_usd(cat, p, f, pools.serving_on(p, f), n, pools.kept_on(p, f, kept))[0]
+            for (p, f), n in bought.items()
+        ),
+        0.0,
+    )
     rent = sum((group_rent_usd(cat, req, g, arr, chosen)[0] for g, arr in usage.items() if g.endswith("|rent")), 0.0)
     if req.budget_usd is not None and capex + rent > req.budget_usd * (1 + 1e-9) + 1e-6:
         return None

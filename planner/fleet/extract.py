@@ -114,7 +114,7 @@ def site_purchase_rows(
         for f in fabs:
             own = [(i, e) for i, e in enumerate(pools.owned) if e.server == p and e.fabric == f]
             n_add = bought.get((p, f), 0)
-            capex, sw = owned_capex_usd(cat, p, f, pools.owned_on(p, f), n_add)
+            capex, sw = owned_capex_usd(cat, p, f, pools.serving_on(p, f), n_add, pools.kept_on(p, f, kept))
             busy = ev["usage"].get(pools.site_group(p, f), np.zeros(req.slots))
             rows.append(
                 PurchaseRow(

@@ -9,15 +9,21 @@ node rows would take the size of that slot, and a checkpoint/restart term per re
 |slots| times the binaries.) Pools share no network (planner/fleet/pools.py), so a job runs inside one. Each
 server type is bought on one fabric, chosen by the plan (y_pf); NIC, switch and cable counts follow from the
 cluster's total node count exactly as in planner/physics/cost.py (one switch, two-tier leaf/spine, or three-tier
-fat tree), and owned switches are reused: the plan pays capex(owned + added) - capex(owned). Owned nodes cost no
-capex, serve until their end of service and may be retired at the start; a kept or bought node draws idle power in
-every slot it is in service and not training. Rented nodes draw the provider's power: their energy counts in the
-energy and carbon objectives but not against the site's power envelope. Rent follows planner/fleet/billing.py.
+fat tree). A site cluster holds the owned nodes kept (those in service) and the nodes bought; the owned network (the
+NICs, cables and switches of the owned nodes in service at the start) is reused, kept or not: the plan pays the
+servers bought and the network beyond the owned one, max(0, net(kept + bought) - net(owned)) -- capex(owned +
+added) - capex(owned) when every owned node is kept (planner/fleet/billing.py, ``owned_capex_usd``). Owned nodes
+cost no capex, serve until their end of service and may be retired at the start: a retired node leaves the cluster
+(the network is not grown for it), so an owned node the plan does not keep changes nothing. A kept or bought node
+draws idle power in every slot it is in service and not training. Rented nodes draw the provider's power: their
+energy counts in the energy and carbon objectives but not against the site's power envelope. Rent follows
+planner/fleet/billing.py.
 
 Sets
 ----
 J jobs; T slots; W_j slots job j may run in (release..due, or ..horizon end when lateness is allowed with a
 penalty); P server types; F_p fabrics type p may be bought on; E owned entries (type p_e, fabric f_e);
+E_pf those on (p, f) that serve some slot (in service at the start), O_pf = sum_{e in E_pf} count_e;
 G capacity groups: (p, f) per fabric for types that own nodes, (p, *) for the rest (one fabric is bought
 anyway), (p, rent) per rental offer; P^job rental offers billed per job (billed_per_job); M_jg modes of job j
 in group g; B_p billing blocks of offer p (runs of billing periods that overlap the same slots; c_b periods each).
@@ -30,6 +36,7 @@ y_pf in {0,1} type p is bought on fabric f;   N_pf in Z>=0 nodes of type p bough
 K_e in Z    owned nodes kept (0..count_e);    R_pt, V_pb in Z>=0 nodes rented in slot t / billing block b
                                               (offers p not in P^job)
 q_jt >= 0   site power of job j above idle;   late_j >= 0 slots job j finishes after its due slot
+D_pf >= 0   network capex added to an owned cluster (O_pf > 0)
 per buy option (p, f): multi, tier2, tier3 in {0,1}; L (leaves/edge), S (spines/core), A (aggregation),
 W (switches) in Z>=0; X1, X2, X3 >= 0 (= cluster nodes when multi / tier2 / tier3)
 
@@ -45,11 +52,12 @@ Constraints (one function each)
                    (for fabrics without owned nodes of p)
 (7) power          q_jt >= sum_m dP_m z_m - dP^max_j (1 - r_jt);
                    sum_j q_jt + sum_p P^idle_p (sum_f N_pf + sum_e avail_et K_e) <= P_env
-(8) switches       with n = O_pf + N_pf (O = owned nodes on that fabric), ports k_p, radix R_f:
+(8) switches       with n = sum_{e in E_pf} K_e + N_pf (owned nodes kept and bought), ports k_p, radix R_f:
                    n <= 1 + n^max multi;  k n <= R + M tier2;  2 k n <= R^2 + M tier3;  tier3 <= tier2 <= multi;
                    R L >= 2 k n - M (1 - tier2);  2 S >= L;  A >= L - M (1 - tier3);  W >= multi;
                    W >= L + S + A;  X_i >= n - n^max (1 - bin_i)
-                   capex_pf = price N + k nic X1 + cable k (X1 + X2 + X3) + switch W - capex(O)  (cost.py)
+                   net_pf = k nic X1 + cable k (X1 + X2 + X3) + switch W  (cost.py);
+                   capex_pf = price N + net_pf (O_pf = 0)  |  price N + D_pf, D_pf >= net_pf - net(O_pf) (O_pf > 0)
 (9) billing        V_pb >= R_pt for every slot t overlapping block b;
                    rent = sum_pb c_b price_p V_pb + sum_{m on p in P^job} n_m ceil(T_m / period_p) price_p z_m
 (10) budget        sum capex_pf + rent <= B
@@ -59,8 +67,8 @@ Constraints (one function each)
 (13) energetic     for intervals I = [a, b] (a a window start, b a window end) and groups g (with (5)):
                    sum_j e_{j,g,|W_j \ I|} <= sum_{t in I} capacity_gt,
                    e_jgo >= sum_{m in M_jg} n_m max(0, d_m - o) z_m       (a job runs >= d_m - |W_j \ I| slots in I)
-(14) network       NIC + cable + switch capex of (p, f) >= a (O_pf + N_pf) + b for every line of the lower convex
-                   envelope of that capex over the cluster sizes (b y_pf in place of b when O_pf = 0)
+(14) network       net_pf >= a n + b (n as in (8)) for every line of the lower convex envelope of net over the
+                   cluster sizes 0..O_pf + n^max (b y_pf in place of b when O_pf = 0)
 (15) fabric cover  sum_{m of j on (p, f), n_m >= 2} n_m z_m <= N_pf        (types without owned nodes)
 
 (12)-(15) cut off no integer solution; each function's docstring says why. How much each family lifts the root
@@ -91,7 +99,7 @@ from planner.fleet.billing import (
     billing_blocks,
     billing_period_h,
     job_rent_usd,
-    owned_capex_usd,
+    network_capex_usd,
     period_price_usd,
 )
 from planner.fleet.modes import ANY_FABRIC, job_window
@@ -347,9 +355,13 @@ def add_power(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) 
 
 
 def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) -> dict[tuple[str, str], Any]:
-    """(8) switches, cables and NICs of every buy option, exact for one, two and three tiers (cost.py); returns
-    the capex expression of each option (what growing the cluster from its owned nodes costs)."""
-    owned = {(p, f): ix.pools.owned_on(p, f) for p, f in m.BUY}
+    """(8) switches, cables and NICs of every buy option, exact for one, two and three tiers (cost.py), for the
+    cluster of the owned nodes kept (of the entries that serve, E_pf) and the nodes bought; returns the capex
+    expression of each option: the servers bought and the network beyond the owned one (``owned_capex_usd``). An
+    owned node retired at the start is not in n, so the network is not grown for it; D_pf >= 0 keeps a cluster
+    smaller than the owned network from being credited for it."""
+    owned = {(p, f): ix.pools.serving_on(p, f) for p, f in m.BUY}
+    entries = {(p, f): ix.pools.serving(p, f) for p, f in m.BUY}
     top = {(p, f): owned[(p, f)] + req.max_nodes for p, f in m.BUY}
     srv = {p: cat.server(p) for p in ix.pools.buy}
     fab = {f: cat.fabric(f) for fs in ix.pools.buy.values() for f in fs}
@@ -361,7 +373,7 @@ def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalo
         setattr(m, name, pyo.Var(m.BUY, domain=pyo.NonNegativeReals))
 
     def n(m: pyo.ConcreteModel, p: str, f: str) -> Any:
-        return owned[(p, f)] + m.N[p, f]
+        return cluster_nodes(m, entries[(p, f)], p, f)
 
     def ports(p: str) -> int:
         return srv[p].nic_ports
@@ -401,18 +413,31 @@ def add_switches(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalo
                 rule=lambda m, p, f, var=var, binv=binv: var[p, f] >= n(m, p, f) - top[(p, f)] * (1 - binv[p, f]),
             ),
         )
-    capex = {}
-    for p, f in m.BUY:
-        s, fb = srv[p], fab[f]
-        base = owned_capex_usd(cat, p, f, 0, owned[(p, f)])[0] if owned[(p, f)] else 0.0
-        capex[(p, f)] = (
-            coef(s.price_usd or 0.0) * m.N[p, f]
-            + coef(s.nic_ports * fb.nic_price_usd) * m.X1[p, f]
-            + coef(s.nic_ports * fb.cable_price_usd) * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
-            + coef(fb.switch_price_usd) * m.W[p, f]
-            - (base - (s.price_usd or 0.0) * owned[(p, f)])
-        )
-    return capex
+    net = {(p, f): network_expr(m, cat, p, f) for p, f in m.BUY}
+    m.OWNBUY = pyo.Set(dimen=2, initialize=[(p, f) for p, f in m.BUY if owned[(p, f)] > 0])
+    m.D = pyo.Var(m.OWNBUY, domain=pyo.NonNegativeReals)
+    m.sw_reuse = pyo.Constraint(
+        m.OWNBUY, rule=lambda m, p, f: m.D[p, f] >= net[(p, f)] - coef(network_capex_usd(cat, p, f, owned[(p, f)]))
+    )
+    return {
+        (p, f): coef(srv[p].price_usd or 0.0) * m.N[p, f] + (m.D[p, f] if (p, f) in m.OWNBUY else net[(p, f)])
+        for p, f in m.BUY
+    }
+
+
+def cluster_nodes(m: pyo.ConcreteModel, entries: list[int], p: str, f: str) -> Any:
+    """n of (8): the nodes of buy option (p, f)'s cluster, the owned kept of ``entries`` (E_pf) plus N_pf."""
+    return pyo.quicksum(m.K[i] for i in entries) + m.N[p, f]
+
+
+def network_expr(m: pyo.ConcreteModel, cat: Catalog, p: str, f: str) -> Any:
+    """net_pf of (8): the NICs, cables and switches of buy option (p, f)'s cluster, priced as cost.py prices them."""
+    s, fb = cat.server(p), cat.fabric(f)
+    return (
+        coef(s.nic_ports * fb.nic_price_usd) * m.X1[p, f]
+        + coef(s.nic_ports * fb.cable_price_usd) * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
+        + coef(fb.switch_price_usd) * m.W[p, f]
+    )
 
 
 def add_billing(m: pyo.ConcreteModel, ix: Index, cat: Catalog) -> Any:
@@ -561,29 +586,24 @@ def network_envelope(cat: Catalog, server: str, fabric: str, owned: int, most: i
 
 def add_network_cuts(m: pyo.ConcreteModel, ix: Index, req: FleetRequest, cat: Catalog) -> None:
     """(14) the network capex of each buy option lies above its convex envelope. In every integer solution of (8)
-    X1, X2, X3 and W are at least their exact values for n = O + N nodes (the rows of (8) force them), so the
+    X1, X2, X3 and W are at least their exact values for its n nodes (the rows of (8) force them), so the
     NIC, cable and switch capex is at least g(n) >= each line a n + b of the lower convex envelope of g over
-    n = O..O + max_nodes. Without owned nodes the line is written a N + b y (b <= 0 as the envelope passes
-    through g(0) = 0): at y = 0 no node is bought (N = 0) and the row reads 0 >= 0."""
+    n = 0..O + max_nodes (n = kept owned + bought: every owned node may be retired). Without owned nodes the line
+    is written a N + b y (b <= 0 as the envelope passes through g(0) = 0): at y = 0 no node is bought (N = 0) and
+    the row reads 0 >= 0."""
     rows = []
     for p, f in m.BUY:
-        owned = ix.pools.owned_on(p, f)
-        for slope, icpt in network_envelope(cat, p, f, owned, req.max_nodes):
+        owned = ix.pools.serving_on(p, f)
+        for slope, icpt in network_envelope(cat, p, f, 0, owned + req.max_nodes):
             if slope > 1e-9 or icpt > 1e-9:
                 rows.append((p, f, slope, icpt, owned))
-    srv = {p: cat.server(p) for p in ix.pools.buy}
 
     def rule(m: pyo.ConcreteModel, i: int) -> Any:
         p, f, slope, icpt, owned = rows[i]
-        s, fb = srv[p], cat.fabric(f)
-        net = (
-            coef(s.nic_ports * fb.nic_price_usd) * m.X1[p, f]
-            + coef(s.nic_ports * fb.cable_price_usd) * (m.X1[p, f] + m.X2[p, f] + m.X3[p, f])
-            + coef(fb.switch_price_usd) * m.W[p, f]
-        )
+        net = network_expr(m, cat, p, f)
         if owned == 0:
             return net >= slope * m.N[p, f] + icpt * m.y[p, f]
-        return net >= slope * (owned + m.N[p, f]) + icpt
+        return net >= slope * cluster_nodes(m, ix.pools.serving(p, f), p, f) + icpt
 
     m.network_envelope = pyo.Constraint(range(len(rows)), rule=rule)
 

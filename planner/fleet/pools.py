@@ -29,6 +29,12 @@ class OwnedEntry:
     count: int
     avail: tuple[int, ...]  # 1 in the slots the nodes are in service
 
+    @property
+    def serves(self) -> bool:
+        """Whether the nodes serve any slot: they are in service at the start of the horizon (a node's age only
+        grows, so it serves a first run of slots) and are part of its cluster's owned network."""
+        return any(self.avail)
+
 
 @dataclass
 class Pools:
@@ -48,6 +54,20 @@ class Pools:
     def owned_on(self, server: str, fabric: str) -> int:
         """Nodes owned of ``server`` on ``fabric`` (kept or not)."""
         return sum(e.count for e in self.owned if e.server == server and e.fabric == fabric)
+
+    def serving(self, server: str, fabric: str) -> list[int]:
+        """The owned entries of ``server`` on ``fabric`` that serve some slot (``OwnedEntry.serves``): those whose
+        kept nodes are in the cluster and whose network the cluster reuses (``billing.owned_capex_usd``)."""
+        return [i for i, e in enumerate(self.owned) if e.server == server and e.fabric == fabric and e.serves]
+
+    def serving_on(self, server: str, fabric: str) -> int:
+        """Nodes owned of ``server`` on ``fabric`` in service at the start of the horizon (kept or not): the nodes
+        the owned network of that cluster serves."""
+        return sum(self.owned[i].count for i in self.serving(server, fabric))
+
+    def kept_on(self, server: str, fabric: str, kept: list[int]) -> int:
+        """Of ``serving_on``, the nodes kept (``kept``: per owned entry): the owned nodes in the cluster."""
+        return sum(kept[i] for i in self.serving(server, fabric))
 
 
 def cap_settable(server: Server) -> bool:

@@ -110,8 +110,10 @@ def _base_modes(cat: Catalog, req: FleetRequest, mip: FleetMIP, state: StartStat
 def _capex_per_type(cat: Catalog, mip: FleetMIP, plan: StartPlan) -> dict[str, tuple[float, int]]:
     """(capex, nodes bought) of every type the plan buys, over its fabrics."""
     capex: dict[str, tuple[float, int]] = {}
+    pools = mip.index.pools
+    kept = plan.kept if plan.kept is not None else [e.count for e in pools.owned]
     for (p, f), n in plan.bought.items():
-        usd = owned_capex_usd(cat, p, f, mip.index.pools.owned_on(p, f), n)[0]
+        usd = owned_capex_usd(cat, p, f, pools.serving_on(p, f), n, pools.kept_on(p, f, kept))[0]
         old = capex.get(p, (0.0, 0))
         capex[p] = (old[0] + usd, old[1] + n)
     return capex

@@ -16,6 +16,7 @@ import pandas as pd
 import pyomo.environ as pyo
 
 from planner.data import Catalog
+from planner.fleet.billing import network_capex_usd
 from planner.fleet.evaluate import evaluate_fleet
 from planner.fleet.formulation import FleetMIP, Index
 from planner.fleet.request import FleetRequest
@@ -179,10 +180,15 @@ def _set_rental_values(mip: FleetMIP, req: FleetRequest, plan: StartPlan) -> Non
 
 
 def _set_network_values(mip: FleetMIP, cat: Catalog, p: str, f: str) -> None:
-    """The switch variables of (8) of buy option (p, f) at their exact values for its cluster size."""
+    """The switch variables of (8) of buy option (p, f) at their exact values for its cluster size (the owned
+    nodes kept, K already set, and N), and D_pf at the network it adds beyond the owned one."""
     m = mip.model
     s, fb = cat.server(p), cat.fabric(f)
-    n = mip.index.pools.owned_on(p, f) + int(m.N[p, f].value or 0)
+    pools = mip.index.pools
+    n = sum(round(m.K[i].value or 0.0) for i in pools.serving(p, f)) + int(m.N[p, f].value or 0)
+    if (p, f) in m.OWNBUY:
+        owned = pools.serving_on(p, f)
+        m.D[p, f].set_value(max(0.0, network_capex_usd(cat, p, f, n) - network_capex_usd(cat, p, f, owned)))
     ports, k_radix = s.nic_ports * n, fb.switch_radix
     t2, t3 = int(ports > k_radix), int(2 * ports > k_radix**2)
     leaves = -(-2 * ports // k_radix) if t2 else 0
