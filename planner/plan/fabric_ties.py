@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.checks.request import PlanRequest
 from planner.data import Catalog
 from planner.plan.reduce import HARDWARE_KEY
 from planner.plan.result import Plan
@@ -109,6 +110,20 @@ def repeats(plan: Plan, ranked: list[tuple[int, Plan]]) -> set[int]:
         else:
             before.append(p)
     return out
+
+
+def same_plan_on(req: PlanRequest, pool: pd.DataFrame, chosen: int, pos: int, plan: Plan) -> Plan | None:
+    """The plan of candidate ``pos`` without evaluating it again, where the fabric provably enters none of its
+    figures: one node (no NICs, cables, switches or collectives between nodes), no owned server of its type (owned
+    credit is per fabric), and its candidate row equal to the ``chosen`` one's (the ``plan``'s) in every number the
+    pool carries. Then it is ``plan`` on the other fabric; None otherwise (the caller re-evaluates it)."""
+    if plan.nodes != 1 or any(o.server == plan.server for o in req.owned):
+        return None
+    numbers = pool.iloc[[chosen, pos]].select_dtypes(include="number").to_numpy(dtype=float)
+    if not np.array_equal(numbers[0], numbers[1], equal_nan=True):
+        return None
+    fabric = str(pool["fabric"].iloc[pos])
+    return plan.model_copy(update={"fabric": fabric, "estimate": plan.estimate.model_copy(update={"fabric": fabric})})
 
 
 def same_but_fabric(a: Plan, b: Plan) -> bool:

@@ -30,7 +30,7 @@ from planner.physics import (
     validated,
 )
 from planner.plan.explain import explain_infeasible
-from planner.plan.fabric_ties import fabric_rank, fabric_ties, likely_repeats, repeats
+from planner.plan.fabric_ties import fabric_rank, fabric_ties, likely_repeats, repeats, same_plan_on
 from planner.plan.formulation import OBJECTIVE_COLUMNS, Limits
 from planner.plan.limits import (
     PLAN_METRIC,
@@ -144,11 +144,12 @@ def first_fabric_of_ties(
     cap, site, purchase and node count: `fabric_ties`): the first in the catalog's fabric order that meets every
     requirement (`check_plan`), with its position in ``pool``. HiGHS returns one of several exact optima by its
     search path; this states which one is the plan. The MIP's own optimum meets every requirement, so it is the
-    answer where no tie comes before it."""
+    answer where no tie comes before it. A tie the fabric provably does not enter (``same_plan_on``) is the plan
+    under the other fabric's name; any other is re-evaluated."""
     for pos in fabric_ties(cat, pool, chosen, column, exclude):
         if pos == chosen:
             break
-        p = plan_from_row(cat, req, rows.row(pos))
+        p = same_plan_on(req, pool, chosen, pos, plan) or plan_from_row(cat, req, rows.row(pos))
         if not check_plan(p, req, cat, lim):
             return p, pos
     return plan, chosen

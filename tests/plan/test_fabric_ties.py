@@ -145,3 +145,28 @@ def test_a_tie_between_fabrics_is_the_catalogs_first_fabric_whichever_tie_the_mi
     res = solve(req(servers=["toy-a"], power_caps=[1.0], alternatives=0), cat)
     assert returned == [order[1]]
     assert res.plan is not None and (res.plan.nodes, res.plan.fabric) == (1, order[0])
+
+
+@pytest.mark.parametrize("order", [("toy-net", "toy-eth"), ("toy-eth", "toy-net")])
+def test_a_one_node_tie_taken_without_evaluating_it_again_is_the_plan_its_evaluation_gives(
+    order: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the MIP returns the tie on the catalog's last fabric; the plan on the first is that plan under the other
+    # fabric's name (fabric_ties.same_plan_on) -- equal, figure for figure, to the plan evaluated again from its row
+    mip = solve_module.solve_mip
+    cat = two_fabrics(order)
+
+    def last_tie(pool: Any, lim: Any, column: str, options: Any, exclude: Any = ()) -> Any:
+        pos, report = mip(pool, lim, column, options, exclude=exclude)
+        if pos is not None:
+            pos = fabric_ties(cat, pool, pos, column, list(exclude))[-1]
+        return pos, report
+
+    monkeypatch.setattr(solve_module, "solve_mip", last_tie)
+    request = req(servers=["toy-a"], power_caps=[1.0], alternatives=0)
+    shortcut = solve(request, cat).plan
+    monkeypatch.setattr(solve_module, "same_plan_on", lambda *a: None)
+    evaluated = solve(request, cat).plan
+    assert shortcut is not None and evaluated is not None
+    assert (shortcut.nodes, shortcut.fabric, evaluated.fabric) == (1, order[0], order[0])
+    assert same_but_fabric(shortcut, evaluated)
