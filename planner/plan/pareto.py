@@ -11,6 +11,7 @@ from planner.checks.request import Objective, PlanRequest
 from planner.data import Catalog
 from planner.errors import PlannerInputError
 from planner.plan.candidates import run_terms_h
+from planner.plan.fabric_ties import fabric_rank
 from planner.plan.formulation import OBJECTIVE_COLUMNS
 from planner.plan.limits import limits_for
 from planner.plan.plans import plan_from_row
@@ -30,7 +31,8 @@ def pareto(
 
     The candidates are the plans at every integer node count that meet every requirement, reduced exactly to
     their (x, y) non-dominated set; each point is the MIP optimum of its epsilon problem over that set, hence a
-    non-dominated plan of the whole space.
+    non-dominated plan of the whole space. Of candidates at the same point (a one-node plan on several fabrics),
+    the set keeps the one on the catalog's first fabric, as ``solve`` names a plan's.
 
     ``x``, ``y``: two of energy, cost, carbon, time; ``points``: epsilon values to solve, a whole number >= 2 [8].
     Returns one row per distinct optimal plan: the columns named ``x`` and ``y`` hold the objectives in their
@@ -51,12 +53,18 @@ def pareto(
 
     def reducer(cand: pd.DataFrame) -> np.ndarray:
         m = Masks(cand, lim, req, cat)
-        return frontier(cand[xc].to_numpy(dtype=float), cand[yc].to_numpy(dtype=float), m.all)
+        x_, y_ = cand[xc].to_numpy(dtype=float), cand[yc].to_numpy(dtype=float)
+        return frontier(x_, y_, m.all, fabric_rank(cat, cand))
 
     timings: dict[str, float] = {}
     kept, _ = scan(cat, req, 1, req.max_nodes, reducer, timings)
     front_idx = (
-        frontier(kept[xc].to_numpy(dtype=float), kept[yc].to_numpy(dtype=float), Masks(kept, lim, req, cat).all)
+        frontier(
+            kept[xc].to_numpy(dtype=float),
+            kept[yc].to_numpy(dtype=float),
+            Masks(kept, lim, req, cat).all,
+            fabric_rank(cat, kept),
+        )
         if len(kept)
         else np.zeros(0, dtype=np.int64)
     )

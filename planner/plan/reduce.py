@@ -193,12 +193,14 @@ def _codes(s: pd.Series) -> np.ndarray:
     return np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 
-def frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Rows in `mask` not dominated in (a, b) (both minimised), one per point, a ascending."""
+def frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
+    """Rows in `mask` not dominated in (a, b) (both minimised), one per point, a ascending; of rows at the same
+    point, the first by ``tie`` (then by position)."""
     idx = np.flatnonzero(mask & np.isfinite(a) & np.isfinite(b))
     if not idx.size:
         return idx
-    idx = idx[np.lexsort((b[idx], a[idx]))]
+    keys = (b[idx], a[idx]) if tie is None else (tie[idx], b[idx], a[idx])
+    idx = idx[np.lexsort(keys)]
     bb = b[idx]
     prev = np.minimum.accumulate(bb)
     keep = np.ones(len(idx), dtype=bool)

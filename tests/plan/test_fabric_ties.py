@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from planner.data import Catalog
-from planner.plan import Plan, PlanRequest, solve
+from planner.plan import Plan, PlanRequest, pareto, solve
 from planner.plan.fabric_ties import fabric_ties, same_but_fabric
 from tests.conftest import toy_catalog, toy_server
 
@@ -170,3 +170,14 @@ def test_a_one_node_tie_taken_without_evaluating_it_again_is_the_plan_its_evalua
     assert shortcut is not None and evaluated is not None
     assert (shortcut.nodes, shortcut.fabric, evaluated.fabric) == (1, order[0], order[0])
     assert same_but_fabric(shortcut, evaluated)
+
+
+@pytest.mark.parametrize("order", [("toy-net", "toy-eth"), ("toy-eth", "toy-net")])
+def test_a_pareto_point_of_one_node_names_the_catalogs_first_fabric_as_solve_does(order: tuple[str, str]) -> None:
+    cat = two_fabrics(order)
+    request = req(servers=["toy-a"], power_caps=[1.0], alternatives=0)
+    front = pareto(request, "cost", "energy", points=3, catalog=cat)
+    one_node = front[front["nodes"] == 1]
+    assert len(one_node) and set(one_node["fabric"].astype(str)) == {order[0]}
+    plan = solve(request, cat).plan
+    assert plan is not None and plan.fabric == order[0]
