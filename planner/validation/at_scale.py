@@ -342,7 +342,7 @@ def their_tp_comm_overlap(row: pd.Series) -> bool | None:
 def with_tp_comm_overlap(cat: Catalog, config: Configuration, overlap: bool | None) -> Catalog:
     """``cat`` with the tensor-parallel communication a submission that turned the overlap off hides
     (``their_tp_comm_overlap`` False). On or unstated, the framework's fitted share applies (catalog/calibration.yaml
-    ``tp_overlap``). Off, Transformer Engine no longer splits the all-gathers and reduce-scatters into chunks
+    ``tp_overlap``). Off, Transformer Engine does not split the all-gathers and reduce-scatters into chunks
     pipelined with the GEMM that reads or writes them, and what remains hidden is Megatron's own asynchronous
     overlap of the backward pass's collectives with the weight-gradient GEMMs (``LinearWithGradAccumulationAnd
     AsyncCommunication``) -- GEMMs that frozen weights do not run: the fitted share x the share of the weights
