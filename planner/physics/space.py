@@ -398,7 +398,7 @@ def search_layouts(
     )
     search_u_of, search_r_of, search_first_r = u_of, r_of, first_r
     cell_of: np.ndarray | None = None  # each configuration's (class R row, cap) cell, where classes were found
-    first_cell = np.arange(len(N))  # one configuration of each cell
+    cap, cap_tf, cap_si = hw.cap, hw.cap_tf, si  # of each configuration, or of each cell where classes were found
     # only servers alike in the GPU and the host figures the rows read can share their step inputs (a cheap test
     # before the exact one, step.distinct_rows, which compares every array)
     alike = [(s.gpu, s.gpus_per_node, s.cpu_cores, s.storage_read_gb_s) for s in hw.servers]
@@ -421,6 +421,7 @@ def search_layouts(
             _, cell_of, first_cell = group_keys(class_r[r_of] * (int(cap_code.max()) + 1) + cap_code.ravel())
             _, search_first_r = np.unique(class_r[r_of][first_cell], return_index=True)
             search_u_of, search_r_of = class_u[u_of][first_cell], class_r[r_of][first_cell]
+            cap, cap_tf, cap_si = hw.cap[first_cell], hw.cap_tf[first_cell], si[first_cell]
     search = LayoutSearch(
         rows,
         fab,
@@ -430,9 +431,9 @@ def search_layouts(
         search_u_of,
         search_r_of,
         search_first_r,
-        hw.cap[first_cell],
-        hw.cap_tf[first_cell],
-        si[first_cell],
+        cap,
+        cap_tf,
+        cap_si,
         hw.gpus,
         catalog,
     )
@@ -608,43 +609,24 @@ def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[s
     the job spans nodes (planner/physics/power.py), the switches of the fabric (cost.switch_count, once per
     (server, nodes, fabric) row), IT power while training and during start-up (GPUs idle, ``power.startup_gpu_w``)
     and IT energy over the time to train (``run_energy_kwh``)."""
-    gpu_w = power.gpu_power_w(
-        hw.per_server(lambda s, gp: gp.tdp_w),
-        hw.per_server(lambda s, gp: gp.idle_power_w),
-        hw.cap_pf,
-        times["scaling_efficiency"],
-    )
-    busy_cores = hw.g + times["throughput_samples_per_s"] / hw.N * wl.cpu_core_ms_per_sample / 1000.0
-    host_w = power.cpu_power_w(hw.per_server(lambda s, _g: s.cpu_power_w), hw.cpu_cores, busy_cores) + hw.per_server(
-        lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w
-    )
+    idle_w = hw.per_server(lambda s, gp: gp.idle_power_w)
+    package_w = hw.per_server(lambda s, _g: s.cpu_power_w)
+    fixed_w = hw.per_server(lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w)
     nic_ports = hw.per_server(lambda s, _g: s.nic_ports)
-    node_w = power.node_power_w(
-        hw.g,
-        gpu_w,
-        host_w,
-        nic_ports,
-        hw.per_fabric("nic_power_w"),
-        hw.per_server(lambda s, _g: s.psu_efficiency),
-        hw.N > 1,
-    )
+    nic_w = hw.per_fabric("nic_power_w")
+    psu = hw.per_server(lambda s, _g: s.psu_efficiency)
+    multi = hw.N > 1
+    gpu_w = power.gpu_power_w(hw.per_server(lambda s, gp: gp.tdp_w), idle_w, hw.cap_pf, times["scaling_efficiency"])
+    busy_cores = hw.g + times["throughput_samples_per_s"] / hw.N * wl.cpu_core_ms_per_sample / 1000.0
+    host_w = power.cpu_power_w(package_w, hw.cpu_cores, busy_cores) + fixed_w
+    node_w = power.node_power_w(hw.g, gpu_w, host_w, nic_ports, nic_w, psu, multi)
     radix = hw.per_fabric("switch_radix").astype(np.int64)
     r_of, first_r = found.r_of, found.first_r
     switches = cost.switch_count(hw.N[first_r], nic_ports[first_r], radix[first_r])[r_of]
     switch_w = switches * hw.per_fabric("switch_power_w")
     it_kw = (hw.N * node_w + switch_w) / 1000.0
-    startup_host_w = power.cpu_power_w(
-        hw.per_server(lambda s, _g: s.cpu_power_w), hw.cpu_cores, power.startup_busy_cores(hw.g)
-    ) + hw.per_server(lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w)
-    startup_node_w = power.node_power_w(
-        hw.g,
-        power.startup_gpu_w(hw.per_server(lambda s, gp: gp.idle_power_w)),
-        startup_host_w,
-        nic_ports,
-        hw.per_fabric("nic_power_w"),
-        hw.per_server(lambda s, _g: s.psu_efficiency),
-        hw.N > 1,
-    )
+    startup_host_w = power.cpu_power_w(package_w, hw.cpu_cores, power.startup_busy_cores(hw.g)) + fixed_w
+    startup_node_w = power.node_power_w(hw.g, power.startup_gpu_w(idle_w), startup_host_w, nic_ports, nic_w, psu, multi)
     startup_kw = (hw.N * startup_node_w + switch_w) / 1000.0
     return {
         "gpu_power_w": gpu_w,

@@ -124,14 +124,11 @@ def test_a_one_node_plan_on_owned_servers_keeps_the_other_fabric_that_costs_more
     assert res.alternatives[0].capex_usd == pytest.approx(10000.0)
 
 
-@pytest.mark.parametrize("order", [("toy-net", "toy-eth"), ("toy-eth", "toy-net")])
-def test_a_tie_between_fabrics_is_the_catalogs_first_fabric_whichever_tie_the_mip_returns(
-    order: tuple[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # HiGHS returns one of several exact optima by its search path. Here the MIP is made to return the tie whose
-    # fabric comes last in the catalog; the plan is still the one on the catalog's first fabric.
+def mip_returns_the_last_tie(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make solve's MIP return, of the candidates that tie exactly with its optimum on another fabric, the one
+    whose fabric comes last in the catalog (HiGHS returns one of several exact optima by its search path); the
+    fabrics it returned are appended to the list returned."""
     mip = solve_module.solve_mip
-    cat = two_fabrics(order)
     returned: list[str] = []
 
     def last_tie(pool: Any, lim: Any, column: str, options: Any, exclude: Any = ()) -> Any:
@@ -142,6 +139,17 @@ def test_a_tie_between_fabrics_is_the_catalogs_first_fabric_whichever_tie_the_mi
         return pos, report
 
     monkeypatch.setattr(solve_module, "solve_mip", last_tie)
+    return returned
+
+
+@pytest.mark.parametrize("order", [("toy-net", "toy-eth"), ("toy-eth", "toy-net")])
+def test_a_tie_between_fabrics_is_the_catalogs_first_fabric_whichever_tie_the_mip_returns(
+    order: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HiGHS returns one of several exact optima by its search path. Here the MIP is made to return the tie whose
+    # fabric comes last in the catalog; the plan is still the one on the catalog's first fabric.
+    cat = two_fabrics(order)
+    returned = mip_returns_the_last_tie(cat, monkeypatch)
     res = solve(req(servers=["toy-a"], power_caps=[1.0], alternatives=0), cat)
     assert returned == [order[1]]
     assert res.plan is not None and (res.plan.nodes, res.plan.fabric) == (1, order[0])
@@ -153,16 +161,8 @@ def test_a_one_node_tie_taken_without_evaluating_it_again_is_the_plan_its_evalua
 ) -> None:
     # the MIP returns the tie on the catalog's last fabric; the plan on the first is that plan under the other
     # fabric's name (fabric_ties.same_plan_on) -- equal, figure for figure, to the plan evaluated again from its row
-    mip = solve_module.solve_mip
     cat = two_fabrics(order)
-
-    def last_tie(pool: Any, lim: Any, column: str, options: Any, exclude: Any = ()) -> Any:
-        pos, report = mip(pool, lim, column, options, exclude=exclude)
-        if pos is not None:
-            pos = fabric_ties(cat, pool, pos, column, list(exclude))[-1]
-        return pos, report
-
-    monkeypatch.setattr(solve_module, "solve_mip", last_tie)
+    mip_returns_the_last_tie(cat, monkeypatch)
     request = req(servers=["toy-a"], power_caps=[1.0], alternatives=0)
     shortcut = solve(request, cat).plan
     monkeypatch.setattr(solve_module, "same_plan_on", lambda *a: None)
