@@ -15,7 +15,9 @@ parent-death signal covers it.
 
 Scheduling: scenarios are grouped by the physics their solve needs (``ScenarioQueue``); a worker or actor keeps to
 its group while it has scenarios and takes a group no other worker is on next, so each physics is computed (or
-loaded from the physics store) about once per batch, not once per worker.
+loaded from the physics store) about once per batch, not once per worker. Inside a group, scenarios that price the
+physics alike (the same prices, sites, purchase mode and run terms) follow one another, so a worker prices those
+rows once and reduces them per scenario.
 
 Ray engine: one actor per worker, two scenarios in flight per actor once it has started (scenarios wait in the
 main process, never behind an actor the cluster has no room for). A task that fails because its actor died (its
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from planner.batch.scenarios import error_row, init_worker, physics_group, run_scenario
+from planner.batch.scenarios import error_row, init_worker, physics_group, pricing_group, run_scenario
 from planner.errors import PlannerInputError
 
 PR_SET_PDEATHSIG = 1
@@ -130,16 +132,20 @@ class _Slot:
 
 
 class ScenarioQueue:
-    """Scenarios waiting for a worker, grouped by physics (``physics_group``), groups in order of first appearance.
+    """Scenarios waiting for a worker, grouped by physics (``physics_group``), groups in order of first appearance;
+    inside a group, the scenarios of one pricing group (``pricing_group``: prices, sites, purchase mode, run terms)
+    follow one another, pricing groups in order of first appearance.
 
     ``take(group, busy)`` gives a worker the next scenario of the group it last solved, else of a group no other
     worker is on, else of the group with the most left: each worker computes (or loads) a group's physics once,
     and two workers share a group only when there is no other work. ``popleft`` takes in order of groups."""
 
     def __init__(self, todo: list[dict[str, Any]]) -> None:
-        self.groups: dict[str, deque[dict[str, Any]]] = {}
+        groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for s in todo:
-            self.groups.setdefault(physics_group(s), deque()).append(s)
+            groups.setdefault(physics_group(s), {}).setdefault(pricing_group(s), []).append(s)
+        # inside a group, scenarios of one pricing group in a row: the worker prices their rows once
+        self.groups = {g: deque(s for part in parts.values() for s in part) for g, parts in groups.items()}
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.groups.values())
@@ -364,10 +370,12 @@ def run_local(
 
 
 def run_in_process(todo: list[dict[str, Any]], cdir: str | None, mdir: str | None, done: Done) -> None:
-    """Solve ``todo`` one after another in this process (each scenario one attempt)."""
+    """Solve ``todo`` one after another in this process (each scenario one attempt), in the queue's order: each
+    physics group, and each pricing group inside it, in a row (``ScenarioQueue``)."""
     init_worker(cdir, mdir)
-    for s in todo:
-        done(run_scenario(s), 1)
+    queue = ScenarioQueue(todo)
+    while queue:
+        done(run_scenario(queue.popleft()), 1)
 
 
 # ------------------------------------------------------------------------------------------- ray

@@ -333,6 +333,26 @@ def physics_group(s: dict[str, Any]) -> str:
     return json.dumps([s.get(k) for k in PHYSICS_FIELDS], default=str)
 
 
+# The scenario fields a priced chunk depends on besides its physics (plan.candidates' pricing key, with the catalog
+# overrides that change prices, PUE or carbon): scenarios of one physics group equal in these -- those that differ
+# only in limits or objective -- reduce the same priced rows, which a worker keeps while they are solved in a row.
+PRICING_FIELDS = (
+    *OVERRIDES,
+    "sites",
+    "purchase",
+    "life_years",
+    "owned",
+    "startup_s",
+    "evaluations",
+    "evaluation_samples",
+)
+
+
+def pricing_group(s: dict[str, Any]) -> str:
+    """The scenario's pricing group within its physics group: its ``PRICING_FIELDS`` (for scheduling only)."""
+    return json.dumps([s.get(k) for k in PRICING_FIELDS], default=str)
+
+
 def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """Solve one scenario into its result row; always returns a row (never raises): ``bad_input`` for a scenario the
     checks before a solve refuse (worded in its fields), ``error`` for a crash of the planner on it."""
