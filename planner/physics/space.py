@@ -604,30 +604,28 @@ def time_columns(
 
 
 def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[str, Any]) -> dict[str, Any]:
-    """GPU power at the cap for the share of the step it computes (the scaling efficiency of ``times``), host
-    power for the cores the data pipeline keeps busy at the throughput, node power through the PSU with NICs where
-    the job spans nodes (planner/physics/power.py), the switches of the fabric (cost.switch_count, once per
-    (server, nodes, fabric) row), IT power while training and during start-up (GPUs idle, ``power.startup_gpu_w``)
-    and IT energy over the time to train (``run_energy_kwh``)."""
-    idle_w = hw.per_server(lambda s, gp: gp.idle_power_w)
-    package_w = hw.per_server(lambda s, _g: s.cpu_power_w)
-    fixed_w = hw.per_server(lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w)
-    nic_ports = hw.per_server(lambda s, _g: s.nic_ports)
-    nic_w = hw.per_fabric("nic_power_w")
-    psu = hw.per_server(lambda s, _g: s.psu_efficiency)
-    multi = hw.N > 1
-    gpu_w = power.gpu_power_w(hw.per_server(lambda s, gp: gp.tdp_w), idle_w, hw.cap_pf, times["scaling_efficiency"])
-    busy_cores = hw.g + times["throughput_samples_per_s"] / hw.N * wl.cpu_core_ms_per_sample / 1000.0
-    host_w = power.cpu_power_w(package_w, hw.cpu_cores, busy_cores) + fixed_w
-    node_w = power.node_power_w(hw.g, gpu_w, host_w, nic_ports, nic_w, psu, multi)
+    """GPU power at the cap for the share of the step it computes (the scaling efficiency of ``times``), the
+    switches of the fabric (cost.switch_count, once per (server, nodes, fabric) row), IT power while training and
+    during start-up (``it_power_kw``) and IT energy over the time to train (``run_energy_kwh``)."""
+    idle_w = hw.per_server(_idle_w)
+    gpu_w = power.gpu_power_w(hw.per_server(_tdp_w), idle_w, hw.cap_pf, times["scaling_efficiency"])
+    nic_ports = hw.per_server(_nic_ports)
     radix = hw.per_fabric("switch_radix").astype(np.int64)
     r_of, first_r = found.r_of, found.first_r
     switches = cost.switch_count(hw.N[first_r], nic_ports[first_r], radix[first_r])[r_of]
-    switch_w = switches * hw.per_fabric("switch_power_w")
-    it_kw = (hw.N * node_w + switch_w) / 1000.0
-    startup_host_w = power.cpu_power_w(package_w, hw.cpu_cores, power.startup_busy_cores(hw.g)) + fixed_w
-    startup_node_w = power.node_power_w(hw.g, power.startup_gpu_w(idle_w), startup_host_w, nic_ports, nic_w, psu, multi)
-    startup_kw = (hw.N * startup_node_w + switch_w) / 1000.0
+    node_w, it_kw, startup_kw = it_power_kw(
+        wl,
+        hw.N,
+        hw.g,
+        hw.cpu_cores,
+        times["throughput_samples_per_s"],
+        gpu_w,
+        idle_w,
+        HostPower.of(hw.per_server),
+        nic_ports,
+        hw.per_fabric("nic_power_w"),
+        switches * hw.per_fabric("switch_power_w"),
+    )
     return {
         "gpu_power_w": gpu_w,
         "node_power_w": node_w,
@@ -636,6 +634,170 @@ def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[s
         "startup_power_kw": startup_kw,
         "energy_kwh": run_energy_kwh(it_kw, times["time_to_train_h"], startup_kw, times["startup_h"]),
     }
+
+
+def _idle_w(_s: Server, gp: Gpu) -> float:
+    return gp.idle_power_w
+
+
+def _tdp_w(_s: Server, gp: Gpu) -> float:
+    return gp.tdp_w
+
+
+def _nic_ports(s: Server, _g: Gpu) -> int:
+    return s.nic_ports
+
+
+@dataclass(frozen=True)
+class HostPower:
+    """The host's power figures of each configuration: CPU package power with every core busy, the fixed power
+    (RAM, storage, board and fans) and the PSU's efficiency."""
+
+    package_w: np.ndarray
+    fixed_w: np.ndarray
+    psu_efficiency: np.ndarray
+
+    @staticmethod
+    def of(per_server: Callable[[Callable[[Server, Gpu], Any]], np.ndarray]) -> HostPower:
+        """The figures of each configuration, ``per_server``: fn(server, its GPU) of each configuration."""
+        return HostPower(
+            package_w=per_server(lambda s, _g: s.cpu_power_w),
+            fixed_w=per_server(lambda s, _g: s.ram_power_w + s.storage_power_w + s.other_power_w),
+            psu_efficiency=per_server(lambda s, _g: s.psu_efficiency),
+        )
+
+
+def it_power_kw(
+    wl: Workload,
+    nodes: np.ndarray,
+    gpus_per_node: np.ndarray,
+    cpu_cores: np.ndarray,
+    throughput_samples_per_s: np.ndarray,
+    gpu_w: np.ndarray,
+    idle_w: np.ndarray,
+    host: HostPower,
+    nic_ports: np.ndarray,
+    nic_w: np.ndarray,
+    switch_w: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(node power while training, W; IT power while training, kW; IT power during start-up, kW) of each
+    configuration (planner/physics/power.py): host power for the cores the data pipeline keeps busy at the
+    throughput (one per GPU during start-up, its GPUs idle: ``power.startup_gpu_w``), node power through the PSU
+    with NICs where the job spans nodes, and the fabric's switches (``switch_w``)."""
+    multi = nodes > 1
+    busy_cores = gpus_per_node + throughput_samples_per_s / nodes * wl.cpu_core_ms_per_sample / 1000.0
+    host_w = power.cpu_power_w(host.package_w, cpu_cores, busy_cores) + host.fixed_w
+    node_w = power.node_power_w(gpus_per_node, gpu_w, host_w, nic_ports, nic_w, host.psu_efficiency, multi)
+    it_kw = (nodes * node_w + switch_w) / 1000.0
+    startup_busy = power.startup_busy_cores(gpus_per_node)
+    startup_host_w = power.cpu_power_w(host.package_w, cpu_cores, startup_busy) + host.fixed_w
+    startup_gpu_w = power.startup_gpu_w(idle_w)
+    startup_node_w = power.node_power_w(
+        gpus_per_node, startup_gpu_w, startup_host_w, nic_ports, nic_w, host.psu_efficiency, multi
+    )
+    startup_kw = (nodes * startup_node_w + switch_w) / 1000.0
+    return node_w, it_kw, startup_kw
+
+
+# Server fields the physics does not read, or reads only through the host's power (``HostPower``): servers equal in
+# every other field are host twins -- one GPU board sold under other names, prices or host power -- whose
+# configurations have the same layouts, step terms, times and switches, and differ in IT power alone.
+NOT_PHYSICS_FIELDS = frozenset(
+    {
+        "id",
+        "name",
+        "source",
+        "price_usd",
+        "price_source",
+        "rent_usd_per_month",
+        "rent_billing_period",
+        "power_cap_settable",
+        "rack_units",
+        "cpu_power_w",
+        "ram_power_w",
+        "storage_power_w",
+        "other_power_w",
+        "psu_efficiency",
+    }
+)
+
+
+def host_twins(servers: Sequence[Server]) -> list[int]:
+    """For each server, the position in ``servers`` of the first one it is a host twin of (``NOT_PHYSICS_FIELDS``;
+    its own position where no server before it is)."""
+    first: dict[str, int] = {}
+    return [
+        first.setdefault(repr(sorted(s.model_dump(exclude=set(NOT_PHYSICS_FIELDS)).items())), i)
+        for i, s in enumerate(servers)
+    ]
+
+
+def twin_rows(
+    table: pd.DataFrame, servers: Sequence[str], twin_of: Sequence[int], rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row of ``table`` of each configuration, its server's position in ``servers``) of every server's
+    configurations read through its host twin (``twin_of``: each server's position in ``servers`` of the twin
+    ``table`` holds): each server's rows are its twin's ``rows``, in their order, servers in the order given."""
+    codes = np.asarray(table["server"].cat.codes)[rows]
+    of_twin = {str(sid): rows[codes == k] for k, sid in enumerate(table["server"].cat.categories)}
+    parts = [of_twin.get(servers[t], rows[:0]) for t in twin_of]
+    idx = np.concatenate(parts) if parts else rows[:0]
+    return idx, np.repeat(np.arange(len(servers), dtype=np.int64), [len(p) for p in parts])
+
+
+def on_twins(
+    catalog: Catalog,
+    workload: Workload | str,
+    table: pd.DataFrame,
+    servers: Sequence[str],
+    idx: np.ndarray,
+    si: np.ndarray,
+    columns: Sequence[str],
+) -> pd.DataFrame:
+    """``columns`` of configurations of ``servers`` read from ``table``, ``evaluate_space(..., physical_only=True)``
+    of their host twins (``host_twins``): configuration k is row ``idx[k]`` of the table on server ``si[k]``
+    (``twin_rows``), with the server and its IT power (``it_power_kw``: ``power_kw``, ``startup_power_kw``) its
+    own. For the rows ``twin_rows`` gives, it is the table ``evaluate_space`` returns for all the servers, restricted
+    to those rows, column for column and bit for bit (tests/physics/test_host_twins.py). Other columns that depend
+    on the host's power are refused."""
+    own_power = {"power_kw", "startup_power_kw"}
+    refused = {"node_power_w", "energy_kwh"}
+    if refused & set(columns):
+        raise ValueError(f"on_twins: {', '.join(sorted(refused & set(columns)))} depend on the host: not read")
+    wl = check_workload(catalog, workload)
+    out: dict[str, Any] = {}
+    for c in columns:
+        if c == "server":
+            out[c] = categorical(si, categories=list(servers))
+        elif c not in own_power:
+            col = table[c]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                out[c] = pd.Categorical.from_codes(np.asarray(col.cat.codes)[idx], dtype=col.dtype, validate=False)
+            else:
+                out[c] = col.to_numpy()[idx]
+    if own_power & set(columns):
+        objs = [catalog.server(x) for x in servers]
+        gpus = [catalog.gpu(x.gpu or "") for x in objs]
+        fabrics = [catalog.fabric(str(f)) for f in table["fabric"].cat.categories]
+        fi = np.asarray(table["fabric"].cat.codes, dtype=np.int64)[idx]
+
+        def per_server(fn: Callable[[Server, Gpu], Any]) -> np.ndarray:
+            return by_server(objs, gpus, si, fn)
+
+        _, out["power_kw"], out["startup_power_kw"] = it_power_kw(
+            wl,
+            table["nodes"].to_numpy()[idx],
+            per_server(lambda x, _g: x.gpus_per_node).astype(np.int64),
+            per_server(lambda x, _g: x.cpu_cores).astype(float),
+            table["throughput_samples_per_s"].to_numpy()[idx],
+            table["gpu_power_w"].to_numpy()[idx],
+            per_server(_idle_w),
+            HostPower.of(per_server),
+            per_server(_nic_ports),
+            by_fabric(fabrics, fi, "nic_power_w"),
+            table["switches"].to_numpy()[idx] * by_fabric(fabrics, fi, "switch_power_w"),
+        )
+    return pd.DataFrame({c: out[c] for c in columns}, copy=False)
 
 
 def run_energy_kwh(power_kw: Any, hours: Any, startup_power_kw: Any, startup_h: Any) -> np.ndarray:

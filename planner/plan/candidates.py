@@ -27,8 +27,9 @@ from planner.physics import (
 )
 from planner.physics import store as physics_store
 from planner.physics.pricing import capex_column, price_columns
-from planner.physics.space import LAYOUT_COLUMNS
+from planner.physics.space import LAYOUT_COLUMNS, host_twins, on_twins, twin_rows
 from planner.physics.tables import categorical
+from planner.physics.work import Work
 from planner.plan.limits import (
     evaluation_samples_of,
     purchases_of,
@@ -143,6 +144,7 @@ def physics_chunks(
         )
     step = max(1, CHUNK_CONFIGS // per)
     work = work_of(catalog, req, run_terms=False)  # start-up and evaluation are added when priced (price_chunk)
+    twins: Twins | None = None  # made when a chunk is evaluated (not when every chunk is cached or stored)
     for a in range(lo, hi + 1, step):
         b = min(hi, a + step - 1)
         key = (*base, a, b)
@@ -151,36 +153,99 @@ def physics_chunks(
             df = physics_store.load(key)  # what an earlier process computed (planner/physics/store.py)
         if df is None:
             t0 = time.perf_counter()
-            full = evaluate_space(
-                catalog,
-                req.model,
-                servers=servers,
-                fabrics=list(req.fabrics) if req.fabrics else None,
-                caps=req.power_caps,
-                nodes=range(a, b + 1),
-                site=req.sites[0],
-                work=work,
-                physical_only=True,
-            )
-            if len(full):
-                keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
-                idx = np.flatnonzero(keep)
-                order = option_order(*option_keys(full, idx))
-                if order is not None:
-                    idx = idx[order]
-                columns = [full.columns.get_loc(k) for k in PHYSICS_COLUMNS]
-                df = compact(full.iloc[idx, columns].reset_index(drop=True))  # one take: the kept rows, sorted
+            if TWINS and twins is None:
+                twins = Twins(catalog, req, servers, work, step, hi)
+            if twins is not None and twins.shared:
+                df, configurations = twins.chunk(a, b)
             else:
-                df = pd.DataFrame(columns=PHYSICS_COLUMNS)
+                full = evaluate_space(catalog, req.model, nodes=range(a, b + 1), **space_arguments(req, servers, work))
+                df, configurations = kept_rows(full), len(full)
             if timings is not None:
                 timings["evaluate_s"] = timings.get("evaluate_s", 0.0) + time.perf_counter() - t0
-                timings["configurations"] = timings.get("configurations", 0.0) + len(full)
+                timings["configurations"] = timings.get("configurations", 0.0) + configurations
             physics_store.save(key, df)
         PHYSICS[key] = df
         total = sum(len(v) for v in PHYSICS.values())
         while total > PHYSICS_CACHE_ROWS and len(PHYSICS) > 1:
             total -= len(PHYSICS.pop(next(iter(PHYSICS))))
         yield df
+
+
+TWINS = True  # evaluate host twins once (Twins); off: every server evaluated on its own (the tests compare both)
+
+
+def space_arguments(req: PlanRequest, servers: Sequence[str], work: Work) -> dict[str, Any]:
+    """The arguments of the planner's ``evaluate_space`` calls besides the workload and the node counts."""
+    return {
+        "servers": list(servers),
+        "fabrics": list(req.fabrics) if req.fabrics else None,
+        "caps": req.power_caps,
+        "site": req.sites[0],
+        "work": work,
+        "physical_only": True,
+    }
+
+
+def kept_rows(full: pd.DataFrame) -> pd.DataFrame:
+    """The ``PHYSICS_COLUMNS`` of the rows of an evaluated table that fit memory with a valid layout, sorted by
+    (server, fabric, cap, nodes) (``option_order``), compacted."""
+    if not len(full):
+        return pd.DataFrame(columns=PHYSICS_COLUMNS)
+    keep = full["fits_memory"].to_numpy(dtype=bool) & full["valid_layout"].to_numpy(dtype=bool)
+    idx = np.flatnonzero(keep)
+    order = option_order(*option_keys(full, idx))
+    if order is not None:
+        idx = idx[order]
+    columns = [full.columns.get_loc(k) for k in PHYSICS_COLUMNS]
+    return compact(full.iloc[idx, columns].reset_index(drop=True))  # one take: the kept rows, sorted
+
+
+class Twins:
+    """The physics of the allowed servers through their host twins (``space.host_twins``: one GPU board under other
+    names, prices or host power): the first server of each set of twins is evaluated, over windows of node counts
+    as large as one evaluation of those servers alone may be (many chunks' counts at once), and every server reads
+    its twin's rows of a chunk with its own IT power (``space.on_twins``): the chunk ``evaluate_space`` gives for
+    all the servers, at the cost of evaluating one of each set. ``shared``: some servers are twins (else the
+    chunks are evaluated as they are)."""
+
+    def __init__(self, catalog: Catalog, req: PlanRequest, servers: Sequence[str], work: Work, step: int, hi: int):
+        self.catalog, self.req, self.servers, self.work, self.hi = catalog, req, list(servers), work, hi
+        self.twin_of = host_twins([catalog.server(s) for s in servers])
+        self.shared = len(set(self.twin_of)) < len(self.twin_of)
+        self.firsts = [s for i, s in enumerate(self.servers) if self.twin_of[i] == i]
+        per = options_per_count(catalog, req, self.firsts)
+        self.window = step * max(1, CHUNK_CONFIGS // per // step)  # whole chunks of node counts per evaluation
+        self.table: pd.DataFrame | None = None
+        self.span = (0, -1)
+
+    def chunk(self, a: int, b: int) -> tuple[pd.DataFrame, int]:
+        """(``kept_rows`` of node counts a..b of every server, the number of configurations they stand for, kept or
+        not)."""
+        if not (self.span[0] <= a and b <= self.span[1]):
+            self.span = (a, min(self.hi, a + self.window - 1))
+            full = evaluate_space(
+                self.catalog,
+                self.req.model,
+                nodes=range(self.span[0], self.span[1] + 1),
+                **space_arguments(self.req, self.firsts, self.work),
+            )
+            self.table = compact(full) if len(full) else full
+        table = self.table
+        assert table is not None
+        if not len(table):
+            return pd.DataFrame(columns=PHYSICS_COLUMNS), 0
+        nodes = table["nodes"].to_numpy()
+        inside = (nodes >= a) & (nodes <= b)
+        per_first = np.bincount(np.asarray(table["server"].cat.codes)[inside], minlength=len(self.firsts))
+        first_pos = {s: k for k, s in enumerate(self.firsts)}
+        configurations = int(sum(per_first[first_pos[self.servers[t]]] for t in self.twin_of))
+        keep = inside & table["fits_memory"].to_numpy(dtype=bool) & table["valid_layout"].to_numpy(dtype=bool)
+        idx, si = twin_rows(table, self.servers, self.twin_of, np.flatnonzero(keep))
+        fabric = np.asarray(table["fabric"].cat.codes, dtype=np.int64)[idx]
+        order = option_order(si, fabric, table["power_cap"].to_numpy(dtype=float)[idx], nodes[idx])
+        if order is not None:
+            idx, si = idx[order], si[order]
+        return on_twins(self.catalog, self.req.model, table, self.servers, idx, si, PHYSICS_COLUMNS), configurations
 
 
 def compact(df: pd.DataFrame) -> pd.DataFrame:

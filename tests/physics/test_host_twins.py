@@ -1,0 +1,115 @@
+"""Host twins (planner/physics/space.py host_twins, on_twins): servers that differ only in their name, prices or
+host power are one GPU board, evaluated once; each reads its twin's rows with its own IT power, and gets exactly
+the table ``evaluate_space`` gives when every server is evaluated. The planner's physics chunks read them so
+(planner/plan/candidates.py Twins), and are the same with twins as without, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import planner
+from planner.physics import evaluate_space
+from planner.physics.space import host_twins, on_twins, twin_rows
+from planner.plan import PlanRequest, candidates
+
+CAPS = [0.5, 0.7, 1.0]
+
+
+@pytest.fixture(scope="module")
+def board_copies() -> planner.Catalog:
+    """The shipped catalog plus copies of dgx-h100 and of an A100 server under other prices, names and host power
+    (CPU package, RAM, storage, board power, PSU efficiency, rack units), and copies that differ in a field the
+    physics reads (CPU cores, storage bandwidth, NIC ports, the order of their fabrics): those are not twins."""
+    cat = planner.load_catalog()
+    h100 = cat.server("dgx-h100")
+    a100 = cat.server("dgx-a100-80gb")
+    host = {
+        "price_usd": 2.0e5,
+        "rent_usd_per_month": None,
+        "cpu_power_w": 500.0,
+        "ram_power_w": 90.0,
+        "storage_power_w": 40.0,
+        "other_power_w": 2500.0,
+        "psu_efficiency": 0.9,
+        "rack_units": 10,
+        "name": "a twin",
+    }
+    copies = {
+        "h100-twin": h100.model_copy(update={"id": "h100-twin", **host}),
+        "h100-twin-2": h100.model_copy(update={"id": "h100-twin-2", "other_power_w": 0.0, "psu_efficiency": 0.99}),
+        "a100-twin": a100.model_copy(update={"id": "a100-twin", **host}),
+        "h100-few-cores": h100.model_copy(update={"id": "h100-few-cores", "cpu_cores": 8}),
+        "h100-slow-disk": h100.model_copy(update={"id": "h100-slow-disk", "storage_read_gb_s": 0.05}),
+        "h100-half-nics": h100.model_copy(update={"id": "h100-half-nics", "nic_ports": h100.nic_ports // 2}),
+        "h100-fabrics-reversed": h100.model_copy(
+            update={"id": "h100-fabrics-reversed", "fabrics": list(reversed(h100.fabrics))}
+        ),
+    }
+    return cat.replace(servers={**cat.servers, **copies})
+
+
+SERVERS = [
+    "dgx-h100",
+    "dgx-a100-80gb",
+    "h100-twin",
+    "h100-few-cores",
+    "a100-twin",
+    "h100-twin-2",
+    "h100-slow-disk",
+    "h100-half-nics",
+    "h100-fabrics-reversed",
+]
+
+
+def test_twins_are_servers_equal_in_every_field_but_name_prices_and_host_power(board_copies: planner.Catalog) -> None:
+    twin_of = host_twins([board_copies.server(s) for s in SERVERS])
+    assert twin_of == [0, 1, 0, 3, 1, 0, 6, 7, 8]
+
+
+@pytest.mark.parametrize("model", ["resnet50", "llama3-8b", "qwen3-30b-a3b"])
+def test_every_server_read_through_its_twin_gets_the_table_evaluated_for_all(
+    board_copies: planner.Catalog, model: str
+) -> None:
+    together = evaluate_space(board_copies, model, servers=SERVERS, caps=CAPS, nodes=range(1, 40), physical_only=True)
+    twin_of = host_twins([board_copies.server(s) for s in SERVERS])
+    firsts = [s for i, s in enumerate(SERVERS) if twin_of[i] == i]
+    # the twins' table over more node counts than are read: rows picked by node count, as the planner does
+    table = evaluate_space(board_copies, model, servers=firsts, caps=CAPS, nodes=range(1, 60), physical_only=True)
+    rows = np.flatnonzero(table["nodes"].to_numpy() < 40)
+    columns = [c for c in together.columns if c not in ("node_power_w", "energy_kwh")]
+    idx, si = twin_rows(table, SERVERS, twin_of, rows)
+    read = on_twins(board_copies, model, table, SERVERS, idx, si, columns)
+    pd.testing.assert_frame_equal(read, together[columns], check_exact=True)
+
+
+def test_columns_that_depend_on_the_host_and_are_not_recomputed_are_refused(board_copies: planner.Catalog) -> None:
+    table = evaluate_space(board_copies, "llama3-8b", servers=["dgx-h100"], caps=CAPS, nodes=[1, 2], physical_only=True)
+    with pytest.raises(ValueError, match="energy_kwh"):
+        idx, si = twin_rows(table, ["dgx-h100", "h100-twin"], [0, 0], np.arange(len(table)))
+        on_twins(board_copies, "llama3-8b", table, ["dgx-h100", "h100-twin"], idx, si, ["server", "energy_kwh"])
+
+
+@pytest.mark.parametrize("model", ["llama3-8b", "bert-large"])
+def test_the_planners_physics_chunks_are_the_same_with_twins_and_without(
+    board_copies: planner.Catalog, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks of a few node counts each, so that one evaluation of the twins serves several chunks."""
+    monkeypatch.setenv("PLANNER_CACHE_DIR", "off")
+    monkeypatch.setattr(candidates, "CHUNK_CONFIGS", 4_000)
+    req = PlanRequest(model=model, deadline_days=30, servers=SERVERS, power_caps=CAPS, max_nodes=200)
+
+    def chunks(twins: bool) -> tuple[list[pd.DataFrame], dict[str, float]]:
+        monkeypatch.setattr(candidates, "TWINS", twins)
+        candidates.PHYSICS.clear()
+        timings: dict[str, float] = {}
+        return list(candidates.physics_chunks(board_copies, req, 1, 200, timings)), timings
+
+    with_twins, t_with = chunks(True)
+    without, t_without = chunks(False)
+    assert len(with_twins) == len(without) > 3
+    for a, b in zip(with_twins, without, strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert t_with["configurations"] == t_without["configurations"]
+    candidates.PHYSICS.clear()
