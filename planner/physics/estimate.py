@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from planner.data import Catalog, Configuration, Estimate
 from planner.errors import PlannerInputError
 from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
-from planner.physics.space import evaluate_space
+from planner.physics.space import Space, evaluate_space
 from planner.physics.work import Work, check_catalog, validated
 
 # the step-time terms of an Estimate's breakdown, each the table's column "t_<term>", seconds per step
@@ -79,9 +80,9 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
             f"own falls back to the next precision the GPU has), or choose a server whose GPU has {config.precision}"
         )
     wl = catalog.workload(config.model)
-    space = pd.DataFrame(
-        {"server": [server.id], "fabric": [fabric], "power_cap": [config.power_cap], "nodes": [config.nodes]}
-    )
+    # checked above as a space table would be (space.space_from_frame): given as the one configuration it is
+    one = np.zeros(1, dtype=np.int64)
+    space = Space([server.id], [fabric], one, one, np.asarray([config.power_cap], dtype=float), one + config.nodes)
     df = evaluate_space(
         catalog,
         wl,
