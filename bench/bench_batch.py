@@ -36,6 +36,7 @@ from typing import Any
 import planner
 from planner.batch import Identity, Store, expand, input_files, run_batch, scenarios_sha
 from planner.data import catalog_dir, models_dir
+from planner.plan import candidates
 
 MODELS = ["resnet50", "bert-large", "llama3-8b", "llama3-70b", "gpt3-175b"]
 
@@ -61,9 +62,14 @@ def mixed(n: int) -> list[dict[str, Any]]:
 
 
 def throughput(items: list[dict[str, Any]], engine: str, workers: int, store: Path) -> tuple[float, Any]:
-    """Scenarios per second of one batch run with the physics store in ``store`` (workers inherit it)."""
+    """Scenarios per second of one batch run with the physics store in ``store``, nothing in memory: the physics
+    and priced chunks this process holds are dropped first (one local worker runs in this process, and local
+    workers fork from it)."""
     out = Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    before = os.environ.get("PLANNER_CACHE_DIR")
     os.environ["PLANNER_CACHE_DIR"] = str(store)
+    candidates.PHYSICS.clear()
+    candidates._PRICED.clear()
     try:
         t = time.perf_counter()
         res = run_batch(items, out, workers=workers, engine=engine, progress=False)
@@ -72,6 +78,10 @@ def throughput(items: list[dict[str, Any]], engine: str, workers: int, store: Pa
         return len(items) / dt, res
     finally:
         shutil.rmtree(out)
+        if before is None:
+            os.environ.pop("PLANNER_CACHE_DIR", None)
+        else:
+            os.environ["PLANNER_CACHE_DIR"] = before
 
 
 def resume_10k(rows: list[dict[str, Any]]) -> tuple[float, float]:

@@ -80,9 +80,15 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
             f"own falls back to the next precision the GPU has), or choose a server whose GPU has {config.precision}"
         )
     wl = catalog.workload(config.model)
-    # checked above as a space table would be (space.space_from_frame): given as the one configuration it is
-    one = np.zeros(1, dtype=np.int64)
-    space = Space([server.id], [fabric], one, one, np.asarray([config.power_cap], dtype=float), one + config.nodes)
+    # validated above exactly as space_from_frame would validate a one-row table
+    space = Space(
+        [server.id],
+        [fabric],
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.asarray([config.power_cap], dtype=float),
+        np.asarray([config.nodes], dtype=np.int64),
+    )
     df = evaluate_space(
         catalog,
         wl,

@@ -603,6 +603,10 @@ def time_columns(
     }
 
 
+# the columns of power_columns that depend on the host's power (HostPower), not on the GPU, fabric and step alone
+HOST_POWER_COLUMNS = ("node_power_w", "power_kw", "startup_power_kw", "energy_kwh")
+
+
 def power_columns(wl: Workload, hw: Hardware, found: SearchResult, times: dict[str, Any]) -> dict[str, Any]:
     """GPU power at the cap for the share of the step it computes (the scaling efficiency of ``times``), the
     switches of the fabric (cost.switch_count, once per (server, nodes, fabric) row), IT power while training and
@@ -761,7 +765,7 @@ def on_twins(
     to those rows, column for column and bit for bit (tests/physics/test_host_twins.py). Other columns that depend
     on the host's power are refused."""
     own_power = {"power_kw", "startup_power_kw"}
-    refused = {"node_power_w", "energy_kwh"}
+    refused = set(HOST_POWER_COLUMNS) - own_power
     if refused & set(columns):
         raise ValueError(f"on_twins: {', '.join(sorted(refused & set(columns)))} depend on the host: not read")
     wl = check_workload(catalog, workload)

@@ -130,7 +130,9 @@ def physics_chunks(
     catalog: Catalog, req: PlanRequest, lo: int, hi: int, timings: dict[str, float] | None = None
 ) -> Iterator[pd.DataFrame]:
     """The physics of every allowed configuration at every node count lo..hi that fits memory with a valid
-    layout, in chunks of consecutive counts; rows sorted by (server, fabric, cap, nodes)."""
+    layout, in chunks of consecutive counts; rows sorted by (server, fabric, cap, nodes). ``timings`` gets the
+    seconds spent evaluating (``evaluate_s``) and the configurations whose figures were computed
+    (``configurations``: those read through a host twin included, kept or not)."""
     if hi < lo:
         return
     servers = allowed_servers(catalog, req)
@@ -208,7 +210,9 @@ class Twins:
     all the servers, at the cost of evaluating one of each set. ``shared``: some servers are twins (else the
     chunks are evaluated as they are)."""
 
-    def __init__(self, catalog: Catalog, req: PlanRequest, servers: Sequence[str], work: Work, step: int, hi: int):
+    def __init__(
+        self, catalog: Catalog, req: PlanRequest, servers: Sequence[str], work: Work, step: int, hi: int
+    ) -> None:
         self.catalog, self.req, self.servers, self.work, self.hi = catalog, req, list(servers), work, hi
         self.twin_of = host_twins([catalog.server(s) for s in servers])
         self.shared = len(set(self.twin_of)) < len(self.twin_of)
@@ -232,6 +236,8 @@ class Twins:
             self.table = compact(full) if len(full) else full
         table = self.table
         assert table is not None
+        if b >= self.span[1]:  # the window's last chunk: its table is not kept past it
+            self.table, self.span = None, (0, -1)
         if not len(table):
             return pd.DataFrame(columns=PHYSICS_COLUMNS), 0
         nodes = table["nodes"].to_numpy()

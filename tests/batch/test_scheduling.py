@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.batch import expand
+import pytest
+
+from planner.batch import expand, pool
 from planner.batch.pool import ScenarioQueue
 from planner.batch.scenarios import physics_group, pricing_group
 
@@ -64,9 +66,31 @@ def test_groups_and_scenarios_inside_a_pricing_group_keep_the_order_given() -> N
         assert [s["id"] for s in order if physics_group(s) + pricing_group(s) == key] == given
 
 
-def test_a_retried_scenario_is_handed_out_next() -> None:
+def test_a_retried_scenario_goes_back_to_the_front_of_its_group_even_after_the_group_ran_out() -> None:
     items = grid()
     queue = ScenarioQueue(items)
-    first = queue.popleft()
-    queue.appendleft(first)
-    assert queue.take(physics_group(first), set())["id"] == first["id"]
+    order = drained(ScenarioQueue(items))
+    first_group = physics_group(order[0])
+    last_of_group = [s for s in order if physics_group(s) == first_group][-1]
+    while queue:
+        s = queue.take(first_group, set())
+        if s["id"] == last_of_group["id"]:
+            break
+    assert physics_group(queue.take(None, set())) != first_group  # the group ran out
+    queue.appendleft(last_of_group)  # its worker died: tried again first, in its own group
+    assert queue.take(first_group, set())["id"] == last_of_group["id"]
+    assert queue.take(None, {"other"})["id"] not in {last_of_group["id"]}
+
+
+def test_the_in_process_engine_solves_in_the_queues_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = grid()
+    solved: list[str] = []
+
+    def run_scenario(s: dict[str, Any]) -> dict[str, Any]:
+        solved.append(s["id"])
+        return {"id": s["id"], "status": "optimal"}
+
+    monkeypatch.setattr(pool, "init_worker", lambda *_: None)
+    monkeypatch.setattr(pool, "run_scenario", run_scenario)
+    pool.run_in_process(items, None, None, lambda row, attempts: None)
+    assert solved == [s["id"] for s in drained(ScenarioQueue(items))]

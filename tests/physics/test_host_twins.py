@@ -91,24 +91,60 @@ def test_columns_that_depend_on_the_host_and_are_not_recomputed_are_refused(boar
         on_twins(board_copies, "llama3-8b", table, ["dgx-h100", "h100-twin"], idx, si, ["server", "energy_kwh"])
 
 
-@pytest.mark.parametrize("model", ["llama3-8b", "bert-large"])
+@pytest.mark.parametrize(
+    ("model", "fabrics", "lo", "cached"),
+    [("llama3-8b", None, 1, False), ("bert-large", None, 3, True), ("llama3-8b", ["ndr400", "hdr200"], 5, True)],
+    ids=["every-chunk", "from-3-some-cached", "two-fabrics-from-5-some-cached"],
+)
 def test_the_planners_physics_chunks_are_the_same_with_twins_and_without(
-    board_copies: planner.Catalog, model: str, monkeypatch: pytest.MonkeyPatch
+    board_copies: planner.Catalog,
+    model: str,
+    fabrics: list[str] | None,
+    lo: int,
+    cached: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Chunks of a few node counts each, so that one evaluation of the twins serves several chunks."""
+    """Chunks of a few node counts each, and six more twins of dgx-h100, so that one evaluation of the twins serves
+    two or more chunks; with every third chunk already in memory where ``cached`` (a window then starts at the
+    first chunk not cached). With twins, only the first server of each set of twins is evaluated."""
     monkeypatch.setenv("PLANNER_CACHE_DIR", "off")
     monkeypatch.setattr(candidates, "CHUNK_CONFIGS", 4_000)
-    req = PlanRequest(model=model, deadline_days=30, servers=SERVERS, power_caps=CAPS, max_nodes=200)
+    h100 = board_copies.server("dgx-h100")
+    more = {
+        f"h100-twin-{k}": h100.model_copy(update={"id": f"h100-twin-{k}", "price_usd": 1e5 * k}) for k in range(3, 9)
+    }
+    cat = board_copies.replace(servers={**board_copies.servers, **more})
+    servers = [*SERVERS, *more]
+    hi = 300
+    req = PlanRequest(model=model, deadline_days=30, servers=servers, fabrics=fabrics, power_caps=CAPS, max_nodes=hi)
+    evaluated: list[list[str]] = []
+    real = candidates.evaluate_space
+
+    def recorded(*args: object, **kwargs: object) -> pd.DataFrame:
+        evaluated.append(list(kwargs["servers"]))  # type: ignore[call-overload]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(candidates, "evaluate_space", recorded)
 
     def chunks(twins: bool) -> tuple[list[pd.DataFrame], dict[str, float]]:
         monkeypatch.setattr(candidates, "TWINS", twins)
         candidates.PHYSICS.clear()
+        if cached:  # every third chunk computed by an earlier request
+            earlier = list(candidates.physics_chunks(cat, req, lo, hi))
+            keys = list(candidates.PHYSICS)
+            candidates.PHYSICS.clear()
+            for k in keys[::3]:
+                candidates.PHYSICS[k] = earlier[keys.index(k)]
+        evaluated.clear()
         timings: dict[str, float] = {}
-        return list(candidates.physics_chunks(board_copies, req, 1, 200, timings)), timings
+        return list(candidates.physics_chunks(cat, req, lo, hi, timings)), timings
 
-    with_twins, t_with = chunks(True)
     without, t_without = chunks(False)
+    assert {s for call in evaluated for s in call} == set(servers)
+    with_twins, t_with = chunks(True)
+    assert {s for call in evaluated for s in call} == set(servers) - {"h100-twin", "a100-twin", "h100-twin-2", *more}
     assert len(with_twins) == len(without) > 3
+    assert len(evaluated) < len(with_twins) - (len(with_twins) // 3 + 1 if cached else 0)  # windows of chunks
     for a, b in zip(with_twins, without, strict=True):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert t_with["configurations"] == t_without["configurations"]
