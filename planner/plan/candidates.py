@@ -296,7 +296,7 @@ def option_order(s: np.ndarray, f: np.ndarray, c: np.ndarray, n: np.ndarray) -> 
 PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk), all requests together
 
 
-def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
+def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame, keep: bool = True) -> pd.DataFrame:
     """Candidate plans from physics rows, priced for every allowed site and purchase mode, with rack units, the
     up-front spend and ``usable``: available to buy or rent there and, bought, in service for the whole run
     (``in_service``). Every reducer selects usable rows only (plan.reduce.Masks). Rows of one hardware option
@@ -306,7 +306,8 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
     The table is kept while its physics chunk lives (the last PRICED_CACHE_ROWS rows priced, all requests
     together), keyed on all it depends on besides the physics (``_pricing_key``): requests that differ only in
     their limits or objective (a batch varying the deadline, the app planning again) reduce it without pricing it
-    again. Callers read it and never modify it."""
+    again. Callers read it and never modify it. ``keep`` off: the table is not kept (a chunk only the explanation
+    of an infeasible request reads, beyond its node limit, would push out the chunks every request reads)."""
     if not len(phys):
         return pd.DataFrame()
     key = (id(phys), _pricing_key(catalog, req))
@@ -315,6 +316,8 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.Da
         _PRICED[key] = hit
         return hit[1]
     cand = _priced(catalog, req, phys)
+    if not keep:
+        return cand
     for k in [k for k, (ref, _) in _PRICED.items() if ref() is None]:  # chunks dropped from the physics cache
         del _PRICED[k]
     _PRICED[key] = (weakref.ref(phys), cand)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from planner.checks.request import PlanRequest
+from planner.checks.search import node_step
 from planner.data import Catalog
 from planner.plan.candidates import physics_chunks, price_chunk
 from planner.plan.formulation import Limits
@@ -221,9 +222,11 @@ def scan(
     reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced)."""
     parts: list[pd.DataFrame] = []
     priced = 0
+    within = req.max_nodes + node_step(req.max_nodes)  # the counts a plan is scanned at (solve)
     for phys in physics_chunks(cat, req, lo, hi, timings):
         t0 = time.perf_counter()
-        cand = price_chunk(cat, req, phys)
+        # priced chunks beyond them (an infeasible request's explanation) are not kept: they would push out these
+        cand = price_chunk(cat, req, phys, keep=not len(phys) or int(phys["nodes"].max()) <= within)
         priced += _of_table(cand, "usable", _usable_rows) if len(cand) else 0
         if len(cand):
             keep = reducer(cand)

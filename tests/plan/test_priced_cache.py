@@ -2,7 +2,7 @@
 only in its limits or objective reduces the chunks priced for it without pricing them again; a request that changes
 anything a price reads (the catalog's prices, sites and electricity, the request's sites, purchase modes, service
 life, owned servers, start-up or evaluations) prices them again, and plans exactly as with nothing cached; the cache
-holds at most PRICED_CACHE_ROWS rows."""
+holds at most PRICED_CACHE_ROWS rows, and no chunk beyond a request's node limit."""
 
 from __future__ import annotations
 
@@ -112,3 +112,20 @@ def test_a_chunk_dropped_from_the_physics_cache_takes_its_prices_with_it(shipped
     live = [ref() for ref, _ in candidates._PRICED.values()]
     assert all(phys is not None for phys in live)
     assert len(candidates._PRICED) == len(candidates.PHYSICS)
+
+
+def test_an_infeasible_requests_explanation_keeps_no_chunk_beyond_the_node_limit(
+    shipped: Catalog, pricings: list[int]
+) -> None:
+    """Explaining an infeasible request prices chunks of node counts beyond its limit (the least node count that
+    would do): they are not kept, so the chunks within the limit, which every request reads, stay."""
+    tight = {**BASE, "deadline_days": 0.1, "max_nodes": 2}  # needs 8 nodes (or a longer deadline)
+    first = solve(tight, shipped)
+    assert first.plan is None and first.explanation is not None
+    assert "nodes" in {r.requirement for r in first.explanation.relaxations}  # found beyond the node limit
+    assert len(pricings) > len(candidates._PRICED) > 0
+    within = 2 + 1  # the node limit and its binding step (node_step(2) = 1)
+    assert all(int(ref()["nodes"].max()) <= within for ref, _ in candidates._PRICED.values())  # type: ignore[index]
+    priced = len(pricings)
+    assert solve(tight, shipped).plan is None
+    assert len(pricings) - priced == priced - len(candidates._PRICED)  # only the chunks not kept are priced again
