@@ -5,9 +5,13 @@ the table ``evaluate_space`` gives when every server is evaluated. The planner's
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import planner
 from planner.physics import evaluate_space
@@ -149,3 +153,67 @@ def test_the_planners_physics_chunks_are_the_same_with_twins_and_without(
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert t_with["configurations"] == t_without["configurations"]
     candidates.PHYSICS.clear()
+
+
+SHIPPED_BOARDS = ["dgx-h100", "dgx-a100-80gb", "gb200-nvl72", "mi300x-8", "l40s-4"]
+HOST_FIELDS = {
+    "price_usd": st.one_of(st.none(), st.floats(1e4, 1e6)),
+    "rent_usd_per_month": st.one_of(st.none(), st.floats(1e3, 1e5)),
+    "cpu_power_w": st.floats(100.0, 2000.0),
+    "ram_power_w": st.floats(10.0, 500.0),
+    "storage_power_w": st.floats(5.0, 200.0),
+    "other_power_w": st.floats(0.0, 5000.0),
+    "psu_efficiency": st.floats(0.8, 0.99),
+    "rack_units": st.integers(1, 48),
+}
+
+
+@st.composite
+def twin_requests(draw: st.DrawFn) -> tuple[dict[str, dict[str, object]], list[str], list[str] | None, int, int]:
+    """Host copies of some shipped boards (each copy changes some host fields), the servers allowed (copies and
+    boards shuffled), a fabric filter, and a range of node counts."""
+    boards = draw(st.lists(st.sampled_from(SHIPPED_BOARDS), min_size=1, max_size=3, unique=True))
+    copies: dict[str, dict[str, object]] = {}
+    for b in boards:
+        for k in range(draw(st.integers(1, 3))):
+            changed = draw(st.dictionaries(st.sampled_from(sorted(HOST_FIELDS)), st.just(0), min_size=1))
+            copies[f"{b}-copy-{k}"] = {"board": b, **{f: draw(HOST_FIELDS[f]) for f in changed}}
+    servers = draw(st.permutations([*boards, *copies]))
+    fabrics = draw(st.one_of(st.none(), st.just(["ndr400", "roce400", "hdr200"])))
+    lo = draw(st.integers(1, 30))
+    return copies, list(servers), fabrics, lo, lo + draw(st.integers(0, 60))
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(case=twin_requests())
+def test_physics_chunks_of_any_host_copies_are_the_chunks_evaluated_server_by_server(
+    board_copies: planner.Catalog, case: tuple[dict[str, dict[str, object]], list[str], list[str] | None, int, int]
+) -> None:
+    copies, servers, fabrics, lo, hi = case
+    made = {
+        sid: board_copies.server(str(c["board"])).model_copy(
+            update={"id": sid, **{k: v for k, v in c.items() if k != "board"}}
+        )
+        for sid, c in copies.items()
+    }
+    cat = board_copies.replace(servers={**board_copies.servers, **made})
+    req = PlanRequest(model="llama3-8b", deadline_days=30, servers=servers, fabrics=fabrics, power_caps=CAPS)
+    old = (candidates.TWINS, candidates.CHUNK_CONFIGS, os.environ.get("PLANNER_CACHE_DIR"))
+    os.environ["PLANNER_CACHE_DIR"] = "off"
+    candidates.CHUNK_CONFIGS = 3_000  # a few counts a chunk: windows of the twins span chunks
+    try:
+        tables = {}
+        for twins in (True, False):
+            candidates.TWINS = twins
+            candidates.PHYSICS.clear()
+            tables[twins] = list(candidates.physics_chunks(cat, req, lo, hi))
+    finally:
+        candidates.TWINS, candidates.CHUNK_CONFIGS = old[0], old[1]
+        if old[2] is None:
+            os.environ.pop("PLANNER_CACHE_DIR", None)
+        else:
+            os.environ["PLANNER_CACHE_DIR"] = old[2]
+        candidates.PHYSICS.clear()
+    assert len(tables[True]) == len(tables[False])
+    for a, b in zip(tables[True], tables[False], strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
