@@ -216,7 +216,7 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
             f"scenario {s.get('id')}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(said)}; a scenario "
             f"may set {', '.join(known)}"
         )
-    over = {k: scenario_number(s[k]) for k in OVERRIDES if k in s}
+    over = {k: scenario_number(s[k]) for k in OVERRIDES if s.get(k) is not None}  # empty: the catalog's own
     framework = s.get("framework")
     if framework is not None and (not isinstance(framework, str) or not framework.strip()):
         raise PlannerInputError(
@@ -230,7 +230,10 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
             or v < 0
             or (k == "pue" and v < 1)
         ):
-            raise PlannerInputError(f"scenario {s.get('id')}: {k}: must be a number >= {1 if k == 'pue' else 0}")
+            raise PlannerInputError(
+                f"scenario {s.get('id')}: {k}: must be a number >= {1 if k == 'pue' else 0} (got {v!r}); leave it "
+                "empty for the catalog's own"
+            )
     for key in ("gpus", "sites", "servers", "fabrics"):
         if isinstance(fields.get(key), str):
             fields[key] = [x.strip() for x in fields[key].split(",")]

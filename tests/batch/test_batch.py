@@ -266,3 +266,26 @@ def test_a_scenario_can_run_the_workload_under_another_framework() -> None:
     assert rows["horovod"]["status"] == rows["tensorflow"]["status"] == "optimal"
     assert rows["horovod"]["time_to_train_days"] != rows["tensorflow"]["time_to_train_days"]
     assert rows["no-such-framework"]["status"] == "bad_input" and "framework" in rows["no-such-framework"]["message"]
+
+
+def test_an_empty_catalog_override_is_the_catalogs_own_and_a_wrong_one_is_named_with_its_value(tmp_path: Path) -> None:
+    """An empty cell (or null) of a catalog override is its default, as for every other field: the scenario plans
+    as the one without it; a value that is no number >= 0 is bad input saying what was given."""
+    from planner.batch import run_scenario
+
+    csv = tmp_path / "s.csv"
+    csv.write_text(
+        "model,samples,deadline_days,gpus,objective,price_multiplier,electricity_price_multiplier,pue,carbon_kg_per_kwh\n"
+        "resnet50,1.28e8,2,A100,cost,,,,\n"
+        "resnet50,1.28e8,2,A100,cost,-1,,,\n"
+    )
+    empty, wrong = load_scenarios(csv)
+    plain = {"model": "resnet50", "samples": 1.28e8, "deadline_days": 2, "gpus": ["A100"], "objective": "cost"}
+    without = run_scenario({**plain, "id": scenario_id(plain)})
+    row = run_scenario(empty)
+    assert row["status"] == without["status"] == "optimal"
+    assert (row["server"], row["nodes"], row["cost_usd"]) == (without["server"], without["nodes"], without["cost_usd"])
+    bad = run_scenario(wrong)
+    assert bad["status"] == "bad_input" and "price_multiplier" in bad["message"] and "got -1" in bad["message"]
+    yaml_null = run_scenario({**plain, "electricity_price_multiplier": None, "id": "y"})
+    assert yaml_null["status"] == "optimal" and yaml_null["cost_usd"] == without["cost_usd"]
