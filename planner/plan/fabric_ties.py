@@ -7,9 +7,11 @@ candidates of one server, cap, site, purchase and node count on the server's fab
 hardware choice under several fabric names. The MIP then has several optima, and which one HiGHS returns depends
 on its search path (the order of the candidate columns, for one); the rules here state it:
 
-* the plan: of the candidates at the chosen one's server, cap, site, purchase and node count whose objective equals
-  its objective exactly, the first whose fabric comes first in the catalog's order (``catalog.fabrics``, the order
-  of catalog/fabrics.yaml) and that meets every requirement (``fabric_ties``, used by plan.solve);
+* the plan: of the candidates whose objective equals the MIP's optimum exactly -- these one-node ones, and any
+  others (two server types of one board and host power at equal energy, rented plans billed the same periods) --
+  the first by the other objectives, then fewer nodes, then the fabric that comes first in the catalog's order
+  (``catalog.fabrics``, the order of catalog/fabrics.yaml), that meets every requirement (``objective_ties``, used
+  by plan.solve; ``fabric_ties`` lists the one-node ties alone);
 * the alternatives: a plan that differs from one shown before it (the plan or an alternative) by the fabric only,
   every other figure equal (``same_but_fabric``), is the same hardware choice and is not listed again; of such
   candidates the one listed is the first in the catalog's fabric order (``fabric_rank`` orders equal objectives).
@@ -79,6 +81,29 @@ def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, 
         return [chosen]
     rank = fabric_rank(catalog, pool, idx)
     return [int(i) for i in idx[np.argsort(rank, kind="stable")]]
+
+
+# Of candidates that tie exactly on the objective, the plan is the first in this order of the other objectives'
+# columns (the objective's own left out): the cheapest, then the least facility energy, the least carbon, the fastest
+# -- then fewer nodes, then the catalog's fabric order (``objective_ties``)
+TIE_ORDER = ("cost_usd", "facility_energy_kwh", "carbon_kg", "time_to_train_h")
+
+
+def objective_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, exclude: list[int]) -> list[int]:
+    """Positions in ``pool`` of the candidates whose objective ``column`` equals the ``chosen`` one's exactly,
+    ``chosen`` among them and the ``exclude``d (cut off: the exact re-check rejected them) not, best first: by the
+    other objectives in ``TIE_ORDER``, then fewer nodes, then the catalog's fabric order (``fabric_rank``), then
+    pool order. The one-node ties of ``fabric_ties`` (every figure equal) come out in the catalog's fabric order."""
+    same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
+    if exclude:
+        same[np.asarray(exclude, dtype=np.int64)] = False
+    same[chosen] = True
+    idx = np.flatnonzero(same)
+    if len(idx) == 1:
+        return [chosen]
+    then = [pool[c].to_numpy(dtype=float)[idx] for c in TIE_ORDER if c != column and c in pool]
+    keys = (idx, fabric_rank(catalog, pool, idx), pool["nodes"].to_numpy()[idx], *reversed(then))
+    return [int(i) for i in idx[np.lexsort(keys)]]
 
 
 def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: str) -> set[int]:

@@ -30,7 +30,14 @@ from planner.physics import (
     validated,
 )
 from planner.plan.explain import explain_infeasible
-from planner.plan.fabric_ties import fabric_rank, fabric_ties, likely_repeats, repeats, same_plan_on
+from planner.plan.fabric_ties import (
+    TIE_ORDER,
+    fabric_rank,
+    likely_repeats,
+    objective_ties,
+    repeats,
+    same_plan_on,
+)
 from planner.plan.formulation import OBJECTIVE_COLUMNS, Limits
 from planner.plan.limits import (
     PLAN_METRIC,
@@ -108,7 +115,7 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
                 f"HiGHS found no plan within the time limit ({req.solver.time_limit_s} s); raise --time-limit"
             )
         return explain_infeasible(cat, req, lim, kept.iloc[0:0], priced, hi, timings)
-    plan, chosen = first_fabric_of_ties(cat, req, lim, pool, rows, plan, chosen, column, exclude)
+    plan, chosen = first_of_ties(cat, req, lim, pool, rows, plan, chosen, column, exclude)
     timings["solve_s"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     alts = alternatives(cat, req, lim, pool, chosen, column, plan)
@@ -129,7 +136,7 @@ def solve(request: PlanRequest | dict[str, Any], catalog: Catalog | None = None)
     )
 
 
-def first_fabric_of_ties(
+def first_of_ties(
     cat: Catalog,
     req: PlanRequest,
     lim: Limits,
@@ -140,13 +147,14 @@ def first_fabric_of_ties(
     column: str,
     exclude: list[int],
 ) -> tuple[Plan, int]:
-    """The plan among the MIP's optimum and the candidates that tie with it exactly on another fabric (same server,
-    cap, site, purchase and node count: `fabric_ties`): the first in the catalog's fabric order that meets every
-    requirement (`check_plan`), with its position in ``pool``. HiGHS returns one of several exact optima by its
-    search path; this states which one is the plan. The MIP's own optimum meets every requirement, so it is the
-    answer where no tie comes before it. A tie the fabric provably does not enter (``same_plan_on``) is the plan
-    under the other fabric's name; any other is re-evaluated."""
-    for pos in fabric_ties(cat, pool, chosen, column, exclude):
+    """The plan among the MIP's optimum and the candidates that tie with it exactly on the objective
+    (`objective_ties`): the first, by the other objectives (the cheapest, then the least energy, carbon and time),
+    fewer nodes and the catalog's fabric order, that meets every requirement (`check_plan`), with its position in
+    ``pool``. HiGHS returns one of several exact optima by its search path; this states which one is the plan. The
+    MIP's own optimum meets every requirement, so it is the answer where no tie comes before it. A tie the fabric
+    provably does not enter (``same_plan_on``: one node, the same figures) is the plan under the other fabric's
+    name; any other is re-evaluated."""
+    for pos in objective_ties(cat, pool, chosen, column, exclude):
         if pos == chosen:
             break
         p = same_plan_on(req, pool, chosen, pos, plan) or plan_from_row(cat, req, rows.row(pos))
@@ -164,9 +172,10 @@ def alternatives(
     Each hardware option (server, fabric, cap, site, purchase) appears at most once, with its best node count.
     Every constraint involves only the chosen plan, so re-solving the MIP with the options found so far cut
     off (no-good cuts) returns exactly the next option in objective order of the presolved pool
-    (`reduce_pool`): that order is used directly, fewer nodes first among equal objectives, then the catalog's
-    fabric order. Each alternative is re-evaluated by the exact model (`plans_from_rows`, one batched call) and
-    checked by `check_plan`; one that fails is replaced by the next.
+    (`reduce_pool`): that order is used directly, equal objectives in the plan's order of ties (the other
+    objectives, ``TIE_ORDER``, then fewer nodes, then the catalog's fabric order). Each alternative is
+    re-evaluated by the exact model (`plans_from_rows`, one batched call) and checked by `check_plan`; one that
+    fails is replaced by the next.
 
     An alternative is a different hardware choice: a plan that differs from the plan or from an alternative listed
     before it by the fabric only, every figure the user sees equal (`same_but_fabric`: time, power, energy, cost,
@@ -176,15 +185,9 @@ def alternatives(
     if req.alternatives == 0:
         return []
     best = reduce_pool(pool, column)
-    best = best[
-        np.lexsort(
-            (
-                fabric_rank(cat, pool, best),
-                pool["nodes"].to_numpy()[best],
-                pool[column].to_numpy(dtype=float)[best],
-            )
-        )
-    ]
+    then = [pool[c].to_numpy(dtype=float)[best] for c in TIE_ORDER if c != column]
+    keys = (fabric_rank(cat, pool, best), pool["nodes"].to_numpy()[best], *reversed(then))
+    best = best[np.lexsort((*keys, pool[column].to_numpy(dtype=float)[best]))]
     codes = option_codes(pool)
     order = [int(i) for i in best[codes[best] != codes[chosen]]]
     gpu = pool["gpu"]
