@@ -69,14 +69,7 @@ def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, 
     """Positions in ``pool`` of the candidates at the ``chosen`` one's server, cap, site, purchase and node count
     whose objective ``column`` equals its objective exactly, ``chosen`` among them and the ``exclude``d (cut off:
     the exact re-check rejected them) not, in the catalog's fabric order (``fabric_rank``; ties in pool order)."""
-    same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
-    for col in SAME_CHOICE_COLUMNS:
-        values = _values(pool, col)
-        same &= values == values[chosen]
-    if exclude:
-        same[np.asarray(exclude, dtype=np.int64)] = False
-    same[chosen] = True
-    idx = np.flatnonzero(same)
+    idx = _tied(pool, chosen, column, exclude, SAME_CHOICE_COLUMNS)
     if len(idx) == 1:
         return [chosen]
     rank = fabric_rank(catalog, pool, idx)
@@ -94,16 +87,27 @@ def objective_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: st
     ``chosen`` among them and the ``exclude``d (cut off: the exact re-check rejected them) not, best first: by the
     other objectives in ``TIE_ORDER``, then fewer nodes, then the catalog's fabric order (``fabric_rank``), then
     pool order. The one-node ties of ``fabric_ties`` (every figure equal) come out in the catalog's fabric order."""
-    same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
-    if exclude:
-        same[np.asarray(exclude, dtype=np.int64)] = False
-    same[chosen] = True
-    idx = np.flatnonzero(same)
+    idx = _tied(pool, chosen, column, exclude)
     if len(idx) == 1:
         return [chosen]
     then = [pool[c].to_numpy(dtype=float)[idx] for c in TIE_ORDER if c != column and c in pool]
     keys = (idx, fabric_rank(catalog, pool, idx), pool["nodes"].to_numpy()[idx], *reversed(then))
     return [int(i) for i in idx[np.lexsort(keys)]]
+
+
+def _tied(
+    pool: pd.DataFrame, chosen: int, column: str, exclude: list[int], same_in: tuple[str, ...] = ()
+) -> np.ndarray:
+    """Positions in ``pool`` (ascending) of the candidates whose objective ``column`` equals the ``chosen`` one's
+    exactly, and so do their ``same_in`` columns; ``chosen`` among them, the ``exclude``d not."""
+    same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
+    for col in same_in:
+        values = _values(pool, col)
+        same &= values == values[chosen]
+    if exclude:
+        same[np.asarray(exclude, dtype=np.int64)] = False
+    same[chosen] = True
+    return np.flatnonzero(same)
 
 
 def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: str) -> set[int]:

@@ -11,6 +11,7 @@ cost, capex x T / life + energy, grows with n, so a loose deadline gives one nod
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -124,18 +125,21 @@ def test_a_one_node_plan_on_owned_servers_keeps_the_other_fabric_that_costs_more
     assert res.alternatives[0].capex_usd == pytest.approx(10000.0)
 
 
-def mip_returns_the_last_tie(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Make solve's MIP return, of the candidates that tie exactly with its optimum on another fabric, the one
-    whose fabric comes last in the catalog (HiGHS returns one of several exact optima by its search path); the
-    fabrics it returned are appended to the list returned."""
+def mip_returns_the_last_tie(
+    cat: Catalog, monkeypatch: pytest.MonkeyPatch, ties: Callable[..., list[int]] = fabric_ties, what: str = "fabric"
+) -> list[str]:
+    """Make solve's MIP return, of the candidates that tie exactly with its optimum (``ties``: on another fabric,
+    ``fabric_ties``, or on anything, ``objective_ties``), the last in their order -- HiGHS returns one of several
+    exact optima by its search path; the ``what`` (fabric, server) of each it returned is appended to the list
+    returned."""
     mip = solve_module.solve_mip
     returned: list[str] = []
 
     def last_tie(pool: Any, lim: Any, column: str, options: Any, exclude: Any = ()) -> Any:
         pos, report = mip(pool, lim, column, options, exclude=exclude)
         if pos is not None:
-            pos = fabric_ties(cat, pool, pos, column, list(exclude))[-1]
-            returned.append(str(pool["fabric"].iloc[pos]))
+            pos = ties(cat, pool, pos, column, list(exclude))[-1]
+            returned.append(str(pool[what].iloc[pos]))
         return pos, report
 
     monkeypatch.setattr(solve_module, "solve_mip", last_tie)
