@@ -10,6 +10,7 @@ Exit codes: 0 success, 1 infeasible request (with an explanation), 2 bad input (
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import os
@@ -83,8 +84,11 @@ class Parser(argparse.ArgumentParser):
         self.dependencies: list[tuple[str, str, Callable[[argparse.Namespace], bool]]] = []
 
     def error(self, message: str) -> Any:
-        """argparse's own errors: one message and where the options are, exit 2."""
-        sys.stderr.write(f"planner: error: {message}\n  (all options: `{self.prog} --help`)\n")
+        """argparse's own errors: one message and where the options are, exit 2; an unknown option is answered with
+        the nearest options of any command (``option_hints``)."""
+        hints = option_hints(self, message)
+        said = f"{message} ({hints})" if hints else message
+        sys.stderr.write(f"planner: error: {said}\n  (all options: `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
     def _print_message(self, message: str, file: Any = None) -> None:
@@ -111,6 +115,48 @@ class Parser(argparse.ArgumentParser):
             if given is not None and given is not False and not holds(parsed):
                 self.error(f"{option} needs {what}")
         return parsed, extras
+
+
+# options a user may bring from a scenario file or the API, where a field is set another way on the command line
+FIELD_OPTIONS = {
+    "--purchase": "--rent or --either (buying is the default)",
+}
+
+
+def option_hints(parser: argparse.ArgumentParser, message: str) -> str:
+    """For argparse's "unrecognized arguments" ``message``: per unknown option, what to write instead
+    (``FIELD_OPTIONS``), else the nearest options of ``parser`` and its commands (difflib), joined by "; " (empty
+    where there is none: an option of another command is not one to suggest)."""
+    prefix = "unrecognized arguments:"
+    if not message.startswith(prefix):
+        return ""
+    known = sorted(_option_strings(parser))
+    lines = []
+    for word in message[len(prefix) :].split():
+        name = word.split("=", 1)[0]
+        if not name.startswith("--"):
+            continue
+        if name in FIELD_OPTIONS:
+            lines.append(f"{name}: use {FIELD_OPTIONS[name]}")
+            continue
+        if name in known:
+            continue
+        near = difflib.get_close_matches(name, known, n=2, cutoff=0.75)
+        if near:
+            lines.append(f"{name}: did you mean {' or '.join(near)}?")
+    return "; ".join(lines)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """The long options of ``parser`` and of every command under it (subparsers and routed parsers)."""
+    out = {o for o in parser._option_string_actions if o.startswith("--")}
+    children = list(getattr(parser, "routes", {}).values())
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            children += list(action.choices.values())
+    for child in children:
+        out |= _option_strings(child)
+    return out
 
 
 def number(text: str) -> float:

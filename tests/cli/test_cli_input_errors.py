@@ -398,3 +398,16 @@ def test_owned_servers_round_trip_every_digit_of_their_age() -> None:
 
     owned = [OwnedServers.model_validate(o) for o in parse_owned("dgx-a100-80gb:64:hdr200:2.123456")]
     assert format_owned(owned) == "dgx-a100-80gb:64:hdr200:2.123456"
+
+
+def test_an_unknown_option_is_answered_with_what_to_write_instead(capsys: pytest.CaptureFixture[str]) -> None:
+    """A scenario's or the API's field name that the command line spells otherwise (--purchase) says which options
+    set it; a misspelt option names the nearest ones of any command; neither runs anything."""
+    base = ["solve", "--model", "llama3-8b", "--deadline-days", "30"]
+    code, out, err = run(capsys, *base, "--purchase", "rent")
+    assert code == 2 and not out
+    assert "unrecognized arguments: --purchase rent" in err and "--purchase: use --rent or --either" in err
+    code, _, err = run(capsys, *base, "--powr-kw", "100")
+    assert code == 2 and "--powr-kw: did you mean --power-kw?" in err
+    code, _, err = run(capsys, *base, "--zzz")
+    assert code == 2 and "did you mean" not in err and "(all options: `planner --help`)" in err
