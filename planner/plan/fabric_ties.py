@@ -11,7 +11,7 @@ on its search path (the order of the candidate columns, for one); the rules here
   others (two server types of one board and host power at equal energy, rented plans billed the same periods) --
   the first by the other objectives, then fewer nodes, then the fabric that comes first in the catalog's order
   (``catalog.fabrics``, the order of catalog/fabrics.yaml), that meets every requirement (``objective_ties``, used
-  by plan.solve; ``fabric_ties`` lists the one-node ties alone);
+  by plan.solve);
 * the alternatives: a plan that differs from one shown before it (the plan or an alternative) by the fabric only,
   every other figure equal (``same_but_fabric``), is the same hardware choice and is not listed again; of such
   candidates the one listed is the first in the catalog's fabric order (``fabric_rank`` orders equal objectives).
@@ -65,17 +65,6 @@ def _values(pool: pd.DataFrame, col: str) -> np.ndarray:
     return c.to_numpy()
 
 
-def fabric_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: str, exclude: list[int]) -> list[int]:
-    """Positions in ``pool`` of the candidates at the ``chosen`` one's server, cap, site, purchase and node count
-    whose objective ``column`` equals its objective exactly, ``chosen`` among them and the ``exclude``d (cut off:
-    the exact re-check rejected them) not, in the catalog's fabric order (``fabric_rank``; ties in pool order)."""
-    idx = _tied(pool, chosen, column, exclude, SAME_CHOICE_COLUMNS)
-    if len(idx) == 1:
-        return [chosen]
-    rank = fabric_rank(catalog, pool, idx)
-    return [int(i) for i in idx[np.argsort(rank, kind="stable")]]
-
-
 # Of candidates that tie exactly on the objective, the plan is the first in this order of the other objectives'
 # columns (the objective's own left out): the cheapest, then the least facility energy, the least carbon, the fastest
 # -- then fewer nodes, then the catalog's fabric order (``objective_ties``)
@@ -86,28 +75,24 @@ def objective_ties(catalog: Catalog, pool: pd.DataFrame, chosen: int, column: st
     """Positions in ``pool`` of the candidates whose objective ``column`` equals the ``chosen`` one's exactly,
     ``chosen`` among them and the ``exclude``d (cut off: the exact re-check rejected them) not, best first: by the
     other objectives in ``TIE_ORDER``, then fewer nodes, then the catalog's fabric order (``fabric_rank``), then
-    pool order. The one-node ties of ``fabric_ties`` (every figure equal) come out in the catalog's fabric order."""
-    idx = _tied(pool, chosen, column, exclude)
-    if len(idx) == 1:
-        return [chosen]
-    then = [pool[c].to_numpy(dtype=float)[idx] for c in TIE_ORDER if c != column and c in pool]
-    keys = (idx, fabric_rank(catalog, pool, idx), pool["nodes"].to_numpy()[idx], *reversed(then))
-    return [int(i) for i in idx[np.lexsort(keys)]]
-
-
-def _tied(
-    pool: pd.DataFrame, chosen: int, column: str, exclude: list[int], same_in: tuple[str, ...] = ()
-) -> np.ndarray:
-    """Positions in ``pool`` (ascending) of the candidates whose objective ``column`` equals the ``chosen`` one's
-    exactly, and so do their ``same_in`` columns; ``chosen`` among them, the ``exclude``d not."""
+    pool order (``tie_keys``). One-node ties across fabrics (every figure equal) come out in the catalog's fabric
+    order."""
     same = pool[column].to_numpy(dtype=float) == float(pool[column].iloc[chosen])
-    for col in same_in:
-        values = _values(pool, col)
-        same &= values == values[chosen]
     if exclude:
         same[np.asarray(exclude, dtype=np.int64)] = False
     same[chosen] = True
-    return np.flatnonzero(same)
+    idx = np.flatnonzero(same)
+    if len(idx) == 1:
+        return [chosen]
+    return [int(i) for i in idx[np.lexsort((idx, *tie_keys(catalog, pool, idx, column)))]]
+
+
+def tie_keys(catalog: Catalog, pool: pd.DataFrame, idx: np.ndarray, column: str) -> tuple[np.ndarray, ...]:
+    """The order of candidates ``idx`` of ``pool`` that tie on the objective ``column``, as ``np.lexsort`` keys (the
+    last the most significant): the other objectives in ``TIE_ORDER``, then fewer nodes, then the catalog's fabric
+    order (``fabric_rank``)."""
+    then = [pool[c].to_numpy(dtype=float)[idx] for c in TIE_ORDER if c != column and c in pool]
+    return (fabric_rank(catalog, pool, idx), pool["nodes"].to_numpy()[idx], *reversed(then))
 
 
 def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: str) -> set[int]:

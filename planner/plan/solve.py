@@ -31,12 +31,11 @@ from planner.physics import (
 )
 from planner.plan.explain import explain_infeasible
 from planner.plan.fabric_ties import (
-    TIE_ORDER,
-    fabric_rank,
     likely_repeats,
     objective_ties,
     repeats,
     same_plan_on,
+    tie_keys,
 )
 from planner.plan.formulation import OBJECTIVE_COLUMNS, Limits
 from planner.plan.limits import (
@@ -185,8 +184,7 @@ def alternatives(
     if req.alternatives == 0:
         return []
     best = reduce_pool(pool, column)
-    then = [pool[c].to_numpy(dtype=float)[best] for c in TIE_ORDER if c != column]
-    keys = (fabric_rank(cat, pool, best), pool["nodes"].to_numpy()[best], *reversed(then))
+    keys = tie_keys(cat, pool, best, column)
     best = best[np.lexsort((*keys, pool[column].to_numpy(dtype=float)[best]))]
     codes = option_codes(pool)
     order = [int(i) for i in best[codes[best] != codes[chosen]]]

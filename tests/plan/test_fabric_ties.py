@@ -18,7 +18,7 @@ import pytest
 
 from planner.data import Catalog
 from planner.plan import Plan, PlanRequest, pareto, solve
-from planner.plan.fabric_ties import fabric_ties, same_but_fabric
+from planner.plan.fabric_ties import objective_ties, same_but_fabric
 from tests.conftest import toy_catalog, toy_server
 
 H = 1 / 24.0  # one hour in days
@@ -126,12 +126,11 @@ def test_a_one_node_plan_on_owned_servers_keeps_the_other_fabric_that_costs_more
 
 
 def mip_returns_the_last_tie(
-    cat: Catalog, monkeypatch: pytest.MonkeyPatch, ties: Callable[..., list[int]] = fabric_ties, what: str = "fabric"
+    cat: Catalog, monkeypatch: pytest.MonkeyPatch, ties: Callable[..., list[int]] = objective_ties, what: str = "fabric"
 ) -> list[str]:
-    """Make solve's MIP return, of the candidates that tie exactly with its optimum (``ties``: on another fabric,
-    ``fabric_ties``, or on anything, ``objective_ties``), the last in their order -- HiGHS returns one of several
-    exact optima by its search path; the ``what`` (fabric, server) of each it returned is appended to the list
-    returned."""
+    """Make solve's MIP return, of the candidates that tie exactly with its optimum (``ties``), the last in their
+    order -- HiGHS returns one of several exact optima by its search path; the ``what`` (fabric, server) of each it
+    returned is appended to the list returned."""
     mip = solve_module.solve_mip
     returned: list[str] = []
 
