@@ -371,8 +371,9 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
         if problems:
             raise PlannerInputError(f"scenario {s.get('id')}: {problems[0]}")
         row.update(result_fields(cat, req, solve(req, cat)))
-    except PlannerInputError as exc:
-        row["status"], row["message"] = "bad_input", str(exc)
+    except PlannerInputError as exc:  # the message names its scenario, whichever check refused it
+        said, prefix = str(exc), f"scenario {s.get('id')}: "
+        row["status"], row["message"] = "bad_input", said if said.startswith(prefix) else prefix + said
     except Exception as exc:  # a crash of one scenario is a row, not the end of the batch
         row["status"], row["message"] = "error", f"{type(exc).__name__}: {exc}"
     row["seconds"] = time.perf_counter() - t0

@@ -168,18 +168,16 @@ def note_workers_over_cores(args: argparse.Namespace) -> None:
 
 
 def print_batch_outcome(args: argparse.Namespace, res: BatchOutcome, code: int) -> None:
-    """The run's summary and rows as JSON, or a line of counts (and, when every scenario is bad input, the first
-    message); on stderr, how many scenarios are left without an answer."""
+    """The run's summary and rows as JSON, or a line of counts; on stderr, when every scenario is bad input, why
+    (``bad_input_error``), and how many scenarios are left without an answer."""
     df = res.frame
     if args.json:
         emit_json(clean({"summary": res.summary(), "results": df.to_dict(orient="records")}))
     else:
         counts = ", ".join(f"{v} {k}" for k, v in res.counts.items())
         print(f"{res.total} scenarios, {len(df)} rows in {Path(args.out) / 'results.sqlite'} (+ results.csv): {counts}")
-        if code == EXIT_BAD_INPUT and len(df) and "message" in df:
-            print("every scenario is bad input, e.g.: " + str(df["message"].iloc[0]))
     if code == EXIT_BAD_INPUT and len(df) and "message" in df:
-        sys.stderr.write(f"planner: error: every scenario is bad input, e.g.: {df['message'].iloc[0]}\n")
+        sys.stderr.write(bad_input_error(df, Path(args.out) / "results.csv"))
     if not res.complete:
         not_run = res.stats.get("not_run", 0)
         why = (
@@ -191,6 +189,21 @@ def print_batch_outcome(args: argparse.Namespace, res: BatchOutcome, code: int) 
             f"planner: {len(res.unfinished)} of {res.total} scenarios have no answer ({why}rerun the same command to "
             "retry them)\n"
         )
+
+
+BAD_INPUT_SHOWN = 3  # distinct messages of an all-bad-input batch said on the error line
+
+
+def bad_input_error(df: pd.DataFrame, csv_path: Path) -> str:
+    """The one error line of a batch whose every scenario is bad input: its first ``BAD_INPUT_SHOWN`` distinct
+    messages (each names its scenario) joined by ' | ', how many more, and where they all are."""
+    messages = list(dict.fromkeys(str(m) for m in df["message"]))
+    more = len(messages) - BAD_INPUT_SHOWN
+    where = f"{'+' + str(more) + ' more; ' if more > 0 else ''}each scenario's message is in {csv_path}"
+    return (
+        f"planner: error: every scenario is bad input ({len(df)} of {len(df)}): "
+        f"{' | '.join(messages[:BAD_INPUT_SHOWN])} ({where})\n"
+    )
 
 
 def batch_exit_code(df: pd.DataFrame) -> int:

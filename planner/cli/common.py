@@ -86,6 +86,9 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         """argparse's own errors: one message and where the options are, exit 2; an unknown option is answered with
         the nearest options of any command (``option_hints``)."""
+        unknown = self._unknown_options() if message.startswith("the following arguments are required") else []
+        if unknown:  # a misspelt required option: the misspelling is the error to fix first
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         hints = option_hints(self, message)
         said = f"{message} ({hints})" if hints else message
         sys.stderr.write(f"planner: error: {said}\n  (all options: `{self.prog} --help`)\n")
@@ -105,8 +108,15 @@ class Parser(argparse.ArgumentParser):
         refused when ``holds(args)`` is false."""
         self.dependencies.append((option, what, holds))
 
+    def _unknown_options(self) -> list[str]:
+        """The long options among the arguments being parsed that this parser does not know (``--modl``)."""
+        known = {o for o in self._option_string_actions if o.startswith("--")}
+        words = [w.split("=", 1)[0] for w in getattr(self, "_arguments", [])]
+        return [w for w in words if w.startswith("--") and w not in known and not any(k.startswith(w) for k in known)]
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         items = None if args is None else list(args)
+        self._arguments = sys.argv[1:] if items is None else items
         if items and items[0] in self.routes:
             return self.routes[items[0]].parse_known_args(items[1:], namespace)
         parsed, extras = super().parse_known_args(items, namespace)

@@ -155,8 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def one_line(message: str) -> str:
     """A message of several lines (a catalog with several invalid entries, each on its line) as one line, its lines
-    joined by '; '."""
-    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
+    joined by '; ' (after a line that ends in a colon, by a space: 'references do not resolve: server ...')."""
+    out = ""
+    for line in (x.strip() for x in message.splitlines()):
+        if line:
+            out += ("" if not out else " " if out.endswith(":") else "; ") + line
+    return out
 
 
 def flush_stdout() -> OSError | None:

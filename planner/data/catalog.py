@@ -9,6 +9,7 @@ and file modification time, so repeated calls are free but an edited file is re-
 from __future__ import annotations
 
 import csv
+import difflib
 import functools
 import os
 import typing
@@ -117,11 +118,14 @@ def csv_cell(value: str) -> Any:
 
 def parse_records(records: Iterable[dict[str, Any]], model: type[T], where: str) -> list[T]:
     """Records validated as ``model``: every invalid record and duplicate id reported at once, as a
-    PlannerInputError naming ``where``, the record's index and id, and the field."""
+    PlannerInputError naming ``where``, the record's place (entry 1 is the first: a YAML list's first item, a CSV
+    table's first row under its header; no place for a file of one record, a workload's) and id, and the field."""
     out: list[T] = []
     problems: list[str] = []
+    records = list(records)
     for i, rec in enumerate(records):
-        label = f"{where}[{i}]" + (f" (id={rec.get('id')})" if isinstance(rec, dict) and "id" in rec else "")
+        place = f"{where} entry {i + 1}" if len(records) > 1 else where
+        label = place + (f" (id={rec.get('id')})" if isinstance(rec, dict) and "id" in rec else "")
         try:
             out.append(model.model_validate(rec))
         except ValidationError as exc:
@@ -224,16 +228,25 @@ class Catalog:
         problems: list[str] = []
         for s in self.servers.values():
             if s.gpu is not None and s.gpu not in self.gpus:
-                problems.append(f"server '{s.id}': unknown gpu '{s.gpu}'")
-            problems += [f"server '{s.id}': unknown fabric '{f}'" for f in s.fabrics if f not in self.fabrics]
+                problems.append(_unresolved(f"server '{s.id}'", "gpu", s.gpu, self.gpus))
+            missing = [f for f in s.fabrics if f not in self.fabrics]
+            problems += [_unresolved(f"server '{s.id}'", "fabric", f, self.fabrics) for f in missing]
         for g in self.gpus.values():
             if g.power_curve not in self.power_curves:
-                problems.append(f"gpu '{g.id}': unknown power_curve '{g.power_curve}'")
+                problems.append(_unresolved(f"gpu '{g.id}'", "power_curve", g.power_curve, self.power_curves))
         for w in self.workloads.values():
             if w.framework not in self.frameworks:
-                problems.append(f"model '{w.id}': unknown framework '{w.framework}'")
+                problems.append(_unresolved(f"model '{w.id}'", "framework", w.framework, self.frameworks))
         if problems:
             raise PlannerInputError("catalog references do not resolve:\n" + "\n".join(problems))
+
+
+def _unresolved(owner: str, field_name: str, given: str, valid: Iterable[str]) -> str:
+    """A reference that does not resolve: whose, which field, the nearest valid id (a typo) and every valid one."""
+    ids = sorted(valid)
+    near = difflib.get_close_matches(given, ids, n=1)
+    hint = f" (did you mean '{near[0]}'?)" if near else ""
+    return f"{owner}: unknown {field_name} '{given}'{hint}; valid: {', '.join(ids)}"
 
 
 def _get(table: dict[str, T], id_: str, kind: str) -> T:

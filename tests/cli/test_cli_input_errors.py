@@ -411,3 +411,13 @@ def test_an_unknown_option_is_answered_with_what_to_write_instead(capsys: pytest
     assert code == 2 and "--powr-kw: did you mean --power-kw?" in err
     code, _, err = run(capsys, *base, "--zzz")
     assert code == 2 and "did you mean" not in err and "(all options: `planner --help`)" in err
+
+
+def test_a_misspelt_required_option_is_named_before_the_missing_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--modl` for `--model`: the misspelling is the error (with the nearest options), not "--model is required";
+    a required option left out with nothing misspelt is still said as missing."""
+    code, out, err = run(capsys, "solve", "--modl", "llama3-8b", "--tokens", "1e12")
+    assert code == 2 and not out
+    assert "unrecognized arguments: --modl" in err and "did you mean --model" in err and "required" not in err
+    code, _, err = run(capsys, "solve", "--tokens", "1e12")
+    assert code == 2 and "the following arguments are required: --model" in err

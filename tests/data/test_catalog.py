@@ -84,7 +84,7 @@ def test_negative_quantity_is_rejected_with_the_field_path(tmp_path: Path) -> No
     text = (c / "gpus.yaml").read_text().replace("bf16_tflops: 312\n", "bf16_tflops: -312\n", 1)
     (c / "gpus.yaml").write_text(text)
     with pytest.raises(
-        PlannerInputError, match=r"gpus.yaml\[0\] \(id=a100-sxm-40gb\): bf16_tflops: Input should be greater than 0"
+        PlannerInputError, match=r"gpus.yaml entry 1 \(id=a100-sxm-40gb\): bf16_tflops: Input should be greater than 0"
     ):
         load_catalog(c, m)
 
@@ -92,7 +92,8 @@ def test_negative_quantity_is_rejected_with_the_field_path(tmp_path: Path) -> No
 def test_unknown_field_is_rejected(tmp_path: Path) -> None:
     c, m = _copy_tree(tmp_path)
     (m / "resnet50.yaml").write_text((m / "resnet50.yaml").read_text() + "paramz: 3\n")
-    with pytest.raises(PlannerInputError, match=r"resnet50.yaml\[0\].*paramz: Extra inputs are not permitted"):
+    said = r"resnet50.yaml \(id=resnet50\): paramz: Extra inputs are not permitted"
+    with pytest.raises(PlannerInputError, match=said):
         load_catalog(c, m)
 
 
@@ -103,11 +104,20 @@ def test_malformed_yaml_names_the_file(tmp_path: Path) -> None:
         load_catalog(c, m)
 
 
-def test_dangling_reference_is_reported(tmp_path: Path) -> None:
+def test_dangling_reference_is_reported_with_the_nearest_id(tmp_path: Path) -> None:
     c, m = _copy_tree(tmp_path)
     (c / "servers.yaml").write_text((c / "servers.yaml").read_text().replace("gpu: h100-sxm", "gpu: h100-sxmm"))
-    with pytest.raises(PlannerInputError, match="server 'dgx-h100': unknown gpu 'h100-sxmm'"):
+    with pytest.raises(PlannerInputError, match="server 'dgx-h100': unknown gpu 'h100-sxmm'") as err:
         load_catalog(c, m)
+    assert "(did you mean 'h100-sxm'?); valid: " in str(err.value) and "b200" in str(err.value)
+
+
+def test_a_dangling_reference_reads_as_one_line_on_the_command_line(tmp_path: Path) -> None:
+    """The CLI joins a message's lines with '; ', and a line that ends in a colon with a space."""
+    from planner.cli.main import one_line
+
+    said = one_line("catalog references do not resolve:\nserver 'a': unknown gpu 'x'\nserver 'b': unknown gpu 'y'")
+    assert said == "catalog references do not resolve: server 'a': unknown gpu 'x'; server 'b': unknown gpu 'y'"
 
 
 def test_csv_catalog_file_loads(tmp_path: Path) -> None:
@@ -118,7 +128,7 @@ def test_csv_catalog_file_loads(tmp_path: Path) -> None:
         "us-colo,Colo,1.4,0.1,0.37,2000,test\nbad,Bad,0.5,0.1,0.3,100,test\n"
     )
     with pytest.raises(
-        PlannerInputError, match=r"sites.csv\[1\] \(id=bad\): pue: Input should be greater than or equal to 1"
+        PlannerInputError, match=r"sites.csv entry 2 \(id=bad\): pue: Input should be greater than or equal to 1"
     ):
         load_catalog(c, m)
 
