@@ -35,7 +35,20 @@ def shipped_catalog() -> Catalog:
 
 
 def catalog() -> Catalog:
-    return st.session_state.get("catalog") or shipped_catalog()
+    """The session's catalog (the Catalog page's edits) or the shipped one. One built by planner modules that the
+    server has since reloaded (code edited while the app runs) is not a Catalog of the modules now loaded, and every
+    check would refuse it: it is loaded again (the shipped one) instead."""
+    edited = st.session_state.get("catalog")
+    if edited is not None and not isinstance(edited, Catalog):
+        del st.session_state["catalog"]
+        edited = None
+    if edited is not None:
+        return edited
+    cat = shipped_catalog()
+    if not isinstance(cat, Catalog):
+        shipped_catalog.clear()
+        cat = shipped_catalog()
+    return cat
 
 
 def catalog_version() -> str:
@@ -430,7 +443,7 @@ def page_plan() -> None:
     with st.expander("Why this plan", expanded=True):
         st.markdown("\n".join(present.why_this_plan(res)))
     st.markdown(
-        "**Alternatives** (the next-best other options -- another server, fabric, power cap, site or purchase --, "
+        "**Alternatives** (the next-best other options: another server, fabric, power cap, site or purchase; "
         "then the best of each other GPU type)"
     )
     show_view(present.alternatives_view(res))
@@ -707,14 +720,14 @@ def page_batch() -> None:
         )
         return
     scenarios = present.read_batch_upload(upload.name, upload.getvalue())
-    st.write(f"{len(scenarios)} scenarios")
+    st.write(f"{len(scenarios):,} scenario{'' if len(scenarios) == 1 else 's'}")
     if len(scenarios) > 200:
         st.warning("More than 200 scenarios: use the command line for this sweep.")
         return
     # the results stay on the page (as the fleet plan does): were gone at the next rerun -- the download's own click
     key = f"batch::{catalog_version()}::{json.dumps(scenarios, sort_keys=True, default=str)}"
     if st.button("Run", key="batch_run") and key not in st.session_state:
-        with st.spinner(f"Solving {len(scenarios)} scenarios..."):
+        with st.spinner(f"Solving {len(scenarios):,} scenario{'' if len(scenarios) == 1 else 's'}..."):
             st.session_state[key] = run_batch_scenarios(
                 scenarios, tempfile.mkdtemp(prefix="planner-batch-"), workers=1, progress=False
             )

@@ -10,6 +10,9 @@ node count 1..1,034 is evaluated, incl. the 1% binding step):
                                 site, purchase mode, life, owned servers or run terms prices them again)
   warm process, cold physics    the same with the physics cache cleared first (the model evaluates every count)
   warm plan, no alternatives    for the cost of the alternatives
+  re-evaluate the warm plan's row
+                                one re-evaluation of the chosen candidate by the exact model at its layout
+                                (plans.plan_from_row), what the plan and, batched, its alternatives cost
   cold CLI                      `planner solve` in a fresh process (imports, catalog, everything): goal <= 1.5 s
                                 with an empty on-disk physics store (the first run on a machine), <= 0.8 s with the
                                 store an earlier run filled (planner/physics/store.py: every later run); the
@@ -101,6 +104,33 @@ def timed(cat: Catalog, req: PlanRequest, repeats: int, cold: str) -> dict[str, 
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
 
+def evaluate_s(cat: Catalog, req: PlanRequest, repeats: int) -> float:
+    """Median seconds of re-evaluating the plan's candidate row with the exact model at the layout the search chose
+    for it (``plans.plan_from_row``: a plan and, batched, its alternatives), over ``repeats`` rounds of 20 after one
+    that warms."""
+    from planner.checks.search import node_step
+    from planner.plan.formulation import OBJECTIVE_COLUMNS
+    from planner.plan.limits import limits_for
+    from planner.plan.mip import solve_mip
+    from planner.plan.plans import Columns, plan_from_row
+    from planner.plan.reduce import Masks, scan, solve_reducer
+
+    lim, column = limits_for(cat, req), OBJECTIVE_COLUMNS[req.objective]
+    kept, _ = scan(cat, req, 1, req.max_nodes + node_step(req.max_nodes), solve_reducer(cat, req, lim, column), {})
+    pool = kept[Masks(kept, lim, req, cat).all].reset_index(drop=True)
+    pos, _ = solve_mip(pool, lim, column, req.solver, exclude=[])
+    assert pos is not None
+    row = Columns(pool).row(pos)
+    plan_from_row(cat, req, row)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(20):
+            plan_from_row(cat, req, row)
+        times.append((time.perf_counter() - t) / 20)
+    return statistics.median(times)
+
+
 def cold_cli(repeats: int, imports_only: bool = False, store: str = "off") -> float:
     """Median wall time of a fresh `planner solve` process. store: 'off' (no on-disk physics store), 'empty' (a new
     store each run: the first run on a machine) or 'warm' (a store one earlier run filled)."""
@@ -159,6 +189,7 @@ def main() -> None:
         )
         candidates.PHYSICS.clear()
         clear_prices()
+    print(f"re-evaluate the warm plan's row (plan_from_row) | {evaluate_s(cat, req, args.repeats):.4f}")
     print(
         f"cold CLI `planner solve`, empty physics store (goal <= 1.5 s) | {cold_cli(args.repeats, store='empty'):.3f}"
     )

@@ -121,13 +121,24 @@ TRANSFORMER_FAMILIES = ("llm", "encoder")  # workload families whose FLOPs are m
 _NOT_IN_FP4 = {"cnn": "convolutions", "recsys": "embedding and feature-interaction layers"}
 
 
-def precision_caveat(workload: str, family: str, precision: str) -> str | None:
+def precision_caveat(workload: str, family: str, precision: str, frozen_base: bool = False) -> str | None:
     """What a plan computing a workload in a precision should say when no published training recipe backs it, else
     None. FP4 training is published for transformers only (NVFP4 / MXFP4 GEMMs of the linear layers: NVIDIA's MLPerf
     v5.1 Llama 3.1 405B runs, arXiv 2509.25149), yet the model applies the FP4 peak to every FLOP of the workload:
     for any other family (a CNN, a recommender) an extrapolation, said wherever such a plan is shown. FP8 is not
     noted: FP8 training is published beyond transformers (Micikevicius et al. 2022, arXiv 2209.05433, trains
-    image-classification CNNs to baseline accuracy) -- how fast a framework runs it is the calibration's question."""
+    image-classification CNNs to baseline accuracy) -- how fast a framework runs it is the calibration's question.
+
+    A fine-tune of a frozen base (``frozen_base``: LoRA) in FP4 is published, but no faster than in FP8: MLPerf v5.1
+    Llama 2 70B LoRA on B200, FP4 and FP8 submissions of one layout, stepped 0.97x the FP8 step on 8 GPUs and 1.07x
+    on 32 (bench/mlperf_software_rounds.py, reference/mlperf_timing.csv and mlperf_settings.csv), where the model's
+    FP4 GEMM rate (1.6x FP8's) gives about 0.7x: said as likely optimistic."""
+    if precision == "fp4" and frozen_base and family in TRANSFORMER_FAMILIES:
+        return (
+            f"{workload} fine-tunes a frozen base in fp4 here: published FP4 LoRA runs (MLPerf v5.1, Llama 2 70B on "
+            "B200) stepped no faster than FP8 runs of the same layout (0.97x and 1.07x), while this estimate gives "
+            "fp4 the FP4 GEMM rate (about 0.7x the fp8 step), so it is likely optimistic; compare with fp8"
+        )
     if precision == "fp4" and family not in TRANSFORMER_FAMILIES:
         layers = _NOT_IN_FP4.get(family, "layers")
         return (
@@ -252,10 +263,12 @@ def money_value(usd: float) -> float:
 
 
 def money_text(usd: float) -> str:
-    """A dollar amount for people: '$2.47' under $10, '$6,069,200' above."""
+    """A dollar amount for people: '$0' for nothing, '$2.47' under $10, '$6,069,200' above."""
     x = money_value(usd)
     if not math.isfinite(x):
         return f"${x}"
+    if x == 0:
+        return "$0"  # nothing, not '$0.00'
     sign = "-" if x < 0 else ""
     return f"{sign}${abs(x):,.2f}" if abs(x) < MONEY_CENTS_BELOW_USD else f"{sign}${abs(x):,.0f}"
 

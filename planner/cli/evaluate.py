@@ -276,7 +276,8 @@ def estimate_notes(args: argparse.Namespace, wl: Workload, est: Estimate, in_lif
             "capex. Use more nodes, less work, or --rent"
         )
     notes += batch_limit_notes(wl, args.global_batch)
-    caveat = precision_caveat(wl.id, wl.family, est.precision)  # fp4 for a CNN: an extrapolation, said
+    # fp4 for a CNN: an extrapolation; for a frozen-base fine-tune: no faster than fp8 where published -- said
+    caveat = precision_caveat(wl.id, wl.family, est.precision, wl.trainable_params is not None)
     notes += [caveat] if caveat else []
     if args.global_batch is not None and est.global_batch != args.global_batch:
         notes.append(

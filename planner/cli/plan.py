@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 # what the alternatives are (planner.plan.alternatives): each a distinct option -- server, fabric, power cap, site or
 # purchase -- at its best node count, so the next-best can be the plan's servers at another cap
 ALTERNATIVES_HEADING = (
-    "Alternatives (the next-best other options -- another server, fabric, power cap, site or purchase --, then the "
-    "best of each other GPU type):"
+    "Alternatives (the next-best other options: another server, fabric, power cap, site or purchase; then the best "
+    "of each other GPU type):"
 )
 BUDGET_HELP = (
     "budget kinds: 'upfront' limits what is spent before the run (the whole capex when buying, the whole rent "

@@ -12,6 +12,7 @@ from planner.data.catalog import (
     parse_records,
     read_records,
     reference_dir,
+    table_fields,
 )
 from planner.data.schemas import (
     MAX_EVALUATION_SAMPLES,
@@ -62,4 +63,5 @@ __all__ = [
     "read_calibration",
     "read_records",
     "reference_dir",
+    "table_fields",
 ]

@@ -143,14 +143,15 @@ def load_file(path: Path, model: type[T]) -> list[T]:
     """The records of a YAML or CSV file as ``model`` instances (CSV cells read as the model's fields)."""
     records = read_records(path)
     if path.suffix == ".csv":
-        records = [_csv_fields(r, model) for r in records]
+        records = [table_fields(r, model) for r in records]
     return parse_records(records, model, str(path))
 
 
-def _csv_fields(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
-    """A CSV row as the model's fields: an empty cell is the field's default where it has one (a bool or a number
-    cannot be null) and null where it has none (a CPU server's gpu); `a;b` is a list in a list field (one cell
-    without a semicolon a list of one) and text elsewhere (a source or a note may hold semicolons)."""
+def table_fields(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """A table's row (a CSV file's, the app's edited tables') as the model's fields: an empty cell is the field's
+    default where it has one (a bool or a number cannot be null) and null where it has none (a CPU server's gpu);
+    `a;b` is a list in a list field (one cell without a semicolon a list of one) and text elsewhere (a source or a
+    note may hold semicolons)."""
     out: dict[str, Any] = {}
     for k, v in record.items():
         f = model.model_fields.get(k)

@@ -1,8 +1,9 @@
 """One configuration's estimate: the scalar entry point of the model and the ``Estimate`` of a table row.
 
 ``evaluate`` checks one ``Configuration`` as a user gives it (server with a GPU, a fabric it can use, a cap within
-the GPU's range, a precision the GPU has where one is asked for by name) and evaluates it with
-``evaluate_space``: a single configuration gets exactly the numbers it has in any space.
+the GPU's range, a precision the GPU has where one is asked for by name) and evaluates it with the columns
+``evaluate_space`` builds its table of (``space.space_columns``): a single configuration gets exactly the numbers it
+has in any space.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from planner.data import Catalog, Configuration, Estimate
 from planner.errors import PlannerInputError
 from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
-from planner.physics.space import Space, evaluate_space
-from planner.physics.work import Work, check_catalog, validated
+from planner.physics.space import Space, space_columns
+from planner.physics.tables import ColumnsRow
+from planner.physics.work import Work, check_catalog, check_life, check_purchase, validated
 
 # the step-time terms of an Estimate's breakdown, each the table's column "t_<term>", seconds per step
 BREAKDOWN = (
@@ -89,35 +90,41 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
         np.asarray([config.power_cap], dtype=float),
         np.asarray([config.nodes], dtype=np.int64),
     )
-    df = evaluate_space(
+    check_purchase(config.purchase)
+    check_life(config.life_years)
+    work = Work(
+        config.samples,
+        config.global_batch,
+        config.precision,
+        config.failures,
+        startup_s=config.startup_s,
+        evaluation_s=config.evaluation_s,
+        evaluation_samples=run_time.evaluation_sample_equivalents(
+            config.evaluations, config.evaluation_samples, compute.forward_flops_share(wl)
+        ),
+    )
+    # evaluate_space's columns of this one configuration, read without building its table of one row
+    columns = space_columns(
         catalog,
         wl,
-        site=config.site,
-        purchase=config.purchase,
-        work=Work(
-            config.samples,
-            config.global_batch,
-            config.precision,
-            config.failures,
-            startup_s=config.startup_s,
-            evaluation_s=config.evaluation_s,
-            evaluation_samples=run_time.evaluation_sample_equivalents(
-                config.evaluations, config.evaluation_samples, compute.forward_flops_share(wl)
-            ),
-        ),
+        space,
+        catalog.site(config.site).id,
+        config.purchase,
+        work,
         layout=config.layout,
         life_years=config.life_years,
-        space=space,
     )
-    if not bool(df["valid_layout"].iloc[0]):
+    row = ColumnsRow(columns, 0)
+    if not bool(row["valid_layout"]):
         raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
-    return estimate_from_row(df.iloc[0])
+    return estimate_from_row(row)
 
 
-def estimate_from_row(r: pd.Series) -> Estimate:
-    """The ``Estimate`` of one row of an ``evaluate_space`` table (or of a priced table derived from it): the
-    row's figures under the Estimate's field names, the step-time terms as ``step_time_breakdown_s`` and the
-    hardware and energy shares of the cost as ``cost_breakdown_usd``."""
+def estimate_from_row(r: Any) -> Estimate:
+    """The ``Estimate`` of one row of an ``evaluate_space`` table (or of a priced table derived from it), read by
+    column name (a pandas Series, ``tables.ColumnsRow``, ``plans.Row``): the row's figures under the Estimate's
+    field names, the step-time terms as ``step_time_breakdown_s`` and the hardware and energy shares of the cost
+    as ``cost_breakdown_usd``."""
 
     def f(k: str) -> float:
         return float(r[k])

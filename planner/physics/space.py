@@ -207,10 +207,32 @@ def evaluate_space(
             ).iloc[0:0]
     elif isinstance(space, pd.DataFrame):
         space = space_from_frame(catalog, space)
+    if len(space.nodes) == 0:
+        no_gpu(catalog, [s for s in (catalog.server(x) for x in space.server_ids) if s.gpu is None])
+        return pd.DataFrame()
+    cols = space_columns(catalog, wl, space, site_id, purchase, work, layout, life_years, search_among, physical_only)
+    return pd.DataFrame(cols, copy=False)
+
+
+def space_columns(
+    catalog: Catalog,
+    wl: Workload,
+    space: Space,
+    site_id: str,
+    purchase: str,
+    work: Work,
+    layout: Layout | None = None,
+    life_years: float = 4.0,
+    search_among: Sequence[Layout] | None = None,
+    physical_only: bool = False,
+) -> dict[str, Any]:
+    """The columns of ``evaluate_space``'s table for a space of at least one configuration, without building the
+    table: NumPy arrays and pandas Categoricals of one entry per configuration, and a scalar where the table would
+    broadcast one value to every row (a rented row's capex, 0). What ``estimate.evaluate`` and a plan's
+    alternatives read their few rows from (``tables.ColumnsRow``): a table of one row costs more than its physics.
+    The arguments are ``evaluate_space``'s, checked by the caller."""
     server_objs = [catalog.server(s) for s in space.server_ids]
     no_gpu(catalog, [s for s in server_objs if s.gpu is None])
-    if len(space.nodes) == 0:
-        return pd.DataFrame()
     hw = hardware_columns(catalog, space, server_objs, wl, work.precision or wl.precision)
     res: dict[str, Any] = {
         "server": categorical(space.server_idx, categories=space.server_ids),
@@ -232,7 +254,7 @@ def evaluate_space(
     valid_any = cols["layout_index"] >= 0
     model = categorical(np.zeros(len(hw.N), dtype=np.int8), categories=[wl.id])
     if physical_only:
-        return pd.DataFrame({**res, "model": model, "valid_layout": valid_any}, copy=False)
+        return {**res, "model": model, "valid_layout": valid_any}
     res["bottleneck"] = bottleneck_column(res, hw.N)
     res["layout"] = layout_labels(li_arr, cols["data_parallel"], cols["virtual_stages"], found.layouts)
     if not valid_any.all():  # rows no layout is valid for (e.g. beyond the workload's largest batch)
@@ -240,7 +262,7 @@ def evaluate_space(
     res["model"] = model
     res["valid_layout"] = valid_any
     res.update(price_columns(catalog, res, site_id, purchase, life_years, (found.r_of, found.first_r)))
-    return pd.DataFrame(res, copy=False)
+    return res
 
 
 @dataclass(frozen=True)
@@ -982,6 +1004,13 @@ def layout_labels(
         ],
         dtype=object,
     )
-    # distinct (layout, data-parallel degree, virtual stages) give distinct labels: vectorized concatenation
+    # distinct (layout, data-parallel degree, virtual stages) give distinct labels: vectorized concatenation, or
+    # for a few labels (one configuration, a plan's alternatives) Python's, which costs less than two Series
+    if len(first) <= FEW_LABELS:
+        said = [f"DP{d}{suffix[k]}" for d, k in zip(dp[first].tolist(), pair.tolist(), strict=True)]
+        return categorical(inverse, categories=said)
     labels = "DP" + pd.Series(dp[first]).astype(str) + pd.Series(suffix[pair], dtype=str)
     return categorical(inverse, categories=pd.Index(labels))
+
+
+FEW_LABELS = 64  # layout_labels builds up to this many labels in Python

@@ -89,3 +89,21 @@ def indices_by_value(values: np.ndarray) -> list[tuple[int, np.ndarray]]:
     starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
     ends = np.r_[starts[1:], len(order)]
     return [(int(sorted_vals[a]), pos[order[a:b]]) for a, b in zip(starts, ends, strict=True)]
+
+
+class ColumnsRow:
+    """Row ``k`` of a table given as its columns (a dict of NumPy arrays, pandas Categoricals and scalars, as
+    ``space.space_columns`` returns them), read by column name: an array's entry ``k``, a scalar as it is (the
+    value the table would broadcast to every row). Reading a few rows so costs less than building the table."""
+
+    __slots__ = ("_columns", "_k")
+
+    def __init__(self, columns: dict[str, Any], k: int) -> None:
+        self._columns, self._k = columns, k
+
+    def __getitem__(self, name: str) -> Any:
+        v = self._columns[name]
+        return v if np.isscalar(v) else v[self._k]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._columns

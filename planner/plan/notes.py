@@ -19,7 +19,8 @@ def plan_notes(catalog: Catalog, req: PlanRequest, plan: Any, style: Style = "cl
     precision = req.precision or catalog.workload(req.model).precision
     if precision != plan.estimate.precision and precision in ("fp8", "fp4"):
         notes.append(f"{plan.estimate.gpu} has no {precision}: this plan computes in {plan.estimate.precision}")
-    caveat = precision_caveat(req.model, catalog.workload(req.model).family, plan.estimate.precision)
+    wl = catalog.workload(req.model)
+    caveat = precision_caveat(req.model, wl.family, plan.estimate.precision, wl.trainable_params is not None)
     notes += [caveat] if caveat else []  # fp4 for a CNN: no published recipe, an extrapolation
     if req.global_batch is not None and plan.global_batch != req.global_batch:
         notes.append(

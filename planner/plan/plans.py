@@ -3,7 +3,7 @@ the request asks."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,9 +16,9 @@ from planner.physics import (
     cost,
     estimate_from_row,
     evaluate,
-    evaluate_space,
 )
-from planner.physics.space import LAYOUT_COLUMNS
+from planner.physics.space import LAYOUT_COLUMNS, space_columns
+from planner.physics.tables import ColumnsRow
 from planner.plan.limits import (
     samples_of,
     work_of,
@@ -94,15 +94,11 @@ def _layout(values: dict[str, Any], interleave: bool = True) -> Layout:
 class Columns:
     """A table's columns as NumPy arrays, each converted on first use, and its rows read by column name through them
     (``row``): a few rows of a wide table are read without building a pandas Series per row, which costs more than
-    the reading. ``whole``: every column converted at once, as one array of objects (a table of a few rows whose
-    every column is read: one conversion instead of one per column)."""
+    the reading."""
 
-    def __init__(self, df: pd.DataFrame, whole: bool = False) -> None:
+    def __init__(self, df: pd.DataFrame) -> None:
         self._df = df
         self._arrays: dict[str, np.ndarray] = {}
-        if whole:
-            cells = df.to_numpy(dtype=object)
-            self._arrays = {name: cells[:, j] for j, name in enumerate(df.columns)}
 
     def __getitem__(self, name: str) -> np.ndarray:
         a = self._arrays.get(name)
@@ -179,9 +175,9 @@ def _plan_from_estimate(catalog: Catalog, req: PlanRequest, est: Estimate) -> Pl
 
 
 def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> list[Plan]:
-    """Re-evaluate several candidates with the exact model in one `evaluate_space` call per (site, purchase):
-    the computation `planner.evaluate` does for one configuration (`evaluate_space` on an explicit space,
-    then `estimate_from_row`), batched, with the search among the layouts the full search chose for them (each
+    """Re-evaluate several candidates with the exact model in one evaluation per (site, purchase): the computation
+    `planner.evaluate` does for one configuration (`space.space_columns` of an explicit space, then
+    `estimate_from_row`), batched, with the search among the layouts the full search chose for them (each
     is its configuration's fastest, so the search among them finds it again: ``search_among``)."""
     out: list[Plan | None] = [None] * len(rows)
     work = work_of(catalog, req)
@@ -199,21 +195,19 @@ def plans_from_rows(catalog: Catalog, req: PlanRequest, rows: pd.DataFrame) -> l
         space = explicit_space(*(v[sel] for v in hardware.values()))
         chosen = [layouts[i] for i in sel]
         among = None if None in chosen else [c for c in chosen if c]
-        df = evaluate_space(
+        # evaluate_space's columns for these rows, read without building their table
+        columns = space_columns(
             catalog,
-            req.model,
-            site=site,
-            purchase=purchase,
-            work=work,
+            catalog.workload(req.model),
+            space,
+            catalog.site(site).id,
+            purchase,
+            work,
             life_years=req.life_years,
-            space=space,
             search_among=among,
         )
-        columns = Columns(df, whole=True)
         for k, i in enumerate(sel):
-            # estimate_from_row reads the row by column name only (what Row gives)
-            est = estimate_from_row(cast(pd.Series, columns.row(k)))
-            out[int(i)] = _plan_from_estimate(catalog, req, est)
+            out[int(i)] = _plan_from_estimate(catalog, req, estimate_from_row(ColumnsRow(columns, k)))
     return [p for p in out if p is not None]
 
 

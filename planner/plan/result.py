@@ -141,7 +141,7 @@ class PlanResult(BaseModel):
         # dollars whole, as the cost line above writes them (4 figures read 2,454,000 beside $2,453,791)
         objective_text = f"{value:,.0f}" if self.objective == "cost" and abs(value) >= 1 else sig4(value)
         lines = [
-            f"{p.nodes} x {p.server} ({p.gpus} x {p.gpu}), {p.fabric} ({switches_text(p.switches)}), "
+            f"{p.nodes:,} x {p.server} ({p.gpus:,} x {p.gpu}), {p.fabric} ({switches_text(p.switches)}), "
             f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {purchase_text(p)}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  precision {p.estimate.precision}",  # the one the plan computes in (fp4 falls back to fp8 on a GPU)

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
 from planner.batch import expand, parse_yaml, scenario_number
-from planner.data import csv_cell
+from planner.data import read_records
 from planner.errors import PlannerInputError
-from planner.present.catalog_edit import first_line, yaml_problem
+from planner.present.catalog_edit import yaml_problem
 from planner.present.tables import PLAN_COLUMNS, readable
 
 BATCH_LEAD_COLUMNS = [
@@ -64,7 +65,7 @@ def batch_results_table(df: pd.DataFrame, scenarios: list[dict[str, Any]] | None
     plan's GPU count, not the request's allowed GPUs) named so. Rows in the order of ``scenarios`` when given (the
     file's), else as in ``df``. The results' own columns (results.csv) are unchanged."""
     counts = df["status"].astype(str).value_counts() if "status" in df else pd.Series(dtype=int)
-    head = f"{len(df):,} scenarios: " + ", ".join(f"{n:,} {k}" for k, n in counts.items())
+    head = f"{len(df):,} scenario{'' if len(df) == 1 else 's'}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items())
     df = df.copy()
     if scenarios is not None and "id" in df:
         position = {s["id"]: i for i, s in enumerate(scenarios)}
@@ -89,13 +90,15 @@ def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     """The scenarios of an uploaded file, read as `planner batch FILE` reads it (numbers as YAML 1.2 / CSV cells
     spelling numbers are numbers), so the app and the command line give the same scenarios and ids."""
 
-    if name.lower().endswith(".csv"):
-        try:
-            df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-            raise PlannerInputError(f"{name}: not a valid CSV scenario table: {first_line(exc)}") from None
-        rows = [{k: scenario_number(csv_cell(v)) for k, v in r.items()} for r in df.to_dict(orient="records")]
-        return expand(rows)
+    if name.lower().endswith(".csv"):  # read by the command line's reader: every row checked against the header
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "scenarios.csv"
+            path.write_bytes(data)
+            try:
+                records = read_records(path)
+            except PlannerInputError as exc:
+                raise PlannerInputError(str(exc).replace(str(path), name)) from None
+        return expand([{k: scenario_number(v) for k, v in r.items()} for r in records])
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,7 +13,7 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from planner.data import Catalog, Gpu, Server, Workload, parse_records
+from planner.data import Catalog, Gpu, Server, Workload, parse_records, table_fields
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.formatting import number_text
 
@@ -48,7 +48,8 @@ def apply_table(catalog: Catalog, table: str, df: pd.DataFrame) -> tuple[Catalog
     """Validate an edited table; (new catalog, []) or (None, one message per bad field)."""
     attr, model = TABLES[table]
     try:
-        items = parse_records(_row_records(df), model, table)
+        # an empty cell (a field an uploaded entry leaves out, a cell left blank) is the field's default
+        items = parse_records([table_fields(r, model) for r in _row_records(df)], model, table)
         new = catalog.replace(**{attr: {getattr(i, "id"): i for i in items}})  # noqa: B009
     except PlannerInputError as exc:
         return None, str(exc).splitlines()

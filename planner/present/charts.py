@@ -39,24 +39,26 @@ OBJECTIVE_AXIS_TITLES = {
     "cost": "cost (USD)",
     "energy": "energy (facility kWh)",
     "carbon": "carbon (kg CO2e)",
-    "time": "time (h)",
+    "time": "time to train (days)",  # drawn from time_to_train_days: the unit of every table of plans
 }
 
 
 def pareto_chart(front: pd.DataFrame, x: str, y: str) -> Any:
     """The front as a line of its points. Both axes span the front's own range (not from 0): a front from 307,000
-    to 336,000 kWh fills the chart instead of lying flat at its top."""
+    to 336,000 kWh fills the chart instead of lying flat at its top. A time objective is drawn in days, the unit
+    of the table beside the chart (``pareto_view``), from the front's ``time_to_train_days``."""
     alt = altair()
     titles = OBJECTIVE_AXIS_TITLES
+    column = {x: x, y: y, "time": "time_to_train_days"}
     return (
         alt.Chart(front)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{x}:Q", title=titles[x], scale=alt.Scale(zero=False, nice=False, padding=12)),
-            y=alt.Y(f"{y}:Q", title=titles[y], scale=alt.Scale(zero=False, nice=False, padding=12)),
+            x=alt.X(f"{column[x]}:Q", title=titles[x], scale=alt.Scale(zero=False, nice=False, padding=12)),
+            y=alt.Y(f"{column[y]}:Q", title=titles[y], scale=alt.Scale(zero=False, nice=False, padding=12)),
             tooltip=[
-                alt.Tooltip(f"{x}:Q", title=titles[x], format=",.4~r"),
-                alt.Tooltip(f"{y}:Q", title=titles[y], format=",.4~r"),
+                alt.Tooltip(f"{column[x]}:Q", title=titles[x], format=",.4~r"),
+                alt.Tooltip(f"{column[y]}:Q", title=titles[y], format=",.4~r"),
                 "server",
                 *(["precision"] if "precision" in front else []),  # front_with_precision's column
                 "nodes",
@@ -131,8 +133,9 @@ def front_with_precision(catalog: Catalog, req: PlanRequest, front: pd.DataFrame
         for g, u in used.items()
         if asked in compute.LOW_PRECISION_FIELDS and u != asked
     ]
-    family = catalog.workload(req.model).family  # fp4 for a CNN: an extrapolation (plan_notes says it of a plan)
-    notes += [c for u in dict.fromkeys(used.values()) if (c := precision_caveat(req.model, family, u))]
+    wl = catalog.workload(req.model)  # fp4 for a CNN: an extrapolation (plan_notes says it of a plan)
+    frozen = wl.trainable_params is not None
+    notes += [c for u in dict.fromkeys(used.values()) if (c := precision_caveat(req.model, wl.family, u, frozen))]
     return front, notes
 
 
@@ -228,7 +231,7 @@ def scaling_chart(
                     "nodes": res.plan.nodes,
                     "throughput_samples_per_s": res.plan.throughput_samples_per_s,
                     "gpu": res.plan.gpu,
-                    "label": f"plan: {res.plan.nodes} x {res.plan.server}",
+                    "label": f"plan: {res.plan.nodes:,} x {res.plan.server}",
                 }
             ]
         )
@@ -304,8 +307,20 @@ def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> 
     circled, the deadline as a vertical rule."""
     alt = altair()
     base = alt.Chart(frame).encode(
-        x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
-        y=alt.Y("facility_energy_kwh:Q", title="facility energy (kWh)", scale=alt.Scale(zero=False)),
+        # ticks at 4 significant figures: an axis of one point (a rented server's one cap) ticks at the point's
+        # own value, which Vega would write out to 6 decimals (284,600.773060)
+        x=alt.X(
+            "time_to_train_days:Q",
+            title="time to train (days)",
+            scale=alt.Scale(zero=False),
+            axis=alt.Axis(format=",.4~r"),
+        ),
+        y=alt.Y(
+            "facility_energy_kwh:Q",
+            title="facility energy (kWh)",
+            scale=alt.Scale(zero=False),
+            axis=alt.Axis(format=",.4~r"),
+        ),
     )
     line = base.mark_line(point=True).encode(
         tooltip=[

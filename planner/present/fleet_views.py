@@ -35,7 +35,7 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
             rows.append(
                 {
                     "job": a["job"],
-                    "server": f"{a['nodes']} x {a['server']}",
+                    "server": f"{a['nodes']:,} x {a['server']}",
                     "pool": f"{a['server']} on {a['fabric']}" + (" (rented)" if a["kind"] == "rent" else ""),
                     "start_slot": t,
                     "end_slot": t + 1,
@@ -138,7 +138,7 @@ def fleet_rented_table(plan: Any, catalog: Catalog) -> pd.DataFrame:
                 "gpu": p["gpu"],
                 "fabric": p["fabric"],
                 "peak_nodes": p["nodes"],
-                "billed": f"{p['node_periods']:,} node-{period}s",
+                "billed": f"{p['node_periods']:,} node-{period}{'' if p['node_periods'] == 1 else 's'}",
                 "rent_usd": p["rent_usd"],
             }
         )

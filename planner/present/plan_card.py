@@ -16,8 +16,8 @@ def plan_card(res: PlanResult) -> dict[str, str]:
     if p is None:
         return {}
     return {
-        "Servers": f"{p.nodes} x {p.server}",
-        "GPUs": f"{p.gpus} x {p.gpu}",
+        "Servers": f"{p.nodes:,} x {p.server}",
+        "GPUs": f"{p.gpus:,} x {p.gpu}",
         "Fabric": f"{p.fabric} ({p.switches:,} switch{'' if p.switches == 1 else 'es'})",
         "Power cap": f"{cap_text(p.power_cap)} of TDP ({p.power_cap_w:.0f} W)",
         "Layout": p.layout,
@@ -103,7 +103,7 @@ def why_this_plan(res: PlanResult) -> list[str]:
         # in another precision than the plan's: its GPU lacks the one asked for (fp4 -> fp8 -> bf16)
         other = f" in {a.estimate.precision}" if a.estimate.precision != p.estimate.precision else ""
         lines.append(
-            f"- Runner-up on **{a.gpu}**: {a.nodes} x {a.server}{other}, {obj} {human(v)} {unit} = "
+            f"- Runner-up on **{a.gpu}**: {a.nodes:,} x {a.server}{other}, {obj} {human(v)} {unit} = "
             f"{(v / best - 1) if best else 0:+.1%}{trade}. To win it would need {need:.1%} less {obj} "
             f"(at most {human(best)} {unit})."
         )

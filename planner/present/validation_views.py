@@ -14,6 +14,8 @@ from planner.validation import reference_dir, run_cases
 
 VALIDATION_TITLES = {
     "time_to_train": "time to train (MLPerf Training)",
+    "step_time": "steady step time (MLPerf Training)",
+    "goodput": "goodput (Llama 3 405B)",
     "energy": "energy to train (MLPerf Power)",
     "throughput": "throughput per GPU (Megatron-LM)",
     "power_cap_time": "power cap: time ratio (Zeus)",

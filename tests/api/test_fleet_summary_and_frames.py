@@ -178,6 +178,9 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     assert CNN_FP4 in (precision_caveat("resnet50", "cnn", "fp4") or "")
     assert [precision_caveat("resnet50", "cnn", p) for p in ("bf16", "fp8")] == [None, None]
     assert precision_caveat("llama3-8b", "llm", "fp4") is None
+    lora = precision_caveat("llama2-70b-lora", "llm", "fp4", frozen_base=True) or ""
+    assert "no faster than FP8" in lora and "0.97x and 1.07x" in lora and "compare with fp8" in lora
+    assert precision_caveat("llama2-70b-lora", "llm", "fp8", frozen_base=True) is None
     assert precision_caveat("bert-large", "encoder", "fp4") is None
     # the reason (FP4 is published for transformers only) covers a recommender too, not only a CNN
     assert "its embedding and feature-interaction layers in FP4" in (

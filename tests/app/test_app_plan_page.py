@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from planner.data import Catalog
+from planner.errors import PlannerInputError
 from planner.plan import PlanRequest
 from planner.present import scaling_frame
 
@@ -39,6 +42,23 @@ def test_the_app_reads_a_scenario_file_as_planner_batch_does(tmp_path: Path) -> 
     (tmp_path / "s.csv").write_text(csv)
     cli = load_scenarios(tmp_path / "s.csv")
     assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30
+
+
+@pytest.mark.parametrize("row", ["llama3-8b", "llama3-8b,1e12,5"])
+def test_the_app_refuses_a_csv_row_of_another_width_as_planner_batch_does(tmp_path: Path, row: str) -> None:
+    """A CSV row with a cell missing or one too many (an unquoted comma) is bad input naming the upload and its
+    line, with the command line's words -- never a scenario read with its columns shifted."""
+    from planner.batch import load_scenarios
+    from planner.present import read_batch_upload
+
+    csv = f"model,tokens\n{row}\n"
+    (tmp_path / "s.csv").write_text(csv)
+    with pytest.raises(PlannerInputError) as cli:
+        load_scenarios(tmp_path / "s.csv")
+    with pytest.raises(PlannerInputError) as app:
+        read_batch_upload("upload.csv", csv.encode())
+    assert str(app.value) == str(cli.value).replace(str(tmp_path / "s.csv"), "upload.csv")
+    assert str(app.value).startswith("upload.csv, line 2: ")
 
 
 def test_the_fleet_page_says_what_is_wrong_with_an_uploaded_file() -> None:

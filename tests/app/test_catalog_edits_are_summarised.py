@@ -53,3 +53,16 @@ def test_a_price_given_as_text_is_an_error_that_changes_nothing(shipped: Catalog
     df.loc[df["id"] == "mi350x-8", "price_usd"] = "3.1M"
     new, problems = apply_table(shipped, "servers", df)
     assert new is None and any("id=mi350x-8" in p and "price_usd" in p for p in problems), problems
+
+
+def test_the_shipped_files_uploaded_unchanged_change_nothing(shipped: Catalog) -> None:
+    """An uploaded YAML whose entries leave optional fields out (the shipped servers.yaml and gpus.yaml) is read
+    with those fields' defaults, as the catalog loader reads it: accepted, and the catalog is the same."""
+    from planner.data import catalog_dir
+    from planner.present import read_upload
+
+    for table in ("servers", "gpus"):
+        path = catalog_dir() / f"{table}.yaml"
+        new, problems = apply_table(shipped, table, read_upload(path.name, path.read_bytes()))
+        assert new is not None and not problems, problems
+        assert getattr(new, table) == getattr(shipped, table) and not table_changes(shipped, new, table)

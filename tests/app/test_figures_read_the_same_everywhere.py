@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -30,7 +31,9 @@ from planner.present import (
     batch_results_table,
     pareto_chart,
     pareto_table,
+    pareto_view,
     plan_card,
+    power_cap_chart,
     read_batch_upload,
     read_fleet_upload,
     read_upload,
@@ -90,6 +93,35 @@ def test_the_pareto_chart_spans_its_front_and_names_facility_energy(shipped: Cat
     assert enc["x"]["title"] == "cost (USD)" and enc["y"]["title"] == "energy (facility kWh)"
     assert enc["x"]["scale"]["zero"] is False and enc["y"]["scale"]["zero"] is False
     assert all(str(c).endswith("%") for c in pareto_table(front, "cost", "energy")["Power cap (of TDP)"])
+
+
+def test_a_pareto_chart_of_time_is_drawn_in_the_days_of_the_table_beside_it(shipped: Catalog) -> None:
+    """The time axis is the front's time_to_train_days, titled in days, as the table under the chart says it."""
+    req = PlanRequest(model="llama3-8b", deadline_days=30, tokens=1e11)
+    front = pareto(req, x="time", y="energy", points=3, catalog=shipped)
+    enc = pareto_chart(front, "time", "energy").to_dict()["encoding"]
+    assert enc["x"]["field"] == "time_to_train_days" and enc["x"]["title"] == "time to train (days)"
+    table, _ = pareto_view(front, "time", "energy")
+    days = [c for c in table.columns if "days" in str(c).lower()]
+    assert days and np.allclose(table[days[0]].astype(float), front["time_to_train_days"], rtol=1e-3)
+
+
+def test_the_power_cap_chart_ticks_at_four_significant_figures() -> None:
+    """A rented server's one cap is a chart of one point, whose axis ticks at the point's own value: written at 4
+    significant figures (284,600), not Vega's 6 decimals (284,600.773060)."""
+    frame = pd.DataFrame(
+        {
+            "power_cap": [1.0],
+            "power_cap_w": [1000.0],
+            "label": ["100%"],
+            "plan": [True],
+            "time_to_train_days": [29.4212],
+            "facility_energy_kwh": [284600.77306],
+            "cost_usd": [1.0],
+        }
+    )
+    enc = power_cap_chart(frame).to_dict()["layer"][0]["encoding"]
+    assert enc["x"]["axis"]["format"] == ",.4~r" and enc["y"]["axis"]["format"] == ",.4~r"
 
 
 def test_batch_rows_are_named_by_their_scenario_and_lead_with_why_they_failed(shipped: Catalog) -> None:

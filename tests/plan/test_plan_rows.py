@@ -1,6 +1,8 @@
 """How a plan and its alternatives read candidate rows (planner/plan/plans.py): a row read through ``Columns`` holds
-what its pandas Series holds (so ``estimate_from_row`` and ``chosen_layout`` read the same), ``chosen_layouts`` is
-``chosen_layout`` of every row, and ``explicit_space`` is the space ``evaluate_space`` makes of the same table."""
+what its pandas Series holds (so ``estimate_from_row`` and ``chosen_layout`` read the same), a row of the columns
+``evaluate_space`` builds its table of (``space_columns``, read through ``ColumnsRow``) what the table's row holds,
+``chosen_layouts`` is ``chosen_layout`` of every row, and ``explicit_space`` is the space ``evaluate_space`` makes of
+the same table."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import pytest
 
 from planner.data import Catalog
 from planner.physics import estimate_from_row, evaluate_space
-from planner.physics.space import space_from_frame
+from planner.physics.space import space_columns, space_from_frame
+from planner.physics.tables import ColumnsRow
 from planner.plan import PlanRequest
 from planner.plan.candidates import physics_chunks, price_chunk
 from planner.plan.limits import work_of
@@ -35,13 +38,11 @@ def rows(shipped: Catalog) -> pd.DataFrame:
 
 def test_a_row_read_through_columns_holds_what_its_series_holds(rows: pd.DataFrame) -> None:
     columns = Columns(rows)
-    whole = Columns(rows, whole=True)
     for k in range(len(rows)):
         series = rows.iloc[k]
         for name in rows.columns:
-            for row in (columns.row(k), whole.row(k)):
-                got, want = row[name], series[name]
-                assert got == want or (got != got and want != want), (k, name)
+            got, want = columns.row(k)[name], series[name]
+            assert got == want or (got != got and want != want), (k, name)
         assert "tensor_parallel" in columns.row(k) and "no such column" not in columns.row(k)
         assert chosen_layout(columns.row(k)) == chosen_layout(series)
 
@@ -51,13 +52,23 @@ def test_chosen_layouts_is_chosen_layout_of_every_row(rows: pd.DataFrame) -> Non
     assert chosen_layouts(rows[["server", "nodes"]]) == [None] * len(rows)
 
 
-def test_an_estimate_read_through_columns_is_the_estimate_of_the_series(shipped: Catalog, rows: pd.DataFrame) -> None:
+def test_an_estimate_read_from_the_columns_is_the_estimate_of_the_tables_row(
+    shipped: Catalog, rows: pd.DataFrame
+) -> None:
+    """Every row of ``space_columns`` (scalars broadcast, categoricals by code) holds what the same row of
+    ``evaluate_space``'s table holds, in every column; so the estimates read from either are equal."""
     req = PlanRequest(model="mixtral-8x22b", tokens=1e10, deadline_days=30)
-    space = rows[["server", "fabric", "power_cap", "nodes"]].astype({"server": str, "fabric": str})
-    df = evaluate_space(shipped, req.model, work=work_of(shipped, req), space=space)
-    columns = Columns(df, whole=True)
+    frame = rows[["server", "fabric", "power_cap", "nodes"]].astype({"server": str, "fabric": str})
+    work = work_of(shipped, req)
+    df = evaluate_space(shipped, req.model, work=work, space=frame)
+    cols = space_columns(shipped, shipped.workload(req.model), space_from_frame(shipped, frame), "us-colo", "buy", work)
+    assert list(cols) == list(df.columns)
     for k in range(len(df)):
-        assert estimate_from_row(columns.row(k)) == estimate_from_row(df.iloc[k])  # type: ignore[arg-type]
+        row, series = ColumnsRow(cols, k), df.iloc[k]
+        for name in df.columns:
+            got, want = row[name], series[name]
+            assert got == want or (got != got and want != want), (k, name)
+        assert estimate_from_row(row) == estimate_from_row(series)
 
 
 def test_the_explicit_space_is_the_space_evaluate_space_makes_of_the_table(
