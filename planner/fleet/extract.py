@@ -83,6 +83,7 @@ def assignment_row(
         precision=str(row["precision"]),  # what it computes in: a GPU without fp4 runs fp4 in fp8
         precision_asked=job.precision or cat.workload(job.model).precision,
         workload_family=cat.workload(job.model).family,  # cnn, encoder, llm, recsys
+        frozen_base=cat.workload(job.model).trainable_params is not None,
         time_to_train_h=float(row["time_to_train_h"]),
         slots=slots,
         first_slot=min(slots),

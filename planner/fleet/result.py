@@ -56,6 +56,7 @@ class AssignmentRow(TypedDict, total=False):
     precision: str  # what it computes in (a GPU without fp4 computes fp4 in fp8)
     precision_asked: str
     workload_family: str  # cnn, encoder, llm, recsys
+    frozen_base: bool  # a fine-tune of frozen base weights (LoRA): the workload states its trainable parameters
     time_to_train_h: float
     slots: list[int]  # ascending; the job may pause between slots
     first_slot: int
@@ -208,7 +209,9 @@ class FleetPlan(BaseModel):
             ):
                 asked, used = a["precision_asked"], a["precision"]
                 notes.append(f"{b(a['job'])} runs on {a['gpu']}, which has no {asked}: it computes in {used}")
-            caveat = precision_caveat(a.get("model", ""), a.get("workload_family", ""), a.get("precision", ""))
+            caveat = precision_caveat(
+                a.get("model", ""), a.get("workload_family", ""), a.get("precision", ""), a.get("frozen_base", False)
+            )
             if caveat:
                 notes.append(f"{b(a['job'])}: {caveat}")
         return [f"- {x}." if markdown else x for x in notes]

@@ -205,6 +205,9 @@ def test_fp4_for_a_cnn_is_said_to_be_an_extrapolation(capsys: pytest.CaptureFixt
     plan = plan.model_copy(update={"assignments": [plan.assignments[0], {**plan.assignments[1], **cnn}]})
     assert "  ft: resnet50 computes in fp4 here, but FP4 training is published for transformers" in plan.summary()
     assert any(line.startswith("- **ft**: resnet50 computes in fp4") for line in plan.decisions(markdown=True))
+    lora = {"model": "llama2-70b-lora", "workload_family": "llm", "precision": "fp4", "frozen_base": True}
+    plan = plan.model_copy(update={"assignments": [plan.assignments[0], {**plan.assignments[1], **lora}]})
+    assert "  ft: llama2-70b-lora fine-tunes a frozen base in fp4 here: published FP4 LoRA runs" in plan.summary()
 
 
 def test_the_fleet_csv_export_reads_back_to_the_plan(tmp_path) -> None:

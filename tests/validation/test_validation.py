@@ -89,9 +89,12 @@ def test_validate_says_what_it_does_before_its_half_minute(
     def stub(out: Path, catalog: Path | None, reference: Path | None) -> pd.DataFrame:
         return pd.DataFrame({"bin": ["<= 64"]})
 
+    import planner.cli.validate as command  # imported here, before the patch: a module first imported while
+    # validation.validate is the stub would bind the stub for good, and every later `planner validate` in this
+    # process would run it (a bad --reference or --catalog then exits 0)
+
     monkeypatch.setattr(validation, "validate", stub)
-    if hasattr(cli_main, "validate"):  # the command's module holds its own reference once it imports it at its top
-        monkeypatch.setattr(cli_main, "validate", stub)
+    monkeypatch.setattr(command, "validate", stub)
     assert cli_main.main(["validate", "--out", str(tmp_path / "V.md")]) == 0
     err = capsys.readouterr().err
     assert "planner: predicting every published case, then each GPU family as if unseen" in err, err
