@@ -504,7 +504,7 @@ def page_catalog() -> None:
     df = present.catalog_table(cat, table)
     if upload is not None:
         try:
-            df = present.read_upload(upload.name, upload.getvalue())
+            df = present.read_upload(upload.name, upload.getvalue(), table)
         except PlannerInputError as exc:
             st.error(f"Nothing was changed: {exc}")
             return

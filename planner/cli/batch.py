@@ -37,6 +37,7 @@ from planner.cli.common import (
     clean,
     emit_json,
     notice,
+    one_line,
     readable_text_file,
 )
 from planner.errors import PlannerInputError
@@ -191,19 +192,25 @@ def print_batch_outcome(args: argparse.Namespace, res: BatchOutcome, code: int) 
         )
 
 
-BAD_INPUT_SHOWN = 3  # distinct messages of an all-bad-input batch said on the error line
+BAD_INPUT_SHOWN = 3  # distinct reasons of an all-bad-input batch said on the error line
 
 
 def bad_input_error(df: pd.DataFrame, csv_path: Path) -> str:
     """The one error line of a batch whose every scenario is bad input: its first ``BAD_INPUT_SHOWN`` distinct
-    messages (each names its scenario) joined by ' | ', how many more, and where they all are."""
-    messages = list(dict.fromkeys(str(m) for m in df["message"]))
-    more = len(messages) - BAD_INPUT_SHOWN
-    where = f"{'+' + str(more) + ' more; ' if more > 0 else ''}each scenario's message is in {csv_path}"
-    return (
-        f"planner: error: every scenario is bad input ({len(df)} of {len(df)}): "
-        f"{' | '.join(messages[:BAD_INPUT_SHOWN])} ({where})\n"
-    )
+    reasons (a message without its 'scenario <id>: '), each with its first scenario and how many others share it,
+    joined by ' | ' (a message of several lines, one per field, on one line), how many more, and where they all
+    are."""
+    reasons: dict[str, list[str]] = {}
+    for sid, message in zip(df["id"].astype(str), df["message"].astype(str), strict=True):
+        reason = one_line(message.replace(f"scenario {sid}: ", ""))
+        reasons.setdefault(reason, []).append(sid)
+    said = [
+        f"scenario {ids[0]}" + (f" (and {len(ids) - 1:,} more)" if len(ids) > 1 else "") + f": {reason}"
+        for reason, ids in list(reasons.items())[:BAD_INPUT_SHOWN]
+    ]
+    more = len(reasons) - BAD_INPUT_SHOWN
+    where = f"{'+' + str(more) + ' more reasons; ' if more > 0 else ''}each scenario's message is in {csv_path}"
+    return f"planner: error: every scenario is bad input ({len(df)} of {len(df)}): {' | '.join(said)} ({where})\n"
 
 
 def batch_exit_code(df: pd.DataFrame) -> int:

@@ -169,6 +169,16 @@ def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     return out
 
 
+def one_line(message: str) -> str:
+    """A message of several lines (a catalog with several invalid entries, each on its line) as one line, its lines
+    joined by '; ' (after a line that ends in a colon, by a space: 'references do not resolve: server ...')."""
+    out = ""
+    for line in (x.strip() for x in message.splitlines()):
+        if line:
+            out += ("" if not out else " " if out.endswith(":") else "; ") + line
+    return out
+
+
 def number(text: str) -> float:
     """Any number argparse reads (NaN and infinity included: the typed checks below refuse them by name)."""
     try:

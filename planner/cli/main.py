@@ -18,7 +18,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from planner.cli.common import COST_HELP, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, Parser, negative_numbers_as_values
+from planner.cli.common import (
+    COST_HELP,
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    Parser,
+    negative_numbers_as_values,
+    one_line,
+)
 from planner.errors import PlannerInputError
 from planner.version import __version__
 
@@ -151,16 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"planner: internal error: {type(exc).__name__}: {one_line(str(exc))} (set PLANNER_DEBUG=1 for details)\n"
         )
         return EXIT_INTERNAL
-
-
-def one_line(message: str) -> str:
-    """A message of several lines (a catalog with several invalid entries, each on its line) as one line, its lines
-    joined by '; ' (after a line that ends in a colon, by a space: 'references do not resolve: server ...')."""
-    out = ""
-    for line in (x.strip() for x in message.splitlines()):
-        if line:
-            out += ("" if not out else " " if out.endswith(":") else "; ") + line
-    return out
 
 
 def flush_stdout() -> OSError | None:

@@ -82,11 +82,13 @@ def _csv_records(path: Path) -> list[dict[str, Any]]:
     """The rows of a CSV table as mappings of its header. Every row has exactly the header's cells: a short row (a
     missing cell, or an unterminated quote that swallowed the rest of the file) or a long one (an unquoted comma)
     is bad input naming the line -- never a row read with holes or with cells dropped; a column named twice is bad
-    input (one of the two would be dropped); a UTF-8 byte-order mark before the header is skipped."""
+    input (one of the two would be dropped); a UTF-8 byte-order mark and blank lines before the header are skipped."""
     with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel writes one) is not text
         reader = csv.reader(fh)
         header = next(reader, None)
-        if not header or not any(h.strip() for h in header):
+        while header is not None and not any(h.strip() for h in header):  # a blank line (or only commas) above it
+            header = next(reader, None)
+        if not header:
             raise PlannerInputError(f"{path}: a CSV table starts with a header of field names")
         twice = sorted({h for h in header if header.count(h) > 1})
         if twice:

@@ -897,6 +897,8 @@ def space_from_frame(catalog: Catalog, df: pd.DataFrame) -> Space:
         caps,
         nodes.astype(np.int64),
     )
+    if not len(df):  # no configuration: nothing to check (evaluate_space gives no rows)
+        return sp
     servers = [catalog.server(s) for s in sp.server_ids]
     for f in sp.fabric_ids:
         catalog.fabric(f)

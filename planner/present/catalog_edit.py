@@ -48,19 +48,24 @@ def apply_table(catalog: Catalog, table: str, df: pd.DataFrame) -> tuple[Catalog
     """Validate an edited table; (new catalog, []) or (None, one message per bad field)."""
     attr, model = TABLES[table]
     try:
-        # an empty cell (a field an uploaded entry leaves out, a cell left blank) is the field's default
-        items = parse_records([table_fields(r, model) for r in _row_records(df)], model, table)
+        items = parse_records(_row_records(df), model, table)
         new = catalog.replace(**{attr: {getattr(i, "id"): i for i in items}})  # noqa: B009
     except PlannerInputError as exc:
         return None, str(exc).splitlines()
     return new, []
 
 
-def read_upload(name: str, data: bytes) -> pd.DataFrame:
-    """A YAML (list of mappings) or CSV upload as a table; PlannerInputError with the file name if malformed."""
+def read_upload(name: str, data: bytes, table: str | None = None) -> pd.DataFrame:
+    """A YAML (list of mappings) or CSV upload as a table; PlannerInputError with the file name if malformed.
+    ``table`` (one of ``TABLES``): a field an entry leaves out, or a CSV cell left empty, is the field's default, as
+    the catalog loader reads the files (``data.table_fields``) -- so the shipped files upload as they load; a cell
+    the editor clears later is not (a cleared billing period is an error, not hourly billing)."""
     try:
         if name.lower().endswith(".csv"):
-            return pd.read_csv(io.BytesIO(data))
+            df = pd.read_csv(io.BytesIO(data))
+            if table is None:
+                return df
+            return _with_defaults(_row_records(df), table)
         loaded = yaml.safe_load(data.decode("utf-8"))
     except yaml.YAMLError as exc:
         raise PlannerInputError(yaml_problem(name, exc, data, "YAML/CSV")) from None
@@ -70,7 +75,26 @@ def read_upload(name: str, data: bytes) -> pd.DataFrame:
         loaded = [loaded]
     if not isinstance(loaded, list) or not all(isinstance(r, dict) for r in loaded):
         raise PlannerInputError(f"{name}: expected a list of mappings (one per entry)")
-    return pd.DataFrame(loaded)
+    return pd.DataFrame(loaded) if table is None else _with_defaults(loaded, table)
+
+
+def _with_defaults(records: list[dict[str, Any]], table: str) -> pd.DataFrame:
+    """The records as a table with every field of the table's schema they leave out (or leave empty) set to its
+    default; a field with no default stays empty (the schema says it is required). List fields are written as
+    ``catalog_table`` writes them (comma-separated)."""
+    _, model = TABLES[table]
+    defaults = {
+        k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items() if not f.is_required()
+    }
+    rows = []
+    for rec in records:
+        row = table_fields(dict(rec), model)
+        rows.append({**row, **{k: v for k, v in defaults.items() if k not in row}})
+    df = pd.DataFrame(rows)
+    for col in df.columns:
+        if df[col].map(lambda v: isinstance(v, list)).any():
+            df[col] = df[col].map(lambda v: ",".join(map(str, v)) if isinstance(v, list) else v)
+    return df
 
 
 def first_line(exc: Exception) -> str:

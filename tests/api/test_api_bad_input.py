@@ -264,6 +264,12 @@ def test_an_explicit_space_without_a_column_says_which(shipped: Catalog) -> None
         planner.evaluate_space(shipped, "bert-large", space=_space().drop(columns="fabric"))  # not KeyError: 'fabric'
 
 
+def test_an_explicit_space_of_no_rows_gives_no_rows(shipped: Catalog) -> None:
+    """A table of no configurations is evaluated to no rows (it was an IndexError in the fabric check)."""
+    empty = pd.DataFrame({"server": [], "fabric": [], "power_cap": [], "nodes": []})
+    assert len(planner.evaluate_space(shipped, "bert-large", space=empty)) == 0
+
+
 def test_several_configurations_in_one_space_are_the_configurations_one_by_one(shipped: Catalog) -> None:
     space = pd.DataFrame(
         {

@@ -184,3 +184,15 @@ def test_the_plan_page_says_fp4_on_the_card_and_in_the_alternatives() -> None:
     text = " ".join(e.value for e in at.error)
     assert "Precision fp4: none of the allowed GPUs (h100-sxm) has fp4: choose fp8" in text, text
     assert "allow GPUs with fp4 (Blackwell or MI350, e.g. b200, mi355x)" in text and "--" not in text
+
+
+def test_blank_lines_above_a_csv_header_are_skipped_by_the_app_and_the_command_line(tmp_path: Path) -> None:
+    """A scenario CSV that starts with a blank line (or one of only commas or spaces) is read from its header on,
+    by `planner batch FILE` and the app alike."""
+    from planner.batch import load_scenarios
+    from planner.present import read_batch_upload
+
+    csv = "\n , \nmodel,tokens,deadline_days\nllama3-8b,1e12,30\n"
+    (tmp_path / "s.csv").write_text(csv)
+    cli = load_scenarios(tmp_path / "s.csv")
+    assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30

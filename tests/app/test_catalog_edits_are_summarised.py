@@ -63,6 +63,16 @@ def test_the_shipped_files_uploaded_unchanged_change_nothing(shipped: Catalog) -
 
     for table in ("servers", "gpus"):
         path = catalog_dir() / f"{table}.yaml"
-        new, problems = apply_table(shipped, table, read_upload(path.name, path.read_bytes()))
+        new, problems = apply_table(shipped, table, read_upload(path.name, path.read_bytes(), table))
         assert new is not None and not problems, problems
         assert getattr(new, table) == getattr(shipped, table) and not table_changes(shipped, new, table)
+
+
+def test_a_cleared_cell_of_a_field_with_a_default_is_an_error_not_the_default(shipped: Catalog) -> None:
+    """A cell the editor clears is not read as the field's default where that default is a value: a monthly-billed
+    server whose billing period is cleared is refused, never re-priced by the hour."""
+    monthly = next(s.id for s in shipped.servers.values() if s.rent_billing_period == "month")
+    new, problems = apply_table(
+        shipped, "servers", edited(shipped, **{monthly.replace("-", "_"): ("rent_billing_period", None)})
+    )
+    assert new is None and any(f"id={monthly}" in p and "rent_billing_period" in p for p in problems), problems

@@ -310,16 +310,18 @@ def test_batch_out_an_existing_file_is_bad_input(tmp_path: Path, capsys: pytest.
 
 
 def test_batch_of_only_bad_scenarios_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Exit 2, and one error line on stderr with each scenario's own message (each naming its scenario)."""
+    """Exit 2, and one error line on stderr with each distinct reason once, naming its first scenario."""
     f = tmp_path / "bad.yaml"
     f.write_text(
         "scenarios:\n  - {model: no-such-model, deadline_days: 3}\n  - {model: bert-large, deadline_days: -1}\n"
+        "  - {model: no-such-model, deadline_days: 4}\n  - {model: bert-large, deadline_days: -1, budget_usd: -5}\n"
     )
     code, out, err = run(capsys, "batch", str(f), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress")
     assert code == 2 and "every scenario is bad input" not in out
-    assert "every scenario is bad input (2 of 2): scenario " in err and err.count("every scenario is bad input") == 1
-    assert "no-such-model" in err and "deadline_days" in err, err
-    assert len(err.splitlines()) == 1 and err.count("scenario ") >= 2 and " | " in err, err
+    assert "every scenario is bad input (4 of 4): scenario " in err and err.count("every scenario is bad input") == 1
+    assert "no-such-model" in err and "deadline_days" in err and "budget_usd" in err, err
+    # one line: a message of one line per field joined; one reason said once, with how many share it
+    assert len(err.splitlines()) == 1 and err.count("unknown model") == 1 and "(and 1 more)" in err, err
 
 
 def test_batch_report_json_is_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,7 +114,7 @@ def test_dangling_reference_is_reported_with_the_nearest_id(tmp_path: Path) -> N
 
 def test_a_dangling_reference_reads_as_one_line_on_the_command_line(tmp_path: Path) -> None:
     """The CLI joins a message's lines with '; ', and a line that ends in a colon with a space."""
-    from planner.cli.main import one_line
+    from planner.cli.common import one_line
 
     said = one_line("catalog references do not resolve:\nserver 'a': unknown gpu 'x'\nserver 'b': unknown gpu 'y'")
     assert said == "catalog references do not resolve: server 'a': unknown gpu 'x'; server 'b': unknown gpu 'y'"
