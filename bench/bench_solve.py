@@ -69,10 +69,9 @@ def synthetic(cat: Catalog, n_types: int, seed: int = 0) -> Catalog:
 def clear_prices() -> None:
     """Drop the priced chunks candidates.price_chunk keeps (none in a planner that keeps none: bench/compare.py runs
     this script on a base revision too)."""
-    for name in ("_PRICED", "_BEYOND"):
-        priced = getattr(candidates, name, None)
-        if priced is not None:
-            priced.clear()
+    priced = getattr(candidates, "_PRICED", None)
+    if priced is not None:
+        priced.clear()
 
 
 def timed(cat: Catalog, req: PlanRequest, repeats: int, cold: str) -> dict[str, float]:

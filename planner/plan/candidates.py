@@ -293,52 +293,41 @@ def option_order(s: np.ndarray, f: np.ndarray, c: np.ndarray, n: np.ndarray) -> 
     return np.arange(len(n)) + np.repeat(starts[block] - offsets, lengths)
 
 
-PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk) of the node counts plans are scanned at
-BEYOND_CACHE_ROWS = 250_000  # priced rows kept apart of the counts beyond them (infeasible requests' explanations)
+PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk), all requests together
 
 
-def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame, within: bool = True) -> pd.DataFrame:
+def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame, keep: bool = True) -> pd.DataFrame:
     """Candidate plans from physics rows, priced for every allowed site and purchase mode, with rack units, the
     up-front spend and ``usable``: available to buy or rent there and, bought, in service for the whole run
     (``in_service``). Every reducer selects usable rows only (plan.reduce.Masks). Rows of one hardware option
     (server, fabric, cap, site, purchase) are contiguous, nodes ascending. The pricing runs on NumPy columns and
     the physical columns are shared, not copied, where one site and purchase mode is asked for.
 
-    The table is kept while its physics chunk lives, keyed on all it depends on besides the physics
-    (``_pricing_key``): requests that differ only in their limits or objective (a batch varying the deadline, the
-    app planning again) reduce it without pricing it again. Callers read it and never modify it. ``within``: a
-    chunk of the node counts a plan is scanned at, kept among the last PRICED_CACHE_ROWS rows priced, all requests
-    together; off: a chunk beyond them, which only the explanation of an infeasible request reads (the least node
-    count that would do), kept apart among the last BEYOND_CACHE_ROWS such rows -- it never pushes out the chunks
-    every request reads, and the next infeasible request of the same prices reads it again."""
+    The table is kept while its physics chunk lives (the last PRICED_CACHE_ROWS rows priced, all requests
+    together), keyed on all it depends on besides the physics (``_pricing_key``): requests that differ only in
+    their limits or objective (a batch varying the deadline, the app planning again) reduce it without pricing it
+    again. Callers read it and never modify it. ``keep`` off: the table is not kept (a chunk only the explanation
+    of an infeasible request reads, beyond its node limit, would push out the chunks every request reads)."""
     if not len(phys):
         return pd.DataFrame()
     key = (id(phys), _pricing_key(catalog, req))
-    for cache in (_PRICED, _BEYOND):
-        hit = cache.pop(key, None)  # re-inserted below: most recently used last
-        if hit is not None and hit[0]() is phys:
-            cache[key] = hit
-            return hit[1]
+    hit = _PRICED.pop(key, None)  # re-inserted below: most recently used last
+    if hit is not None and hit[0]() is phys:
+        _PRICED[key] = hit
+        return hit[1]
     cand = _priced(catalog, req, phys)
-    _kept(_PRICED if within else _BEYOND, PRICED_CACHE_ROWS if within else BEYOND_CACHE_ROWS, key, phys, cand)
+    if not keep:
+        return cand
+    for k in [k for k, (ref, _) in _PRICED.items() if ref() is None]:  # chunks dropped from the physics cache
+        del _PRICED[k]
+    _PRICED[key] = (weakref.ref(phys), cand)
+    total = sum(len(c) for _, c in _PRICED.values())
+    while total > PRICED_CACHE_ROWS and len(_PRICED) > 1:
+        total -= len(_PRICED.pop(next(iter(_PRICED)))[1])
     return cand
 
 
-def _kept(
-    cache: dict[tuple[Any, ...], Any], limit: int, key: tuple[Any, ...], phys: pd.DataFrame, cand: pd.DataFrame
-) -> None:
-    """``cand`` kept in ``cache`` under ``key`` while ``phys`` lives, the oldest dropped past ``limit`` rows (the
-    last one kept however large)."""
-    for k in [k for k, (ref, _) in cache.items() if ref() is None]:  # chunks dropped from the physics cache
-        del cache[k]
-    cache[key] = (weakref.ref(phys), cand)
-    total = sum(len(c) for _, c in cache.values())
-    while total > limit and len(cache) > 1:
-        total -= len(cache.pop(next(iter(cache)))[1])
-
-
 _PRICED: dict[tuple[Any, ...], tuple[weakref.ref[pd.DataFrame], pd.DataFrame]] = {}
-_BEYOND: dict[tuple[Any, ...], tuple[weakref.ref[pd.DataFrame], pd.DataFrame]] = {}
 
 
 def _pricing_key(catalog: Catalog, req: PlanRequest) -> tuple[Any, ...]:

@@ -225,8 +225,8 @@ def scan(
     within = req.max_nodes + node_step(req.max_nodes)  # the counts a plan is scanned at (solve)
     for phys in physics_chunks(cat, req, lo, hi, timings):
         t0 = time.perf_counter()
-        # priced chunks beyond them (an infeasible request's explanation) are kept apart: they would push out these
-        cand = price_chunk(cat, req, phys, within=not len(phys) or int(phys["nodes"].max()) <= within)
+        # priced chunks beyond them (an infeasible request's explanation) are not kept: they would push out these
+        cand = price_chunk(cat, req, phys, keep=not len(phys) or int(phys["nodes"].max()) <= within)
         priced += _of_table(cand, "usable", _usable_rows) if len(cand) else 0
         if len(cand):
             keep = reducer(cand)

@@ -36,7 +36,6 @@ def pricings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(*args)
 
     candidates._PRICED.clear()
-    candidates._BEYOND.clear()
     monkeypatch.setattr(candidates, "_priced", counting)
     return calls
 
@@ -93,7 +92,6 @@ def test_a_request_that_changes_what_a_price_reads_is_priced_again_and_plans_as_
     cached = solve({**BASE, **change}, cat)
     assert len(pricings) > priced
     candidates._PRICED.clear()
-    candidates._BEYOND.clear()
     assert result(cached) == result(solve({**BASE, **change}, cat))
 
 
@@ -116,30 +114,18 @@ def test_a_chunk_dropped_from_the_physics_cache_takes_its_prices_with_it(shipped
     assert len(candidates._PRICED) == len(candidates.PHYSICS)
 
 
-def test_an_infeasible_requests_explanation_keeps_its_chunks_beyond_the_node_limit_apart(
+def test_an_infeasible_requests_explanation_keeps_no_chunk_beyond_the_node_limit(
     shipped: Catalog, pricings: list[int]
 ) -> None:
     """Explaining an infeasible request prices chunks of node counts beyond its limit (the least node count that
-    would do): they are kept apart from the chunks within the limit, which every request reads and which they never
-    push out; the same request again prices nothing."""
+    would do): they are not kept, so the chunks within the limit, which every request reads, stay."""
     tight = {**BASE, "deadline_days": 0.1, "max_nodes": 2}  # needs 8 nodes (or a longer deadline)
     first = solve(tight, shipped)
     assert first.plan is None and first.explanation is not None
     assert "nodes" in {r.requirement for r in first.explanation.relaxations}  # found beyond the node limit
+    assert len(pricings) > len(candidates._PRICED) > 0
     within = 2 + 1  # the node limit and its binding step (node_step(2) = 1)
-    assert candidates._PRICED and candidates._BEYOND
     assert all(int(ref()["nodes"].max()) <= within for ref, _ in candidates._PRICED.values())  # type: ignore[index]
-    assert all(int(ref()["nodes"].max()) > within for ref, _ in candidates._BEYOND.values())  # type: ignore[index]
-    assert len(pricings) == len(candidates._PRICED) + len(candidates._BEYOND)
     priced = len(pricings)
-    again = solve(tight, shipped)
-    assert len(pricings) == priced and result(again) == result(first)
-
-
-def test_the_chunks_kept_beyond_the_node_limit_are_bounded_apart(
-    shipped: Catalog, pricings: list[int], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(candidates, "BEYOND_CACHE_ROWS", 1)
-    tight = {**BASE, "deadline_days": 0.1, "max_nodes": 2}
-    solve(tight, shipped)
-    assert len(candidates._BEYOND) == 1 and candidates._PRICED  # the last beyond; those within untouched
+    assert solve(tight, shipped).plan is None
+    assert len(pricings) - priced == priced - len(candidates._PRICED)  # only the chunks not kept are priced again
