@@ -360,11 +360,12 @@ def feasible(cands: Iterable[Candidate], r: PlanRequest) -> list[Candidate]:
 
 def ranked_options(cands: list[Candidate], objective: str) -> list[Candidate]:
     """The best candidate of each hardware option (server, fabric, cap, site, purchase), best first, less each one
-    that repeats a candidate ranked before it under another fabric: the same server, cap, site, purchase and node
-    count, and every figure of its estimate and its money, owned nodes and rack units equal (relative 1e-9) -- one
-    hardware choice, listed once among the alternatives (README, "A plan of one node uses no fabric"). Read from the
-    figures, not from the node count: where the fabric changes one (owned servers cabled to one fabric credit a
-    one-node plan on it only), both stay."""
+    that repeats a candidate ranked before it under another fabric or power cap: the same server, site, purchase and
+    node count, and every figure of its estimate but the cap's, and its money, owned nodes and rack units equal
+    (relative 1e-9) -- one hardware choice, listed once among the alternatives (README: one node uses no fabric; a
+    cap above the GPUs' draw under load does not bind). Read from the figures, not from the node count or the cap:
+    where the fabric or the cap changes one (owned servers cabled to one fabric credit a one-node plan on it only),
+    both stay."""
     best: dict[tuple[str, str, float, str, str], Candidate] = {}
     for c in cands:
         b = best.get(c.option)
@@ -373,9 +374,9 @@ def ranked_options(cands: list[Candidate], objective: str) -> list[Candidate]:
     out: list[Candidate] = []
     seen: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for c in sorted(best.values(), key=lambda c: c.value(objective)):
-        key = (c.server, c.cap, c.site, c.purchase, c.nodes)
+        key = (c.server, c.site, c.purchase, c.nodes)
         figures = {
-            **c.est.model_dump(exclude={"fabric"}),
+            **c.est.model_dump(exclude={"fabric", "power_cap", "power_cap_w"}),
             "owned_used": c.owned_used,
             "upfront_usd": c.upfront_usd,
             "cost_usd": c.cost_usd,

@@ -1,4 +1,5 @@
-"""Candidates that differ only by the fabric and tie: which one is the plan, and which ones the alternatives repeat.
+"""Candidates that differ only by the fabric (or the power cap) and tie: which one is the plan, and which ones the
+alternatives repeat.
 
 A fabric is the network between nodes. What it adds to a configuration -- NIC ports' price and power, switches,
 cables (planner/physics/cost.py, power.py: none of them for one node) and the time of collectives between nodes
@@ -12,9 +13,11 @@ on its search path (the order of the candidate columns, for one); the rules here
   the first by the other objectives, then fewer nodes, then the fabric that comes first in the catalog's order
   (``catalog.fabrics``, the order of catalog/fabrics.yaml), that meets every requirement (``objective_ties``, used
   by plan.solve);
-* the alternatives: a plan that differs from one shown before it (the plan or an alternative) by the fabric only,
-  every other figure equal (``same_but_fabric``), is the same hardware choice and is not listed again; of such
-  candidates the one listed is the first in the catalog's fabric order (``fabric_rank`` orders equal objectives).
+* the alternatives: a plan that differs from one shown before it (the plan or an alternative) by the fabric or the
+  power cap only, every other figure equal (``same_choice``), is the same hardware choice and is not listed again:
+  one node on another fabric, or a cap above what the GPUs draw under load (a GPU drawing 90% of its TDP while
+  training runs the same at caps of 90% and 100%: planner/physics/power.py). Of such candidates the one listed is
+  the first in the catalog's fabric order (``fabric_rank`` orders equal objectives), then the lowest cap.
 
 Equality is read from the figures, not from the node count: where a fabric changes a one-node figure the plans
 differ and both are listed (owned servers cabled to one fabric give a one-node plan on that fabric their credit and
@@ -40,8 +43,11 @@ from planner.plan.result import Plan
 # time) is many orders of magnitude above it.
 SAME_FIGURE_REL = 1e-9
 
-# The columns two candidates that differ only by the fabric share: the hardware option but its fabric, and the nodes
-SAME_CHOICE_COLUMNS = (*(c for c in HARDWARE_KEY if c != "fabric"), "nodes")
+# The columns two candidates that differ only by the fabric or the power cap share: the hardware option but those,
+# and the nodes
+SAME_CHOICE_COLUMNS = (*(c for c in HARDWARE_KEY if c not in ("fabric", "power_cap")), "nodes")
+# What two plans of one hardware choice may differ in (``same_choice``): the fabric, the cap and the cap in watts
+CHOICE_KNOBS = frozenset({"fabric", "power_cap", "power_cap_w"})
 
 
 def fabric_rank(catalog: Catalog, cand: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
@@ -96,9 +102,9 @@ def tie_keys(catalog: Catalog, pool: pd.DataFrame, idx: np.ndarray, column: str)
 
 
 def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: str) -> set[int]:
-    """The positions of ``order`` (candidates in ``pool``, best first) that share the server, cap, site, purchase,
-    node count and objective ``column`` with the ``chosen`` candidate or one before them in ``order``: the ones that
-    may repeat a plan under another fabric (``same_but_fabric`` decides, from the re-evaluated plans). Read from the
+    """The positions of ``order`` (candidates in ``pool``, best first) that share the server, site, purchase, node
+    count and objective ``column`` with the ``chosen`` candidate or one before them in ``order``: the ones that may
+    repeat a plan under another fabric or cap (``same_choice`` decides, from the re-evaluated plans). Read from the
     pool, so that the alternatives evaluate them with the rows that would replace them, in one batch."""
     if not order:
         return set()
@@ -115,11 +121,11 @@ def likely_repeats(pool: pd.DataFrame, chosen: int, order: list[int], column: st
 
 def repeats(plan: Plan, ranked: list[tuple[int, Plan]]) -> set[int]:
     """The keys of the ``ranked`` plans (key, plan; best first) that repeat ``plan`` or a plan before them that
-    repeats none (``same_but_fabric``)."""
+    repeats none (``same_choice``)."""
     out: set[int] = set()
     before = [plan]
     for i, p in ranked:
-        if any(same_but_fabric(p, q) for q in before):
+        if any(same_choice(p, q) for q in before):
             out.add(i)
         else:
             before.append(p)
@@ -140,19 +146,19 @@ def same_plan_on(req: PlanRequest, pool: pd.DataFrame, chosen: int, pos: int, pl
     return plan.model_copy(update={"fabric": fabric, "estimate": plan.estimate.model_copy(update={"fabric": fabric})})
 
 
-def same_but_fabric(a: Plan, b: Plan) -> bool:
-    """Whether two plans are one hardware choice under two fabric names: every field of each plan and of its exact
-    estimate (the figures, their breakdowns, the layout, the owned nodes) equal but the fabric -- numbers within
-    SAME_FIGURE_REL, everything else exactly."""
-    if (a.server, a.power_cap, a.site, a.purchase, a.nodes) != (b.server, b.power_cap, b.site, b.purchase, b.nodes):
+def same_choice(a: Plan, b: Plan) -> bool:
+    """Whether two plans are one hardware choice under two fabric names or two power caps: every field of each plan
+    and of its exact estimate (the figures, their breakdowns, the layout, the owned nodes, the GPUs' power) equal but
+    the fabric and the cap -- numbers within SAME_FIGURE_REL, everything else exactly."""
+    if (a.server, a.site, a.purchase, a.nodes) != (b.server, b.site, b.purchase, b.nodes):
         return False
-    return _same(_without_fabric(a), _without_fabric(b))
+    return _same(_without_knobs(a), _without_knobs(b))
 
 
-def _without_fabric(p: Plan) -> dict[str, Any]:
-    """A plan's fields and its estimate's, the fabric left out of both."""
-    d = p.model_dump(exclude={"fabric", "estimate"})
-    d["estimate"] = p.estimate.model_dump(exclude={"fabric"})
+def _without_knobs(p: Plan) -> dict[str, Any]:
+    """A plan's fields and its estimate's, the fabric and the power cap left out of both (``CHOICE_KNOBS``)."""
+    d = p.model_dump(exclude={*CHOICE_KNOBS, "estimate"})
+    d["estimate"] = p.estimate.model_dump(exclude=set(CHOICE_KNOBS))
     return d
 
 

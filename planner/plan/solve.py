@@ -177,10 +177,10 @@ def alternatives(
     fails is replaced by the next.
 
     An alternative is a different hardware choice: a plan that differs from the plan or from an alternative listed
-    before it by the fabric only, every figure the user sees equal (`same_but_fabric`: time, power, energy, cost,
-    carbon, layout, ... -- a one-node plan uses no fabric, planner/plan/fabric_ties.py), is the same choice shown
-    again and is replaced by the next as well. Where the fabric changes a figure, a price or the time, both are
-    listed."""
+    before it by the fabric or the power cap only, every figure the user sees equal (`same_choice`: time, power,
+    energy, cost, carbon, layout, ... -- a one-node plan uses no fabric, a cap above the GPUs' draw under load does
+    not bind: planner/plan/fabric_ties.py), is the same choice shown again and is replaced by the next as well.
+    Where the fabric or the cap changes a figure, a price or the time, both are listed."""
     if req.alternatives == 0:
         return []
     best = reduce_pool(pool, column)

@@ -18,7 +18,7 @@ import pytest
 
 from planner.data import Catalog
 from planner.plan import Plan, PlanRequest, pareto, solve
-from planner.plan.fabric_ties import objective_ties, same_but_fabric
+from planner.plan.fabric_ties import objective_ties, same_choice
 from tests.conftest import toy_catalog, toy_server
 
 H = 1 / 24.0  # one hour in days
@@ -57,8 +57,8 @@ def rows(plans: list[Plan]) -> list[tuple[str, float, int, str]]:
 
 
 def repeats(plans: list[Plan]) -> list[tuple[int, int]]:
-    """Pairs (i, j) of plans equal in every figure that differ only by the fabric."""
-    return [(i, j) for j in range(len(plans)) for i in range(j) if same_but_fabric(plans[i], plans[j])]
+    """Pairs (i, j) of plans equal in every figure that differ only by the fabric or the power cap."""
+    return [(i, j) for j in range(len(plans)) for i in range(j) if same_choice(plans[i], plans[j])]
 
 
 def test_a_one_node_plan_on_either_fabric_has_the_same_figures() -> None:
@@ -68,7 +68,7 @@ def test_a_one_node_plan_on_either_fabric_has_the_same_figures() -> None:
     other = solve(req(servers=["toy-a"], power_caps=[1.0], fabrics=["toy-eth"], alternatives=0), cat)
     assert res.plan is not None and other.plan is not None
     assert res.plan.nodes == other.plan.nodes == 1
-    assert same_but_fabric(res.plan, other.plan)
+    assert same_choice(res.plan, other.plan)
     assert res.plan.model_dump(exclude={"fabric", "estimate"}) == other.plan.model_dump(exclude={"fabric", "estimate"})
 
 
@@ -100,6 +100,19 @@ def test_the_shipped_one_node_plan_lists_no_fabric_repeat() -> None:
     assert head == [("mi350x-8", 0.6), ("mi350x-8", 0.4), ("mi350x-8", 0.7)]
 
 
+def test_a_cap_above_what_the_gpus_draw_is_not_listed_again_at_the_cap_above_it() -> None:
+    # The walk's case: the cost plan of llama3-8b in 30 days (buy or rent) is 35 x mi350x-8 at cap 0.8; the same 35
+    # nodes at caps 0.9 and 1.0 have equal figures (an MI350X draws 90% of its TDP while training: a cap of 90% or
+    # more does not bind), and were the first two alternatives. Listed once, at the lower cap.
+    res = solve({"model": "llama3-8b", "deadline_days": 30, "purchase": "either", "objective": "cost"})
+    assert res.plan is not None and res.alternatives
+    shown = [res.plan, *res.alternatives]
+    assert repeats(shown) == []
+    same_nodes = [(p.power_cap, p.time_to_train_h) for p in shown if (p.server, p.nodes) == (res.plan.server, 35)]
+    caps = [c for c, _ in same_nodes]
+    assert res.plan.server == "mi350x-8" and 0.9 in caps and 1.0 not in caps, same_nodes
+
+
 def test_a_multi_node_plans_other_fabric_is_listed_when_it_is_next_best() -> None:
     # A 2 h deadline needs 4 nodes at cap 1.0 (T(4) = 6000 s). On toy-eth the 4 nodes add 4 NICs (40 USD of capex)
     # and 4 W: a higher cost and energy than toy-net, but far below toy-b's extra 40,000 USD of capex. So the plan is
@@ -110,7 +123,7 @@ def test_a_multi_node_plans_other_fabric_is_listed_when_it_is_next_best() -> Non
     assert rows(res.alternatives) == [("toy-a", 1.0, 4, "toy-eth")]
     alt = res.alternatives[0]
     assert alt.cost_usd > res.plan.cost_usd and alt.facility_energy_kwh > res.plan.facility_energy_kwh
-    assert not same_but_fabric(res.plan, alt)
+    assert not same_choice(res.plan, alt)
 
 
 def test_a_one_node_plan_on_owned_servers_keeps_the_other_fabric_that_costs_more() -> None:
@@ -172,7 +185,7 @@ def test_a_one_node_tie_taken_without_evaluating_it_again_is_the_plan_its_evalua
     evaluated = solve(request, cat).plan
     assert shortcut is not None and evaluated is not None
     assert (shortcut.nodes, shortcut.fabric, evaluated.fabric) == (1, order[0], order[0])
-    assert same_but_fabric(shortcut, evaluated)
+    assert same_choice(shortcut, evaluated)
 
 
 @pytest.mark.parametrize("order", [("toy-net", "toy-eth"), ("toy-eth", "toy-net")])

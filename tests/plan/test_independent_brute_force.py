@@ -14,8 +14,9 @@ own deadline, budget, power or rack units times 1, 1 +- 1e-12, 1 - 4e-10 (inside
 small plans (a catalog with its sites' envelopes lowered). For each: the same feasibility (and the same bad input),
 the same optimum (relative 1e-9: HiGHS's mip_rel_gap), the plan and every alternative re-evaluated by `evaluate`
 meet every limit and report its figures (owned nodes and precision included), the first alternatives are the
-next-best hardware options in brute force's order (an option that repeats a better one under another fabric with
-every figure equal -- one node uses no fabric -- is the same choice and not counted: ``indep_brute.ranked_options``),
+next-best hardware options in brute force's order (an option that repeats a better one under another fabric or
+power cap with every figure equal -- one node uses no fabric, a cap above the GPUs' draw does not bind -- is the same
+choice and not counted: ``indep_brute.ranked_options``),
 then one per GPU type; the binding limits; an infeasible request's stated relaxations of the deadline, budget,
 power and rack units are brute force's thresholds.
 
