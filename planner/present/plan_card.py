@@ -69,8 +69,13 @@ def why_this_plan(res: PlanResult) -> list[str]:
     if p is None:
         return []
     obj = res.objective
-    metric = OBJECTIVE_METRIC[obj]
+    # time as the plan card states it (in the unit that reads: '8.65 h', '29.4 days'), the others in their unit
+    metric = "time_to_train_days" if obj == "time" else OBJECTIVE_METRIC[obj]
     unit = OBJECTIVE_UNITS[obj]
+
+    def said(v: float) -> str:
+        return duration_text(v) if obj == "time" else f"{human(v)} {unit}"
+
     best = float(getattr(p, metric))
     what = {
         "deadline": "the deadline (a later deadline would allow a plan with lower {obj})",
@@ -79,7 +84,7 @@ def why_this_plan(res: PlanResult) -> list[str]:
         "nodes": "the node limit (more nodes would allow a plan with lower {obj})",
         "rack": "the rack space (more rack units would allow a plan with lower {obj})",
     }
-    lines = [f"**Minimising {obj}** ({unit}): this plan has {human(best)}."]
+    lines = [f"**Minimising {obj}**: this plan has {said(best)}."]
     if res.binding:
         lines.append("**Binding constraints:** " + "; ".join(what.get(b, b).format(obj=obj) for b in res.binding) + ".")
     else:
@@ -103,9 +108,9 @@ def why_this_plan(res: PlanResult) -> list[str]:
         # in another precision than the plan's: its GPU lacks the one asked for (fp4 -> fp8 -> bf16)
         other = f" in {a.estimate.precision}" if a.estimate.precision != p.estimate.precision else ""
         lines.append(
-            f"- Runner-up on **{a.gpu}**: {a.nodes:,} x {a.server}{other}, {obj} {human(v)} {unit} = "
+            f"- Runner-up on **{a.gpu}**: {a.nodes:,} x {a.server}{other}, {obj} {said(v)} = "
             f"{(v / best - 1) if best else 0:+.1%}{trade}. To win it would need {need:.1%} less {obj} "
-            f"(at most {human(best)} {unit})."
+            f"(at most {said(best)})."
         )
     if len(seen) == 1:
         lines.append("- No other GPU type has a plan within the limits (or alternatives are off).")
