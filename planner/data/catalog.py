@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import functools
+import io
 import os
 import typing
 from collections.abc import Iterable
@@ -65,11 +66,11 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyY
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Rows of a YAML list or a CSV file (header = field names; `a;b` cells become lists)."""
+    if path.suffix == ".csv":
+        return csv_records(path.read_bytes(), str(path))
     try:
-        if path.suffix == ".csv":
-            return _csv_records(path)
         data = yaml.load(path.read_text(), Loader=_YAML_LOADER)
-    except (yaml.YAMLError, csv.Error, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PlannerInputError(f"{path}: not valid YAML/CSV: {exc}") from None
     if isinstance(data, dict):
         data = [data]
@@ -78,35 +79,43 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def _csv_records(path: Path) -> list[dict[str, Any]]:
-    """The rows of a CSV table as mappings of its header. Every row has exactly the header's cells: a short row (a
-    missing cell, or an unterminated quote that swallowed the rest of the file) or a long one (an unquoted comma)
-    is bad input naming the line -- never a row read with holes or with cells dropped; a column named twice is bad
-    input (one of the two would be dropped); a UTF-8 byte-order mark and blank lines before the header are skipped."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel writes one) is not text
-        reader = csv.reader(fh)
+def csv_records(data: bytes, where: str) -> list[dict[str, Any]]:
+    """The rows of a CSV table (a file's bytes; ``where`` names it in errors) as mappings of its header. Every row has
+    exactly the header's cells: a short row (a missing cell, or an unterminated quote that swallowed the rest of the
+    file) or a long one (an unquoted comma) is bad input naming the line -- never a row read with holes or with cells
+    dropped; a column named twice is bad input (one of the two would be dropped); a UTF-8 byte-order mark and blank
+    lines before the header are skipped. The command line's files and the app's uploads are read by it alike."""
+    try:
+        text = data.decode("utf-8-sig")  # -sig: a byte-order mark (Excel writes one) is not text
+        return _csv_rows(csv.reader(io.StringIO(text, newline="")), where)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise PlannerInputError(f"{where}: not valid YAML/CSV: {exc}") from None
+
+
+def _csv_rows(reader: Any, where: str) -> list[dict[str, Any]]:
+    """``csv_records``' rows of a csv.reader."""
+    header = next(reader, None)
+    while header is not None and not any(h.strip() for h in header):  # a blank line (or only commas) above it
         header = next(reader, None)
-        while header is not None and not any(h.strip() for h in header):  # a blank line (or only commas) above it
-            header = next(reader, None)
-        if not header:
-            raise PlannerInputError(f"{path}: a CSV table starts with a header of field names")
-        twice = sorted({h for h in header if header.count(h) > 1})
-        if twice:
+    if not header:
+        raise PlannerInputError(f"{where}: a CSV table starts with a header of field names")
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise PlannerInputError(
+            f"{where}: the header names {', '.join(repr(h) for h in twice)} more than once: give each column once"
+        )
+    rows: list[dict[str, Any]] = []
+    for row in reader:
+        if not row:
+            continue
+        if len(row) != len(header):
             raise PlannerInputError(
-                f"{path}: the header names {', '.join(repr(h) for h in twice)} more than once: give each column once"
+                f"{where}, line {reader.line_num}: {len(row)} cells where the header has {len(header)} "
+                "(a missing cell, an unquoted comma or an unterminated quote): give every row one cell per "
+                "column, empty for the default, and quote cells that hold commas"
             )
-        rows: list[dict[str, Any]] = []
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise PlannerInputError(
-                    f"{path}, line {reader.line_num}: {len(row)} cells where the header has {len(header)} "
-                    "(a missing cell, an unquoted comma or an unterminated quote): give every row one cell per "
-                    "column, empty for the default, and quote cells that hold commas"
-                )
-            rows.append({k: csv_cell(v) for k, v in zip(header, row, strict=True)})
-        return rows
+        rows.append({k: csv_cell(v) for k, v in zip(header, row, strict=True)})
+    return rows
 
 
 def csv_cell(value: str) -> Any:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
 from planner.batch import expand, parse_yaml, scenario_number
-from planner.data import read_records
+from planner.data import csv_records
 from planner.errors import PlannerInputError
 from planner.present.catalog_edit import yaml_problem
 from planner.present.tables import PLAN_COLUMNS, readable
@@ -91,14 +89,7 @@ def read_batch_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     spelling numbers are numbers), so the app and the command line give the same scenarios and ids."""
 
     if name.lower().endswith(".csv"):  # read by the command line's reader: every row checked against the header
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "scenarios.csv"
-            path.write_bytes(data)
-            try:
-                records = read_records(path)
-            except PlannerInputError as exc:
-                raise PlannerInputError(str(exc).replace(str(path), name)) from None
-        return expand([{k: scenario_number(v) for k, v in r.items()} for r in records])
+        return expand([{k: scenario_number(v) for k, v in r.items()} for r in csv_records(data, name)])
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

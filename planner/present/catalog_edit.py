@@ -23,10 +23,15 @@ TABLES: dict[str, tuple[str, type[BaseModel]]] = {"servers": ("servers", Server)
 def catalog_table(catalog: Catalog, table: str) -> pd.DataFrame:
     attr, _ = TABLES[table]
     rows = [x.model_dump() for x in getattr(catalog, attr).values()]
-    df = pd.DataFrame(rows)
+    return _lists_joined(pd.DataFrame(rows))
+
+
+def _lists_joined(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with its list cells written as the editor shows them, comma-separated (fabrics: 'hdr200,ndr400';
+    ``_row_records`` reads them back)."""
     for col in df.columns:
         if df[col].map(lambda v: isinstance(v, list)).any():
-            df[col] = df[col].map(lambda v: ",".join(v) if isinstance(v, list) else v)
+            df[col] = df[col].map(lambda v: ",".join(map(str, v)) if isinstance(v, list) else v)
     return df
 
 
@@ -80,8 +85,8 @@ def read_upload(name: str, data: bytes, table: str | None = None) -> pd.DataFram
 
 def _with_defaults(records: list[dict[str, Any]], table: str) -> pd.DataFrame:
     """The records as a table with every field of the table's schema they leave out (or leave empty) set to its
-    default; a field with no default stays empty (the schema says it is required). List fields are written as
-    ``catalog_table`` writes them (comma-separated)."""
+    default; a field with no default stays empty (the schema says it is required); list cells as the editor shows
+    them (``_lists_joined``)."""
     _, model = TABLES[table]
     defaults = {
         k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items() if not f.is_required()
@@ -90,11 +95,7 @@ def _with_defaults(records: list[dict[str, Any]], table: str) -> pd.DataFrame:
     for rec in records:
         row = table_fields(dict(rec), model)
         rows.append({**row, **{k: v for k, v in defaults.items() if k not in row}})
-    df = pd.DataFrame(rows)
-    for col in df.columns:
-        if df[col].map(lambda v: isinstance(v, list)).any():
-            df[col] = df[col].map(lambda v: ",".join(map(str, v)) if isinstance(v, list) else v)
-    return df
+    return _lists_joined(pd.DataFrame(rows))
 
 
 def first_line(exc: Exception) -> str:
