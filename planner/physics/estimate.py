@@ -18,7 +18,7 @@ from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
 from planner.physics.space import Space, space_columns
 from planner.physics.tables import ColumnsRow
-from planner.physics.work import Work, check_catalog, check_life, check_purchase, validated
+from planner.physics.work import Work, check_catalog, validated
 
 # the step-time terms of an Estimate's breakdown, each the table's column "t_<term>", seconds per step
 BREAKDOWN = (
@@ -90,8 +90,7 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
         np.asarray([config.power_cap], dtype=float),
         np.asarray([config.nodes], dtype=np.int64),
     )
-    check_purchase(config.purchase)
-    check_life(config.life_years)
+    # the purchase mode and service life are Configuration's fields, validated with it
     work = Work(
         config.samples,
         config.global_batch,
