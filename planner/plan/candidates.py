@@ -295,6 +295,10 @@ def option_order(s: np.ndarray, f: np.ndarray, c: np.ndarray, n: np.ndarray) -> 
 
 PRICED_CACHE_ROWS = 1_000_000  # priced rows kept (price_chunk), all requests together
 
+# The priced columns a site's tariffs set: energy_usd (electricity price, bought rows; rent includes power), cost_usd
+# (hardware + energy_usd) and carbon_kg (grid intensity). Everything else a price reads is the pricing key's.
+TARIFF_COLUMNS = ("energy_usd", "cost_usd", "carbon_kg")
+
 
 def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame, keep: bool = True) -> pd.DataFrame:
     """Candidate plans from physics rows, priced for every allowed site and purchase mode, with rack units, the
@@ -304,35 +308,78 @@ def price_chunk(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame, keep: bo
     the physical columns are shared, not copied, where one site and purchase mode is asked for.
 
     The table is kept while its physics chunk lives (the last PRICED_CACHE_ROWS rows priced, all requests
-    together), keyed on all it depends on besides the physics (``_pricing_key``): requests that differ only in
-    their limits or objective (a batch varying the deadline, the app planning again) reduce it without pricing it
-    again. Callers read it and never modify it. ``keep`` off: the table is not kept (a chunk only the explanation
-    of an infeasible request reads, beyond its node limit, would push out the chunks every request reads)."""
+    together), keyed on all it depends on besides the physics and the sites' tariffs (``_pricing_key``): requests
+    that differ only in their limits or objective (a batch varying the deadline, the app planning again) reduce it
+    without pricing it again, and requests that differ also in the sites' electricity price or carbon intensity
+    (a batch sweeping them) have only ``TARIFF_COLUMNS`` computed again (``PricedChunk.at``). Callers read it and
+    never modify it. ``keep`` off: the table is not kept (a chunk only the explanation of an infeasible request
+    reads, beyond its node limit, would push out the chunks every request reads)."""
     if not len(phys):
         return pd.DataFrame()
     key = (id(phys), _pricing_key(catalog, req))
+    tariffs = site_tariffs(catalog, req)
     hit = _PRICED.pop(key, None)  # re-inserted below: most recently used last
-    if hit is not None and hit[0]() is phys:
+    if hit is not None and hit.phys() is phys:
         _PRICED[key] = hit
-        return hit[1]
-    cand = _priced(catalog, req, phys)
+        return hit.at(tariffs)
+    table, owned_amortized = _priced(catalog, req, phys)
     if not keep:
-        return cand
-    for k in [k for k, (ref, _) in _PRICED.items() if ref() is None]:  # chunks dropped from the physics cache
+        return table
+    for k in [k for k, entry in _PRICED.items() if entry.phys() is None]:  # chunks dropped from the physics cache
         del _PRICED[k]
-    _PRICED[key] = (weakref.ref(phys), cand)
-    total = sum(len(c) for _, c in _PRICED.values())
+    _PRICED[key] = PricedChunk(weakref.ref(phys), table, tariffs, owned_amortized)
+    total = sum(len(entry.table) for entry in _PRICED.values())
     while total > PRICED_CACHE_ROWS and len(_PRICED) > 1:
-        total -= len(_PRICED.pop(next(iter(_PRICED)))[1])
-    return cand
+        total -= len(_PRICED.pop(next(iter(_PRICED))).table)
+    return table
 
 
-_PRICED: dict[tuple[Any, ...], tuple[weakref.ref[pd.DataFrame], pd.DataFrame]] = {}
+Tariffs = tuple[tuple[float, float], ...]  # per site of the request, in its order: (USD per kWh, kg CO2e per kWh)
+
+
+def site_tariffs(catalog: Catalog, req: PlanRequest) -> Tariffs:
+    """The electricity price and grid carbon intensity of each of the request's sites."""
+    return tuple((catalog.site(s).electricity_usd_per_kwh, catalog.site(s).carbon_kg_per_kwh) for s in req.sites)
+
+
+class PricedChunk:
+    """A kept priced table of a physics chunk (``phys``, weakly: the table goes with its chunk) and the tariffs it was
+    priced at; ``owned_amortized``: the owned servers' credit each row's cost is reduced by (None without owned
+    servers). ``at`` gives the table at other tariffs, the last one kept."""
+
+    def __init__(
+        self, phys: weakref.ref[pd.DataFrame], table: pd.DataFrame, tariffs: Tariffs, owned_amortized: Any
+    ) -> None:
+        self.phys, self.table, self.tariffs, self.owned_amortized = phys, table, tariffs, owned_amortized
+
+    def at(self, tariffs: Tariffs) -> pd.DataFrame:
+        """The table at ``tariffs``: its ``TARIFF_COLUMNS`` computed as ``pricing.price_columns`` computes them
+        (the same operations, so the same figures as pricing it whole), the other columns shared."""
+        if tariffs != self.tariffs:
+            t = self.table
+            site = np.asarray(t["site"].cat.codes, dtype=np.intp)
+            electricity_usd_per_kwh = np.asarray([e for e, _ in tariffs])[site]
+            carbon_kg_per_kwh = np.asarray([c for _, c in tariffs])[site]
+            fac_kwh = t["facility_energy_kwh"].to_numpy(dtype=float)
+            bought = np.asarray(t["purchase"] == "buy")
+            energy_usd = np.where(bought, fac_kwh * electricity_usd_per_kwh, 0.0)
+            cost_usd = t["hardware_usd"].to_numpy(dtype=float) + energy_usd  # rented: + 0.0, the rent itself
+            if self.owned_amortized is not None:
+                cost_usd = cost_usd - self.owned_amortized
+            out = t.copy(deep=False)
+            out["energy_usd"] = energy_usd
+            out["cost_usd"] = cost_usd
+            out["carbon_kg"] = fac_kwh * carbon_kg_per_kwh
+            self.table, self.tariffs = out, tariffs
+        return self.table
+
+
+_PRICED: dict[tuple[Any, ...], PricedChunk] = {}
 
 
 def _pricing_key(catalog: Catalog, req: PlanRequest) -> tuple[Any, ...]:
-    """What a priced chunk depends on besides its physics: the catalog's servers, fabrics and sites (prices, rack
-    units, availability, PUE, electricity, carbon), the request's sites, purchase modes, service life, owned servers
+    """What a priced chunk depends on besides its physics and the sites' tariffs: the catalog's servers, fabrics and
+    sites (prices, rack units, availability, PUE), the request's sites, purchase modes, service life, owned servers
     and run terms (start-up and evaluations)."""
     return (
         pricing_fingerprint(catalog),
@@ -347,20 +394,25 @@ def _pricing_key(catalog: Catalog, req: PlanRequest) -> tuple[Any, ...]:
 
 
 def pricing_fingerprint(catalog: Catalog) -> str:
-    """A hash of the catalog's servers, fabrics and sites: every entry a price reads, whole."""
+    """A hash of the catalog's servers, fabrics and sites: every entry a price reads, whole, but the sites' tariffs
+    (``site_tariffs``)."""
 
     def parts() -> dict[str, Any]:
-        return {
-            name: {k: v.model_dump() for k, v in getattr(catalog, name).items()}
-            for name in ("servers", "fabrics", "sites")
+        out: dict[str, Any] = {
+            name: {k: v.model_dump() for k, v in getattr(catalog, name).items()} for name in ("servers", "fabrics")
         }
+        out["sites"] = {
+            k: v.model_dump(exclude={"electricity_usd_per_kwh", "carbon_kg_per_kwh"}) for k, v in catalog.sites.items()
+        }
+        return out
 
     return _fingerprint(catalog, "pricing", parts)
 
 
-def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFrame:
-    """``price_chunk``'s table, computed."""
-    physical = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
+def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """``price_chunk``'s table, computed, and the owned servers' credit its costs are reduced by (None without
+    owned servers)."""
+    physical = dict(physical_columns(phys))
     physical["time_to_train_h"] = with_run_terms_h(catalog, req, physical)
     # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)
     inputs = {**physical, "server": phys["server"].array, "fabric": phys["fabric"].array}
@@ -392,10 +444,27 @@ def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> pd.DataFr
     server_ids = phys["server"].cat.categories
     rack = np.asarray([catalog.server(str(s)).rack_units for s in server_ids], dtype=np.int64)
     cols["rack_units"] = np.asarray(cols["nodes"], dtype=np.int64) * rack[server_codes]
-    if req.owned:
-        _credit_owned(catalog, req, cols, is_buy)
+    owned_amortized = _credit_owned(catalog, req, cols, is_buy) if req.owned else None
     cols["upfront_usd"] = np.where(is_buy, cols["capex_usd"], cols["cost_usd"])
-    return pd.DataFrame(cols, copy=False)
+    return pd.DataFrame(cols, copy=False), owned_amortized
+
+
+def physical_columns(phys: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The ``PHYSICS_COLUMNS`` of a physics chunk as NumPy (categorical ones as their codes), read once per chunk
+    object and kept while it lives (the last 64): every pricing of the chunk reads them."""
+    hit = _PHYSICAL.get(id(phys))
+    if hit is not None and hit[0]() is phys:
+        return hit[1]
+    cols = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
+    for k in [k for k, (ref, _) in _PHYSICAL.items() if ref() is None]:
+        del _PHYSICAL[k]
+    _PHYSICAL[id(phys)] = (weakref.ref(phys), cols)
+    while len(_PHYSICAL) > 64:
+        _PHYSICAL.pop(next(iter(_PHYSICAL)))
+    return cols
+
+
+_PHYSICAL: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, np.ndarray]]] = {}
 
 
 def with_run_terms_h(catalog: Catalog, req: PlanRequest, physical: dict[str, np.ndarray]) -> np.ndarray:
@@ -470,8 +539,9 @@ def _concat(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-def _credit_owned(catalog: Catalog, req: PlanRequest, cols: dict[str, Any], is_buy: np.ndarray) -> None:
-    """Subtract the owned servers' credit (owned_credit_usd) from the capex and cost of the bought rows."""
+def _credit_owned(catalog: Catalog, req: PlanRequest, cols: dict[str, Any], is_buy: np.ndarray) -> np.ndarray:
+    """Subtract the owned servers' credit (owned_credit_usd) from the capex and cost of the bought rows; returns what
+    each row's cost is reduced by (the credit amortized over the run)."""
     credit = np.zeros(len(is_buy))
     hours = np.asarray(cols["time_to_train_h"], dtype=float)
     servers, fabrics = cols["server"], cols["fabric"]
@@ -482,5 +552,7 @@ def _credit_owned(catalog: Catalog, req: PlanRequest, cols: dict[str, Any], is_b
         credit[rows] = owned_credit_usd(
             catalog, req, str(servers[first]), str(fabrics[first]), cols["nodes"][rows], hours[rows]
         )
+    amortized = cost.amortized_usd(credit, hours, req.life_years)
     cols["capex_usd"] = np.asarray(cols["capex_usd"], dtype=float) - credit
-    cols["cost_usd"] = np.asarray(cols["cost_usd"], dtype=float) - cost.amortized_usd(credit, hours, req.life_years)
+    cols["cost_usd"] = np.asarray(cols["cost_usd"], dtype=float) - amortized
+    return amortized

@@ -25,7 +25,7 @@ from planner.plan.limits import (
     purchases_of,
 )
 from planner.plan.mip import solve_mip
-from planner.plan.reduce import Masks, frontier, scan
+from planner.plan.reduce import Masks, frontier, physics_may_meet, scan
 from planner.plan.result import Explanation, PlanResult, Relaxation, RelaxationPair, usd
 
 RELAX_UNITS = {"deadline": "days", "budget": "USD", "power": "kW", "nodes": "nodes", "rack": "rack units"}
@@ -143,7 +143,20 @@ def explain_infeasible(
             def others_ok(cand: pd.DataFrame, _lim: Limits = ext_lim) -> np.ndarray:
                 return np.flatnonzero(Masks(cand, _lim, req, cat).all)
 
-            pool, more = scan(cat, req, scanned_to + 1, horizon, others_ok, timings, stop_when_found=True)
+            def may_hold(phys: pd.DataFrame, _lim: Limits = ext_lim) -> bool:
+                return physics_may_meet(cat, req, _lim, phys)
+
+            # unpriced chunks change the rows priced, which is read only as zero or not below: skipped once nonzero
+            pool, more = scan(
+                cat,
+                req,
+                scanned_to + 1,
+                horizon,
+                others_ok,
+                timings,
+                stop_when_found=True,
+                may_hold=may_hold if priced else None,
+            )
             priced += more
         if not len(pool):
             continue

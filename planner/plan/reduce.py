@@ -15,7 +15,7 @@ import pandas as pd
 from planner.checks.request import PlanRequest
 from planner.checks.search import node_step
 from planner.data import Catalog
-from planner.plan.candidates import physics_chunks, price_chunk
+from planner.plan.candidates import physical_columns, physics_chunks, price_chunk, with_run_terms_h
 from planner.plan.formulation import Limits
 from planner.plan.limits import (
     LIMIT_NAMES,
@@ -209,6 +209,34 @@ def frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray, tie: np.ndarray | N
     return idx[keep]
 
 
+def physics_may_meet(cat: Catalog, req: PlanRequest, lim: Limits, phys: pd.DataFrame) -> bool:
+    """Whether some row of a physics chunk may meet ``lim``: a condition every candidate that meets all of ``lim``
+    (``Masks.all``) meets, read from the physics before it is priced -- the deadline, the power limit at one of the
+    request's sites and the rack units are computed as pricing computes them (time with the request's start-up and
+    evaluations, IT power x the site's PUE, nodes x the server's rack units) and compared as ``Masks`` compares them;
+    the budget, availability and service life are left out (they need prices). A chunk for which it is False holds
+    no candidate meeting ``lim`` and need not be priced."""
+    if not len(phys):
+        return False
+    physical = physical_columns(phys)
+    ok = np.ones(len(phys), dtype=bool)
+    if lim.deadline_h is not None:
+        hours = with_run_terms_h(cat, req, dict(physical))
+        ok &= _at_most(hours, threshold(lim.deadline_h, "deadline"), None)
+    if lim.max_rack_units is not None:
+        rack = np.asarray([cat.server(str(s)).rack_units for s in phys["server"].cat.categories], dtype=np.int64)
+        units = np.asarray(physical["nodes"], dtype=np.int64) * rack[np.asarray(physical["server"], dtype=np.intp)]
+        ok &= _at_most(units, threshold(lim.max_rack_units, "rack"), None)
+    if lim.power_kw is not None and ok.any():
+        it_kw = np.asarray(physical["power_kw"], dtype=float)
+        at_some_site = np.zeros(len(phys), dtype=bool)
+        for site in req.sites:  # the limit where the request sets one, else each site's envelope (limit_bounds)
+            envelope = lim.power_kw if req.power_kw is not None else cat.site(site).power_envelope_kw
+            at_some_site |= _at_most(it_kw * cat.site(site).pue, threshold(envelope, "power"), None)
+        ok &= at_some_site
+    return bool(ok.any())
+
+
 def scan(
     cat: Catalog,
     req: PlanRequest,
@@ -217,13 +245,18 @@ def scan(
     reducer: Any,
     timings: dict[str, float],
     stop_when_found: bool = False,
+    may_hold: Any = None,
 ) -> tuple[pd.DataFrame, int]:
     """Candidates at every node count lo..hi, each chunk reduced to the rows `reducer(chunk)` selects (an exact
-    reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced)."""
+    reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced).
+    ``may_hold(physics chunk)``: False where the reducer would select no row of the chunk (a necessary condition,
+    ``physics_may_meet``): the chunk is not priced."""
     parts: list[pd.DataFrame] = []
     priced = 0
     within = req.max_nodes + node_step(req.max_nodes)  # the counts a plan is scanned at (solve)
     for phys in physics_chunks(cat, req, lo, hi, timings):
+        if may_hold is not None and not may_hold(phys):
+            continue
         t0 = time.perf_counter()
         # priced chunks beyond them (an infeasible request's explanation) are not kept: they would push out these
         cand = price_chunk(cat, req, phys, keep=not len(phys) or int(phys["nodes"].max()) <= within)

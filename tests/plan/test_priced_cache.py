@@ -1,8 +1,9 @@
 """The priced-chunk cache (planner/plan/candidates.py ``price_chunk``): a request that differs from an earlier one
-only in its limits or objective reduces the chunks priced for it without pricing them again; a request that changes
-anything a price reads (the catalog's prices, sites and electricity, the request's sites, purchase modes, service
-life, owned servers, start-up or evaluations) prices them again, and plans exactly as with nothing cached; the cache
-holds at most PRICED_CACHE_ROWS rows, and no chunk beyond a request's node limit."""
+only in its limits or objective reduces the chunks priced for it without pricing them again; one that differs also
+in its sites' electricity price or carbon intensity has only the columns those set computed again; a request that
+changes anything else a price reads (the catalog's prices, sites' PUE, the request's sites, purchase modes, service
+life, owned servers, start-up or evaluations) prices them again; either way it plans exactly as with nothing
+cached. The cache holds at most PRICED_CACHE_ROWS rows, and no chunk beyond a request's node limit."""
 
 from __future__ import annotations
 
@@ -61,6 +62,38 @@ def electricity_doubled(cat: Catalog) -> Catalog:
     )
 
 
+def carbon_halved(cat: Catalog) -> Catalog:
+    return cat.replace(
+        sites={k: v.model_copy(update={"carbon_kg_per_kwh": 0.5 * v.carbon_kg_per_kwh}) for k, v in cat.sites.items()}
+    )
+
+
+def pue_raised(cat: Catalog) -> Catalog:
+    return cat.replace(sites={k: v.model_copy(update={"pue": min(3.0, v.pue + 0.2)}) for k, v in cat.sites.items()})
+
+
+@pytest.mark.parametrize("tariff", [electricity_doubled, carbon_halved])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"objective": "cost"},
+        {"objective": "carbon", "purchase": "either"},
+        {"objective": "cost", "owned": [{"server": "dgx-h100", "count": 6}]},
+        {"objective": "cost", "sites": ["us-colo", "hydro-nordic"], "purchase": "either"},
+    ],
+)
+def test_a_request_that_changes_only_the_sites_tariffs_is_not_priced_again_and_plans_as_with_nothing_cached(
+    shipped: Catalog, pricings: list[int], change: dict[str, Any], tariff: Any
+) -> None:
+    solve({**BASE, **change}, shipped)
+    priced = len(pricings)
+    cached = solve({**BASE, **change}, tariff(shipped))
+    assert len(pricings) == priced
+    assert result(solve({**BASE, **change}, shipped)) != result(cached)  # the tariffs moved the figures
+    candidates._PRICED.clear()
+    assert result(cached) == result(solve({**BASE, **change}, tariff(shipped)))
+
+
 def server_price_cut(cat: Catalog) -> Catalog:
     return cat.replace(
         servers={
@@ -73,8 +106,8 @@ def server_price_cut(cat: Catalog) -> Catalog:
 @pytest.mark.parametrize(
     ("change", "catalog"),
     [
-        ({"objective": "cost"}, electricity_doubled),
         ({"objective": "cost"}, server_price_cut),
+        ({"objective": "energy"}, pue_raised),
         ({"sites": ["us-colo", "hydro-nordic"], "objective": "carbon"}, None),
         ({"purchase": "either", "objective": "cost"}, None),
         ({"life_years": 0.3, "objective": "cost"}, None),
@@ -109,7 +142,7 @@ def test_a_chunk_dropped_from_the_physics_cache_takes_its_prices_with_it(shipped
     assert candidates._PRICED
     candidates.PHYSICS.clear()
     solve({**BASE, "sites": ["coal-heavy"]}, shipped)  # evaluates the physics again, and prices it
-    live = [ref() for ref, _ in candidates._PRICED.values()]
+    live = [entry.phys() for entry in candidates._PRICED.values()]
     assert all(phys is not None for phys in live)
     assert len(candidates._PRICED) == len(candidates.PHYSICS)
 
@@ -125,7 +158,7 @@ def test_an_infeasible_requests_explanation_keeps_no_chunk_beyond_the_node_limit
     assert "nodes" in {r.requirement for r in first.explanation.relaxations}  # found beyond the node limit
     assert len(pricings) > len(candidates._PRICED) > 0
     within = 2 + 1  # the node limit and its binding step (node_step(2) = 1)
-    assert all(int(ref()["nodes"].max()) <= within for ref, _ in candidates._PRICED.values())  # type: ignore[index]
+    assert all(int(entry.phys()["nodes"].max()) <= within for entry in candidates._PRICED.values())  # type: ignore[index]
     priced = len(pricings)
     assert solve(tight, shipped).plan is None
     assert len(pricings) - priced == priced - len(candidates._PRICED)  # only the chunks not kept are priced again
