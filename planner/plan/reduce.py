@@ -251,7 +251,7 @@ def scan(
     reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced).
     ``may_hold(physics chunk)``: False where the reducer would select no row of the chunk (a necessary condition,
     ``physics_may_meet``): the chunk is not priced."""
-    parts: list[pd.DataFrame] = []
+    parts: list[tuple[pd.DataFrame, np.ndarray]] = []  # (priced chunk, the positions kept)
     priced = 0
     within = req.max_nodes + node_step(req.max_nodes)  # the counts a plan is scanned at (solve)
     for phys in physics_chunks(cat, req, lo, hi, timings):
@@ -264,16 +264,36 @@ def scan(
         if len(cand):
             keep = reducer(cand)
             if len(keep):
-                parts.append(cand.iloc[np.unique(keep)])
+                parts.append((cand, np.unique(keep)))
         timings["price_reduce_s"] = timings.get("price_reduce_s", 0.0) + time.perf_counter() - t0
         if stop_when_found and parts:
             break
     if not parts:
         return pd.DataFrame(), priced
-    # one block per dtype (a deep copy consolidates the priced chunks' columns): the pool, the MIP's candidates and
-    # the alternatives are taken from it, block by block instead of column by column
-    kept = pd.concat(parts, ignore_index=True).copy() if len(parts) > 1 else parts[0].reset_index(drop=True).copy()
-    return kept, priced
+    return kept_table(parts), priced
+
+
+def kept_table(parts: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
+    """The rows kept of each priced chunk, (table, positions) in order, as one table indexed 0.. with one block per
+    dtype (the pool, the MIP's candidates and the alternatives are taken from it block by block): each column
+    gathered and joined in NumPy (categorical ones as codes), the table built once. Chunks whose columns differ
+    in name or dtype are joined by pandas."""
+    first = parts[0][0]
+    if any(list(t.columns) != list(first.columns) or not t.dtypes.equals(first.dtypes) for t, _ in parts[1:]):
+        return pd.concat([t.iloc[i] for t, i in parts], ignore_index=True).copy()
+    cols: dict[str, Any] = {}
+    for c in first.columns:
+        dtype = first[c].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            codes = _joined([np.asarray(t[c].cat.codes)[i] for t, i in parts])
+            cols[c] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        else:
+            cols[c] = _joined([t[c].to_numpy()[i] for t, i in parts])
+    return pd.DataFrame(cols)
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _usable_rows(cand: pd.DataFrame) -> int:
