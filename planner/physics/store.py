@@ -110,6 +110,12 @@ def save(key: tuple[Any, ...], df: pd.DataFrame) -> None:
         return
 
 
+def keeps(total_bytes: int) -> bool:
+    """Whether chunks of ``total_bytes`` in all fit the store together (MAX_BYTES): a request's chunks are written
+    only where they do -- its later chunks would push out its first ones, and a rerun reads the first ones first."""
+    return total_bytes <= MAX_BYTES
+
+
 def _ours(path: Path) -> bool:
     """The file belongs to this user (a pickle is code: never read one another user could have put there, should
     the store be pointed at a shared directory)."""

@@ -147,7 +147,9 @@ def physics_chunks(
     step = max(1, CHUNK_CONFIGS // per)
     work = work_of(catalog, req, run_terms=False)  # start-up and evaluation are added when priced (price_chunk)
     twins: Twins | None = None  # made when a chunk is evaluated (not when every chunk is cached or stored)
-    for a in range(lo, hi + 1, step):
+    starts = range(lo, hi + 1, step)
+    storing = True  # off once the chunks are seen not to fit the store together (physics_store.keeps)
+    for a in starts:
         b = min(hi, a + step - 1)
         key = (*base, a, b)
         df = PHYSICS.pop(key, None)  # re-inserted below: most recently used last
@@ -165,7 +167,11 @@ def physics_chunks(
             if timings is not None:
                 timings["evaluate_s"] = timings.get("evaluate_s", 0.0) + time.perf_counter() - t0
                 timings["configurations"] = timings.get("configurations", 0.0) + configurations
-            physics_store.save(key, df)
+            # chunks the store could not keep all of are not written: it would drop the first of them for the
+            # last, and the next run would find none of those it reads first (each chunk's size as this one's)
+            storing = storing and physics_store.keeps(len(starts) * int(df.memory_usage(index=False).sum()))
+            if storing:
+                physics_store.save(key, df)
         PHYSICS[key] = df
         total = sum(len(v) for v in PHYSICS.values())
         while total > PHYSICS_CACHE_ROWS and len(PHYSICS) > 1:

@@ -153,6 +153,28 @@ def test_the_store_keeps_within_its_size_the_most_recently_used(store: Path, mon
     assert sum(p.stat().st_size for p in store.glob("physics-*.pkl")) <= 3.5 * size
 
 
+def test_the_chunks_of_a_request_the_store_cannot_keep_together_are_not_written(
+    store: Path, shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written, the request's later chunks would push out its first ones, which a rerun reads first: none is written,
+    and the request plans as with the store off; a store large enough for them all gets them all."""
+    wide = REQ.model_copy(update={"max_nodes": 1024, "gpus": None})
+    chunks = list(candidates.physics_chunks(shipped, wide, 1, 1024))
+    assert len(chunks) > 1
+    total = sum(int(c.memory_usage(index=False).sum()) for c in chunks)
+    for f in store.glob("physics-*.pkl"):
+        f.unlink()
+    candidates.PHYSICS.clear()
+    monkeypatch.setattr(physics_store, "MAX_BYTES", total // 2)
+    small = solve(wide, shipped)
+    assert small.plan is not None and not list(store.glob("physics-*.pkl"))
+    candidates.PHYSICS.clear()
+    monkeypatch.setattr(physics_store, "MAX_BYTES", 4 * total)
+    large = solve(wide, shipped)
+    assert len(list(store.glob("physics-*.pkl"))) >= len(chunks)
+    assert large.plan is not None and large.plan.model_dump() == small.plan.model_dump()
+
+
 def test_files_another_user_owns_or_that_cannot_be_read_are_not_read(
     store: Path, shipped: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
