@@ -26,21 +26,6 @@ def result(res: Any) -> dict[str, Any]:
     return out
 
 
-@pytest.fixture
-def pricings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that grows by one per chunk priced."""
-    calls: list[int] = []
-    real = candidates._priced
-
-    def counting(*args: Any) -> Any:
-        calls.append(1)
-        return real(*args)
-
-    candidates._PRICED.clear()
-    monkeypatch.setattr(candidates, "_priced", counting)
-    return calls
-
-
 def test_a_request_that_changes_only_its_limits_or_objective_is_not_priced_again(
     shipped: Catalog, pricings: list[int]
 ) -> None:

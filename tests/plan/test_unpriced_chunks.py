@@ -41,42 +41,24 @@ def result(res: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("request_", INFEASIBLE)
 def test_an_explanation_is_the_same_with_the_chunks_the_physics_rules_out_left_unpriced(
-    shipped: Catalog, request_: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    shipped: Catalog, request_: dict[str, Any], pricings: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    priced: list[int] = []
-    real = candidates._priced
-
-    def counting(*args: Any) -> Any:
-        priced.append(int(args[2]["nodes"].max()))
-        return real(*args)
-
-    monkeypatch.setattr(candidates, "_priced", counting)
-    candidates._PRICED.clear()
     skipping = solve(request_, shipped)
     assert skipping.plan is None and skipping.explanation is not None
-    skipped = len(priced)
+    skipped = len(pricings)
     monkeypatch.setattr(explain, "physics_may_meet", lambda *args: True)
     candidates._PRICED.clear()
-    priced.clear()
+    pricings.clear()
     assert result(solve(request_, shipped)) == result(skipping)
-    assert len(priced) >= skipped
+    assert len(pricings) >= skipped
 
 
-def test_the_scan_beyond_the_node_limit_prices_fewer_chunks_where_the_deadline_cannot_be_met(
-    shipped: Catalog, monkeypatch: pytest.MonkeyPatch
+def test_the_scan_beyond_the_node_limit_prices_no_chunk_where_the_deadline_cannot_be_met(
+    shipped: Catalog, pricings: list[int]
 ) -> None:
-    priced: list[int] = []
-    real = candidates._priced
-
-    def counting(*args: Any) -> Any:
-        priced.append(int(args[2]["nodes"].max()))
-        return real(*args)
-
-    monkeypatch.setattr(candidates, "_priced", counting)
-    candidates._PRICED.clear()
     res = solve(INFEASIBLE[1], shipped)
     assert res.explanation is not None
-    assert max(priced) <= 64 + 8  # nothing beyond the node limit and its binding step was priced
+    assert max(pricings) <= 64 + 8  # nothing beyond the node limit and its binding step was priced
 
 
 @pytest.mark.parametrize("request_", INFEASIBLE)
