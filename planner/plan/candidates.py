@@ -363,12 +363,19 @@ class PricedChunk:
         (the same operations, so the same figures as pricing it whole), the other columns shared."""
         if tariffs != self.tariffs:
             t = self.table
-            site = np.asarray(t["site"].cat.codes, dtype=np.intp)
-            electricity_usd_per_kwh = np.asarray([e for e, _ in tariffs])[site]
-            carbon_kg_per_kwh = np.asarray([c for _, c in tariffs])[site]
+            electricity_usd_per_kwh: Any = tariffs[0][0]  # one site: its figures (the same products as per row)
+            carbon_kg_per_kwh: Any = tariffs[0][1]
+            if len(tariffs) > 1:
+                site = np.asarray(t["site"].cat.codes, dtype=np.intp)
+                electricity_usd_per_kwh = np.asarray([e for e, _ in tariffs])[site]
+                carbon_kg_per_kwh = np.asarray([c for _, c in tariffs])[site]
             fac_kwh = t["facility_energy_kwh"].to_numpy(dtype=float)
-            bought = np.asarray(t["purchase"] == "buy")
-            energy_usd = np.where(bought, fac_kwh * electricity_usd_per_kwh, 0.0)
+            purchases = list(t["purchase"].cat.categories)
+            if purchases == ["buy"]:
+                energy_usd = fac_kwh * electricity_usd_per_kwh
+            else:
+                bought = np.asarray(t["purchase"].cat.codes) == (purchases.index("buy") if "buy" in purchases else -1)
+                energy_usd = np.where(bought, fac_kwh * electricity_usd_per_kwh, 0.0)
             cost_usd = t["hardware_usd"].to_numpy(dtype=float) + energy_usd  # rented: + 0.0, the rent itself
             if self.owned_amortized is not None:
                 cost_usd = cost_usd - self.owned_amortized
