@@ -67,7 +67,9 @@ def cached_pareto(request_json: str, version: str, x: Objective, y: Objective, _
 
 def show_table(df: Any) -> None:
     """A table for people: numbers of 1,000 and more with thousands separators (6,069,200 USD, 1,500,000,000,000
-    tokens; were 6069200 and 1500000000000), as the command line's tables write them."""
+    tokens; were 6069200 and 1500000000000), as the command line's tables write them; a value left unset is an
+    empty cell (present.blank_missing), not 'None'."""
+    df = present.blank_missing(df)
     config = {c: st.column_config.NumberColumn(format="localized") for c in present.separated_columns(df)}
     st.dataframe(df, hide_index=True, column_config=config)
 

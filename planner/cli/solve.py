@@ -40,7 +40,13 @@ def add_solve_command(sub: Any) -> None:
         default="energy",
         help="what to minimise: facility energy (kWh), run cost (USD), carbon (kgCO2e) or time to train (h)",
     )
-    s.add_argument("--alternatives", type=bounded_int(0, 20), default=3, help="next-best distinct plans to list, 0-20")
+    s.add_argument(
+        "--alternatives",
+        type=bounded_int(0, 20),
+        default=3,
+        help="next-best other options to list, 0-20; the best plan of each other GPU type follows them (0: no "
+        "alternatives at all)",
+    )
     s.set_defaults(func=cmd_solve)
 
 

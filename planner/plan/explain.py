@@ -92,11 +92,12 @@ def _phrase(
         s = f"a deadline of at least {_sig4(needed)} days"
         if given is None:
             return s
-        said = [f"you gave {_sig4(given, up=False)}"]
-        if needed > 365.25:
-            said.append(f"that is {_years(needed * 24.0)}")
+        said = []
+        if needed > 365.25:  # the needed deadline in years, before what was given (which is in days)
+            said.append(_years(needed * 24.0))
             if rent_past_years is not None and needed * 24.0 > rent_past_years * cost.HOURS_PER_YEAR:
                 said[-1] += f", past the {rent_past_years:g}-year life of bought servers: on rented servers only"
+        said.append(f"you gave {_sig4(given, up=False)}")
         return f"{s} ({'; '.join(said)})"
     if name == "budget":
         s = f"a budget of at least {usd(needed, up=True)}"

@@ -309,17 +309,18 @@ def power_cap_chart(frame: pd.DataFrame, deadline_days: float | None = None) -> 
     base = alt.Chart(frame).encode(
         # ticks at 4 significant figures: an axis of one point (a rented server's one cap) ticks at the point's
         # own value, which Vega would write out to 6 decimals (284,600.773060)
+        # (and a handful of ticks: the axis of one point and the deadline beside it spans a fraction of a day)
         x=alt.X(
             "time_to_train_days:Q",
             title="time to train (days)",
             scale=alt.Scale(zero=False),
-            axis=alt.Axis(format=",.4~r"),
+            axis=alt.Axis(format=",.4~r", tickCount=6),
         ),
         y=alt.Y(
             "facility_energy_kwh:Q",
             title="facility energy (kWh)",
             scale=alt.Scale(zero=False),
-            axis=alt.Axis(format=",.4~r"),
+            axis=alt.Axis(format=",.4~r", tickCount=6),
         ),
     )
     line = base.mark_line(point=True).encode(
@@ -362,7 +363,9 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
             alt.Chart(sub)
             .mark_bar()
             .encode(
-                y=alt.Y("plan:N", title=None, sort=None),  # the frame's order: the plan first, then alt 1, 2, ...
+                # the frame's order: the plan first, then alt 1, 2, ...; labels whole (the fabric and cap at their
+                # end tell apart the same servers)
+                y=alt.Y("plan:N", title=None, sort=None, axis=alt.Axis(labelLimit=0)),
                 x=alt.X("value:Q", stack="zero", title=kind, axis=alt.Axis(format="~s")),  # 12M, not 12,000,000
                 color="part:N",
                 tooltip=[

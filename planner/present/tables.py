@@ -186,6 +186,29 @@ def separated_columns(df: pd.DataFrame) -> list[str]:
     return cols
 
 
+def blank_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with every missing value (a field a job or server leaves unset) shown as an empty cell: each column
+    that has one written as text, numbers with thousands separators, the missing ones empty (a data grid writes
+    them 'None', which reads as a value). Columns without a missing value stay as they are."""
+    out = df.copy()
+    for col in out.columns:
+        values = out[col]
+        missing = values.isna().to_numpy()
+        if not missing.any():
+            continue
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        out[col] = [
+            "" if gone else (_number_text(v) if numeric else str(v))
+            for v, gone in zip(values.tolist(), missing, strict=True)
+        ]
+    return out
+
+
+def _number_text(v: float) -> str:
+    """A number as a table writes it: whole numbers with thousands separators, others as they are."""
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:,}"
+
+
 def plan_precisions(res: PlanResult) -> list[str]:
     """The precision the plan and each alternative compute in, in to_frame's order (where some allowed GPUs lack
     the precision asked for, their plans compute in its fallback: fp4 in fp8, fp8 in bf16)."""

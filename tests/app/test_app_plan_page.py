@@ -116,18 +116,21 @@ def test_app_tables_keep_whole_amounts_and_units_in_their_headers() -> None:
     assert readable_header("port_bandwidth_gbps") == "Port bandwidth (Gb/s)"
 
 
-def test_app_tables_write_thousands_separators() -> None:
-    """Large numbers in the fleet page's job table are written with thousands separators (a localized format;
-    st.dataframe's plain numbers would show 'Tokens 1500000000000'); small ones as they are."""
+def test_app_tables_write_thousands_separators_and_leave_unset_values_empty() -> None:
+    """Large numbers in the fleet page's job table are written with thousands separators (st.dataframe's plain
+    numbers would show 'Tokens 1500000000000'), small ones as they are, and a field a job leaves unset (its tokens,
+    where it states samples) is an empty cell, not 'None'."""
     from streamlit.testing.v1 import AppTest
 
     app = Path(__file__).resolve().parents[2] / "app.py"
     at = AppTest.from_file(str(app), default_timeout=120).run()
     at.radio(key="page").set_value("Fleet").run()
-    jobs = at.dataframe[0]
-    assert "Penalty (USD per slot)" in jobs.value.columns
-    assert '"Tokens": {"type_config": {"type": "number", "format": "localized"}}' in jobs.proto.columns
-    assert '"Release slot"' not in jobs.proto.columns  # small numbers as they are
+    jobs = at.dataframe[0].value.set_index("Id")
+    assert jobs.at["pretrain-70b", "Tokens"] == "1,500,000,000,000" and jobs.at["pretrain-70b", "Samples"] == ""
+    assert jobs.at["cpt-70b", "Penalty (USD per slot)"] == "50,000"
+    assert jobs.at["pretrain-70b", "Penalty (USD per slot)"] == ""
+    assert jobs["Release slot"].tolist()[:3] == [0, 5, 3]  # small numbers as they are
+    assert not jobs.isna().any().any()
 
 
 def test_the_fleet_summary_counts_one_billing_period_in_the_singular() -> None:

@@ -29,6 +29,9 @@ from planner.present import (
     add_workload,
     alternatives_table,
     batch_results_table,
+    blank_missing,
+    breakdown_chart,
+    breakdown_frame,
     pareto_chart,
     pareto_table,
     pareto_view,
@@ -122,6 +125,28 @@ def test_the_power_cap_chart_ticks_at_four_significant_figures() -> None:
     )
     enc = power_cap_chart(frame).to_dict()["layer"][0]["encoding"]
     assert enc["x"]["axis"]["format"] == ",.4~r" and enc["y"]["axis"]["format"] == ",.4~r"
+    # a handful of ticks: one point and the deadline beside it span 0.6 days, which Vega ticked every 0.02
+    assert enc["x"]["axis"]["tickCount"] <= 8 and enc["y"]["axis"]["tickCount"] <= 8
+
+
+def test_the_cost_and_energy_chart_writes_each_plans_label_whole(shipped: Catalog) -> None:
+    """The plan and its first alternatives are often the same servers at another cap or fabric, said at the end of
+    the label ('plan: 40x mi350x-8, ndr400, cap 80%'): the axis does not cut it."""
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, alternatives=3), shipped)
+    labels = breakdown_frame(res)["plan"].unique()
+    assert len(labels) == 1 + len(res.alternatives) and all(", cap " in label for label in labels)
+    for part in breakdown_chart(breakdown_frame(res)).to_dict()["vconcat"]:
+        assert part["encoding"]["y"]["axis"]["labelLimit"] == 0  # Vega: no limit
+
+
+def test_a_value_left_unset_is_an_empty_cell_not_none() -> None:
+    """A job that states tokens but not samples, an owned server without a retirement age: the app's tables show
+    the unset fields empty, and the set ones as numbers with thousands separators."""
+    table = readable(pd.DataFrame({"tokens": [1e12, None], "samples": [None, 5e6], "id": ["pretrain", None]}))
+    shown = blank_missing(table)
+    assert shown.iloc[1].tolist() == ["", "5,000,000", ""]
+    assert shown.iloc[0].tolist() == ["1,000,000,000,000", "", "pretrain"]
+    assert blank_missing(readable(pd.DataFrame({"n": [1, 2]}))).equals(readable(pd.DataFrame({"n": [1, 2]})))
 
 
 def test_batch_rows_are_named_by_their_scenario_and_lead_with_why_they_failed(shipped: Catalog) -> None:
