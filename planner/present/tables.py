@@ -80,6 +80,10 @@ READABLE = {
     "carbon_kg": "Carbon (kg CO2e)",
     "bottleneck": "Bottleneck",
     "layout": "Layout",
+    # acronyms of the catalog's fabric and site tables
+    "nic_price_usd": "NIC price (USD)",
+    "nic_power_w": "NIC power (W)",
+    "pue": "PUE",
 }
 
 
