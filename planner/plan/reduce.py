@@ -46,13 +46,13 @@ class Masks:
         for k in self.given:
             bound, rows = bounds[k]
             # integer limits compare the integer column (exact, as its floats are)
-            values = cand[cols[k]].to_numpy() if k in ("nodes", "rack") else self.values[k]
+            values = column_arrays(cand)[cols[k]] if k in ("nodes", "rack") else self.values[k]
             strict, loose = threshold(bound, k), threshold(bound, k, relaxed=True)
             self.ok[k] = _at_most(values, strict, rows)
             self.relaxed[k] = _at_most(values, loose, rows)
             self.nested[k] = bool(np.all(np.asarray(loose) >= np.asarray(strict)))
         # rows that can be a plan at all (available, in service: candidates.price_chunk), under every mask
-        self.usable = cand["usable"].to_numpy(dtype=bool) if "usable" in cand else true
+        self.usable = np.asarray(column_arrays(cand)["usable"], dtype=bool) if "usable" in cand else true
         self.all = self.all_but()
 
     def all_but(self, *skip: str) -> np.ndarray:
@@ -71,7 +71,7 @@ class _ColumnValues(dict[str, np.ndarray]):
         self._cand, self._columns = cand, columns
 
     def __missing__(self, k: str) -> np.ndarray:
-        v = self[k] = self._cand[self._columns[k]].to_numpy(dtype=float)
+        v = self[k] = np.asarray(column_arrays(self._cand)[self._columns[k]], dtype=float)
         return v
 
 
@@ -93,8 +93,9 @@ class OptionGroups:
         change = np.zeros(n, dtype=bool)
         if n:
             change[0] = True
+        arrays = column_arrays(cand)
         for col in HARDWARE_KEY:
-            v = _codes(cand[col])
+            v = arrays[col]
             change[1:] |= v[1:] != v[:-1]
         self.gid = np.cumsum(change) - 1
         self.starts = np.flatnonzero(change)
@@ -281,15 +282,25 @@ def kept_table(parts: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
     first = parts[0][0]
     if any(list(t.columns) != list(first.columns) or not t.dtypes.equals(first.dtypes) for t, _ in parts[1:]):
         return pd.concat([t.iloc[i] for t, i in parts], ignore_index=True).copy()
+    arrays = [column_arrays(t) for t, _ in parts]
     cols: dict[str, Any] = {}
-    for c in first.columns:
-        dtype = first[c].dtype
-        if isinstance(dtype, pd.CategoricalDtype):
-            codes = _joined([np.asarray(t[c].cat.codes)[i] for t, i in parts])
-            cols[c] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-        else:
-            cols[c] = _joined([t[c].to_numpy()[i] for t, i in parts])
+    for c, dtype in first.dtypes.items():
+        joined = _joined([a[c][i] for a, (_, i) in zip(arrays, parts, strict=True)])
+        categorical = isinstance(dtype, pd.CategoricalDtype)
+        cols[c] = pd.Categorical.from_codes(joined, dtype=dtype, validate=False) if categorical else joined
     return pd.DataFrame(cols)
+
+
+def column_arrays(cand: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each column of a priced table as NumPy (a categorical one as its codes), read once per table object and kept
+    while it lives (a priced chunk is cached, and every request that reduces it reads its columns)."""
+    arrays: dict[str, np.ndarray] = _of_table(cand, "arrays", _column_arrays)
+    return arrays
+
+
+def _column_arrays(cand: pd.DataFrame) -> dict[str, np.ndarray]:
+    """``column_arrays``, computed."""
+    return {str(c): _codes(cand[c]) for c in cand.columns}
 
 
 def _joined(arrays: list[np.ndarray]) -> np.ndarray:
@@ -315,7 +326,7 @@ def solve_reducer(cat: Catalog, req: PlanRequest, lim: Limits, column: str) -> A
         nonlocal feasible
         groups = option_groups(cand)
         m = Masks(cand, lim, req, cat)
-        obj = cand[column].to_numpy(dtype=float)
+        obj = np.asarray(column_arrays(cand)[column], dtype=float)
         finite = bool(np.isfinite(obj).all())
         best = groups.least(obj, m.all, finite)
         picks = [best.rows()]
