@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.checks.request import PlanRequest
 from planner.checks.search import BINDING_STEP
 from planner.data import Estimate
-from planner.formatting import sig4, switches_text, time_terms_text
+from planner.formatting import sig4, significant_text, switches_text, time_terms_text
 from planner.solver import SolverReport
 
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -145,6 +145,7 @@ class PlanResult(BaseModel):
             f"cap {p.power_cap:.0%} ({p.power_cap_w:.0f} W), {purchase_text(p)}",
             f"  layout {p.layout}, batch {p.global_batch:,}; bottleneck: {p.bottleneck}",
             f"  precision {p.estimate.precision}",  # the one the plan computes in (fp4 falls back to fp8 on a GPU)
+            f"  work {work_text(self.request)}: {p.estimate.samples_to_train:,.0f} samples at batch {p.global_batch:,}",
             f"  time {sig4(p.time_to_train_days)} days{run_terms_text(p)}; "
             f"facility power {sig4(p.facility_power_kw)} kW; "
             f"facility energy {sig4(p.facility_energy_kwh)} kWh; {p.rack_units:,} rack units",
@@ -156,6 +157,15 @@ class PlanResult(BaseModel):
         if self.request.owned:
             lines.append("  " + owned_summary(p))
         return "\n".join(lines)
+
+
+def work_text(req: PlanRequest) -> str:
+    """What the request trains, as it was given ('1e+12 tokens', '3 epochs') or 'the workload's default'."""
+    for name in ("tokens", "samples", "epochs"):
+        value = getattr(req, name)
+        if value is not None:
+            return f"{significant_text(value, 4)} {name}"
+    return f"{req.model}'s default"
 
 
 def run_terms_text(p: Plan) -> str:

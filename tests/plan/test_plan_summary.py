@@ -32,3 +32,15 @@ def test_a_cost_objective_is_written_in_whole_dollars_as_the_cost_line_is() -> N
     assert cost and objective, text
     assert objective.group(1) == cost.group(1) == f"{res.plan.cost_usd:,.0f}"
     assert f"({switches_text(res.plan.switches)})" in text.splitlines()[0]
+
+
+def test_the_summary_says_what_the_plan_trains() -> None:
+    """The amount of work as the request gave it (or the workload's default) and the samples the plan's batch
+    trains: a plan read alone says what it is a plan for."""
+    cat = load_catalog()
+    given = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, alternatives=0), cat)
+    assert given.plan is not None
+    line = f"  work 1,000,000,000,000 tokens: {given.plan.estimate.samples_to_train:,.0f} samples at batch "
+    assert line + f"{given.plan.global_batch:,}" in given.summary().splitlines()
+    default = solve(PlanRequest(model="resnet50", deadline_days=1, alternatives=0), cat)
+    assert "  work resnet50's default: " in default.summary()
