@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 
 class PlannerInputError(ValueError):
@@ -31,5 +35,19 @@ def describe_validation_error(err: ValidationError, where: str) -> str:
         path = ".".join(str(p) for p in e["loc"]) or "(root)"
         got = e.get("input")
         shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
-        lines.append(f"{where}: {path}: {e['msg']}{shown}")
+        lines.append(f"{where}: {path}: {_plain(e) or e['msg']}{shown}")
     return "\n".join(lines)
+
+
+def _plain(e: ErrorDetails) -> str | None:
+    """A list's length said plainly ('give at least 1 entry, got none' for pydantic's 'List should have at least
+    1 item after validation, not 0'); None for the other problems, whose own words serve."""
+    ctx = e.get("ctx") or {}
+    if e["type"] not in ("too_short", "too_long"):
+        return None
+    n = ctx.get("actual_length")
+    got = "none" if n == 0 else f"{n}"
+    if e["type"] == "too_short":
+        least = ctx.get("min_length")
+        return f"give at least {least} {'entry' if least == 1 else 'entries'}, got {got}"
+    return f"give at most {ctx.get('max_length')} entries, got {got}"

@@ -293,3 +293,19 @@ def test_a_request_reads_one_id_as_a_list_of_one() -> None:
     assert one == PlanRequest(
         **{**SMALL, "servers": ["dgx-h100"], "sites": ["hydro-nordic"], "gpus": ["H100"], "fabrics": ["ndr400"]}
     )
+
+
+def test_a_list_too_short_or_too_long_is_said_plainly() -> None:
+    """'jobs: give at least 1 entry, got none', not pydantic's 'List should have at least 1 item after validation,
+    not 0'."""
+    from pydantic import BaseModel, Field
+
+    from planner.errors import describe_validation_error
+
+    class Jobs(BaseModel):
+        jobs: list[int] = Field(min_length=1, max_length=2)
+
+    for given, said in (([], "give at least 1 entry, got none"), ([1, 2, 3], "give at most 2 entries, got 3")):
+        with pytest.raises(ValidationError) as err:
+            Jobs(jobs=given)
+        assert describe_validation_error(err.value, "fleet.yaml") == f"fleet.yaml: jobs: {said}"
