@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -246,7 +246,7 @@ def scan(
     reducer: Any,
     timings: dict[str, float],
     stop_when_found: bool = False,
-    may_hold: Any = None,
+    may_hold: Callable[[pd.DataFrame], bool] | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """Candidates at every node count lo..hi, each chunk reduced to the rows `reducer(chunk)` selects (an exact
     reduction: the union answers the same questions as the whole table). Returns (kept rows, rows priced).
