@@ -10,7 +10,11 @@
 2. The batch machinery alone: 2,000 scenarios that end at once (an unknown workload: bad input), so the
    rate is that of scheduling, pipes and one durable SQLite commit per scenario -- the ceiling the solver's
    own time per scenario is divided into.
-3. Resume of 10,000 finished scenarios: a 10,000-scenario store whose rows are the real rows of step 1
+3. Where a scenario's time goes: the same scenarios solved twice in this process in the worker queue's order
+   (``pool.ScenarioQueue``), the second pass measured, from the timings each result carries (``timings_s``): the
+   scan (physics read, pricing and reduction), the MIP with the plan's re-evaluation and check, the alternatives,
+   the explanation of an infeasible request, and what is left (request checks, the catalog's overrides, the row).
+4. Resume of 10,000 finished scenarios: a 10,000-scenario store whose rows are the real rows of step 1
    (copied under the ids of the larger grid, written in one transaction outside the timing), then the same
    ``run_batch`` call a user's rerun makes: expand, fingerprint the inputs, open the store, one indexed query
    for the finished ids, export results.csv/.parquet. Goal: <= 2 s.
@@ -35,6 +39,8 @@ from typing import Any
 
 import planner
 from planner.batch import Identity, Store, expand, input_files, run_batch, scenarios_sha
+from planner.batch.pool import ScenarioQueue
+from planner.batch.scenarios import overridden_catalog, to_request
 from planner.data import catalog_dir, models_dir
 from planner.plan import candidates
 
@@ -82,6 +88,33 @@ def throughput(items: list[dict[str, Any]], engine: str, workers: int, store: Pa
             os.environ.pop("PLANNER_CACHE_DIR", None)
         else:
             os.environ["PLANNER_CACHE_DIR"] = before
+
+
+def breakdown(items: list[dict[str, Any]]) -> None:
+    """Mean milliseconds a scenario spends in each stage, warm, in this process, in the queue's order (item 3)."""
+    queue = ScenarioQueue(items)
+    ordered = [queue.popleft() for _ in range(len(items))]
+    base = planner.load_catalog()
+    stages = ("price_reduce_s", "scan_s", "solve_s", "alternatives_s", "explain_s")  # price_reduce_s: of scan_s
+    for _ in ("warm-up", "measured"):  # the second pass's sums are kept
+        sums: dict[str, dict[str, float]] = {}
+        for s in ordered:
+            t = time.perf_counter()
+            req, over = to_request(s)
+            res = planner.solve(req, overridden_catalog(base, req, over))
+            total = time.perf_counter() - t
+            got = sums.setdefault(res.status, {"n": 0.0, "total": 0.0, **dict.fromkeys(stages, 0.0)})
+            got["n"] += 1
+            got["total"] += total
+            for k in stages:
+                got[k] += res.timings_s.get(k, 0.0)
+    print("where a scenario's time goes (warm, one process, the queue's order; mean ms a scenario):")
+    print("status | scenarios | total | price+reduce | scan (all) | MIP+re-evaluation | alternatives | explain | rest")
+    for status, g in sums.items():
+        n = g["n"]
+        rest = g["total"] - sum(g[k] for k in stages[1:])
+        parts = [g[k] / n * 1e3 for k in ("total", *stages)] + [rest / n * 1e3]
+        print(f"{status} | {n:.0f} | " + " | ".join(f"{v:.1f}" for v in parts))
 
 
 def resume_10k(rows: list[dict[str, Any]]) -> tuple[float, float]:
@@ -173,6 +206,7 @@ def main() -> None:
         print(f"local speed-up 2 vs 1 worker, store {state}: {two / one:.2f}x")
         if ("ray", 2, state) in rates:
             print(f"Ray 2 workers vs local 2 workers, store {state}: {rates[('ray', 2, state)] / two - 1:+.1%}")
+    breakdown(items)
     dt, q = resume_10k(rows)
     print(f"resume of 10,000 finished scenarios: {dt:.2f} s (of which the finished-ids query {q * 1e3:.0f} ms)")
 
