@@ -35,6 +35,7 @@ from planner.cli.common import (
 )
 from planner.data import Catalog
 from planner.errors import PlannerInputError
+from planner.formatting import cap_text
 from planner.present import PLAN_COLUMNS, plan_cost_breakdown
 from planner.solver import SolverOptions
 
@@ -274,7 +275,8 @@ def render_result(res: PlanResult, width: int | None = None) -> str:
         )
     lines.append(wrap_line("  " + COST_HELP, width))
     if res.alternatives:
-        rows = alternative_rows(res)
+        # the power cap as a share of TDP, as the plan's line above writes it ('60%', not 0.6; JSON keeps 0.6)
+        rows = [{**r, "power_cap": cap_text(r["power_cap"])} for r in alternative_rows(res)]
         columns = list(PLAN_COLUMNS)
         if res.request.owned:  # of each alternative's nodes, those owned (the others are bought or rented)
             columns.insert(columns.index("nodes") + 1, "owned_nodes")

@@ -267,3 +267,17 @@ def test_the_alternatives_and_the_money_note_fit_the_terminal(
         return re.sub(r"\d+\.\d+ s,", "s,", text)
 
     assert timeless(run(capsys, *SOLVE)[1]) == timeless(wide)  # not a terminal, no $COLUMNS: as written
+
+
+def test_the_alternatives_table_writes_the_power_cap_as_the_plan_line_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """'cap 50% (500 W)' on the plan's line and '60%' in the alternatives' power_cap column, not 0.6."""
+    from planner.cli.main import main
+
+    code = main(["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30"])
+    out = capsys.readouterr().out
+    assert code == 0 and "cap 50% (500 W)" in out
+    rows = out.split("power_cap", 1)[1].splitlines()[2:]
+    assert rows and all(re.search(r"\s\d+%\s", r) for r in rows if r.strip()), out
+    main(["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--json"])
+    alternatives = json.loads(capsys.readouterr().out)["alternatives"]
+    assert alternatives and all(isinstance(a["power_cap"], float) for a in alternatives)  # JSON keeps the fraction
