@@ -69,25 +69,45 @@ def price_columns(
 
     if capex is None:
         capex = capex_column(catalog, df, rows)
-    energy_usd = fac_kwh * site_.electricity_usd_per_kwh
-    if purchase == "buy":
+    bought = purchase == "buy"
+    per_month: Any = np.nan
+    if bought:
         hw = cost.amortized_usd(capex, hours, life_years)
-        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = capex, hw, energy_usd
-        out["cost_usd"], out["rent_usd_per_month"] = hw + energy_usd, np.nan
         available = np.isfinite(price)
     else:
         period_h = srv_attr(lambda s: cost.BILLING_PERIOD_H[s.rent_billing_period])
-        r = cost.rent_usd(N, rent, hours, period_h)  # rent includes power and network: no separate energy bill
-        out["capex_usd"], out["hardware_usd"], out["energy_usd"] = 0.0, r, 0.0
-        out["cost_usd"], out["rent_usd_per_month"] = r, N * rent
+        hw, per_month = cost.rent_usd(N, rent, hours, period_h), N * rent
         cap_ok = (srv_attr(lambda s: float(s.power_cap_settable)) > 0) | (np.asarray(df["power_cap"]) >= 1 - 1e-9)
         available = np.isfinite(rent) & cap_ok  # a rented GPU whose limit cannot be set runs at TDP
+    tariffed = tariff_columns(fac_kwh, hw, bought, site_.electricity_usd_per_kwh, site_.carbon_kg_per_kwh)
+    out["capex_usd"], out["hardware_usd"], out["energy_usd"] = capex if bought else 0.0, hw, tariffed["energy_usd"]
+    out["cost_usd"], out["rent_usd_per_month"] = tariffed["cost_usd"], per_month
     out["available"] = available
-    out["carbon_kg"] = fac_kwh * site_.carbon_kg_per_kwh
+    out["carbon_kg"] = tariffed["carbon_kg"]
     out["site"] = categorical(np.zeros(len(N), dtype=np.int8), categories=[site_.id])
     out["purchase"] = categorical(np.zeros(len(N), dtype=np.int8), categories=[purchase])
     out["feasible"] = np.asarray(df["fits_memory"], dtype=bool) & available & np.asarray(df["valid_layout"], dtype=bool)
     return out
+
+
+def tariff_columns(
+    facility_energy_kwh: np.ndarray,
+    hardware_usd: Any,
+    bought: bool | np.ndarray,
+    electricity_usd_per_kwh: Any,
+    carbon_kg_per_kwh: Any,
+) -> dict[str, Any]:
+    """The priced columns a site's tariffs set: the energy bill of bought rows (facility energy x the electricity
+    price; a rent includes power and network: no separate bill), the run's cost (hardware share or rent + that
+    bill) and carbon (facility energy x the grid's intensity). ``bought``: every row, none, or per row; the tariffs
+    one number or one per row. The rest of a priced table does not read them, so a table priced at one site's
+    tariffs is brought to another's by these columns alone (plan.candidates.PricedChunk)."""
+    if isinstance(bought, bool):
+        energy_usd: Any = facility_energy_kwh * electricity_usd_per_kwh if bought else 0.0
+    else:
+        energy_usd = np.where(bought, facility_energy_kwh * electricity_usd_per_kwh, 0.0)
+    cost_usd = hardware_usd + energy_usd if bought is not False else hardware_usd
+    return {"energy_usd": energy_usd, "cost_usd": cost_usd, "carbon_kg": facility_energy_kwh * carbon_kg_per_kwh}
 
 
 def capex_column(catalog: Catalog, df: Any, rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:

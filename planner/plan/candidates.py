@@ -26,7 +26,7 @@ from planner.physics import (
     run_time,
 )
 from planner.physics import store as physics_store
-from planner.physics.pricing import capex_column, price_columns
+from planner.physics.pricing import capex_column, price_columns, tariff_columns
 from planner.physics.space import LAYOUT_COLUMNS, host_twins, on_twins, twin_rows
 from planner.physics.tables import categorical
 from planner.physics.work import Work
@@ -359,8 +359,8 @@ class PricedChunk:
         self.phys, self.table, self.tariffs, self.owned_amortized = phys, table, tariffs, owned_amortized
 
     def at(self, tariffs: Tariffs) -> pd.DataFrame:
-        """The table at ``tariffs``: its ``TARIFF_COLUMNS`` computed as ``pricing.price_columns`` computes them
-        (the same operations, so the same figures as pricing it whole), the other columns shared."""
+        """The table at ``tariffs``: its ``TARIFF_COLUMNS`` computed by ``pricing.tariff_columns``, as pricing it
+        whole computes them (the same figures), the other columns shared."""
         if tariffs != self.tariffs:
             t = self.table
             electricity_usd_per_kwh: Any = tariffs[0][0]  # one site: its figures (the same products as per row)
@@ -369,20 +369,23 @@ class PricedChunk:
                 site = np.asarray(t["site"].cat.codes, dtype=np.intp)
                 electricity_usd_per_kwh = np.asarray([e for e, _ in tariffs])[site]
                 carbon_kg_per_kwh = np.asarray([c for _, c in tariffs])[site]
-            fac_kwh = t["facility_energy_kwh"].to_numpy(dtype=float)
             purchases = list(t["purchase"].cat.categories)
-            if purchases == ["buy"]:
-                energy_usd = fac_kwh * electricity_usd_per_kwh
-            else:
-                bought = np.asarray(t["purchase"].cat.codes) == (purchases.index("buy") if "buy" in purchases else -1)
-                energy_usd = np.where(bought, fac_kwh * electricity_usd_per_kwh, 0.0)
-            cost_usd = t["hardware_usd"].to_numpy(dtype=float) + energy_usd  # rented: + 0.0, the rent itself
+            bought: bool | np.ndarray = purchases == ["buy"]
+            if "buy" in purchases and purchases != ["buy"]:
+                bought = np.asarray(t["purchase"].cat.codes) == purchases.index("buy")
+            columns = tariff_columns(
+                t["facility_energy_kwh"].to_numpy(dtype=float),
+                t["hardware_usd"].to_numpy(dtype=float),
+                bought,
+                electricity_usd_per_kwh,
+                carbon_kg_per_kwh,
+            )
             if self.owned_amortized is not None:
-                cost_usd = cost_usd - self.owned_amortized
+                columns["cost_usd"] = columns["cost_usd"] - self.owned_amortized
+            n = len(t)
             out = t.copy(deep=False)
-            out["energy_usd"] = energy_usd
-            out["cost_usd"] = cost_usd
-            out["carbon_kg"] = fac_kwh * carbon_kg_per_kwh
+            for k in TARIFF_COLUMNS:
+                out[k] = _full(columns[k], n)
             self.table, self.tariffs = out, tariffs
         return self.table
 
@@ -425,7 +428,7 @@ def pricing_fingerprint(catalog: Catalog) -> str:
 def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
     """``price_chunk``'s table, computed, and the owned servers' credit its costs are reduced by (None without
     owned servers)."""
-    physical = dict(physical_columns(phys))
+    physical = {c: column_arrays(phys)[c] for c in PHYSICS_COLUMNS}
     physical["time_to_train_h"] = with_run_terms_h(catalog, req, physical)
     # what pricing reads: the physical columns, servers and fabrics by id (categoricals over the codes)
     inputs = {**physical, "server": phys["server"].array, "fabric": phys["fabric"].array}
@@ -448,36 +451,61 @@ def _priced(catalog: Catalog, req: PlanRequest, phys: pd.DataFrame) -> tuple[pd.
             part["purchase"] = np.full(n, j, dtype=np.int64)
             parts.append(part)
     cols: dict[str, Any] = {k: _concat([p[k] for p in parts]) for k in parts[0]}
-    server_codes = np.asarray(cols["server"], dtype=np.int64)
     for k in CATEGORICAL_PHYSICS:
         cols[k] = pd.Categorical.from_codes(cols[k], dtype=phys[k].dtype, validate=False)
     is_buy = cols["purchase"] == (purchases.index("buy") if "buy" in purchases else -1)
     cols["site"] = categorical(cols["site"], list(req.sites))
     cols["purchase"] = categorical(cols["purchase"], list(purchases))
-    server_ids = phys["server"].cat.categories
-    rack = np.asarray([catalog.server(str(s)).rack_units for s in server_ids], dtype=np.int64)
-    cols["rack_units"] = np.asarray(cols["nodes"], dtype=np.int64) * rack[server_codes]
+    cols["rack_units"] = _concat([rack_units(catalog, phys)] * len(parts))
     owned_amortized = _credit_owned(catalog, req, cols, is_buy) if req.owned else None
     cols["upfront_usd"] = np.where(is_buy, cols["capex_usd"], cols["cost_usd"])
     return pd.DataFrame(cols, copy=False), owned_amortized
 
 
-def physical_columns(phys: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The ``PHYSICS_COLUMNS`` of a physics chunk as NumPy (categorical ones as their codes), read once per chunk
-    object and kept while it lives (the last 64): every pricing of the chunk reads them."""
-    hit = _PHYSICAL.get(id(phys))
-    if hit is not None and hit[0]() is phys:
+def rack_units(catalog: Catalog, phys: pd.DataFrame) -> np.ndarray:
+    """The rack units of each row of a physics chunk: its nodes x its server's height."""
+    arrays = column_arrays(phys)
+    height = np.asarray([catalog.server(str(s)).rack_units for s in phys["server"].cat.categories], dtype=np.int64)
+    return np.asarray(arrays["nodes"], dtype=np.int64) * height[np.asarray(arrays["server"], dtype=np.intp)]
+
+
+def table_fact(table: pd.DataFrame, kind: Any, make: Callable[[pd.DataFrame], Any]) -> Any:
+    """``make(table)``, computed once per table object and kind and kept while the table lives (the last
+    TABLE_FACTS): what a cached physics chunk or priced table is read for again by every request (its columns as
+    NumPy, its capex, its option groups)."""
+    key = (id(table), kind)
+    hit = _TABLE_FACTS.get(key)
+    if hit is not None and hit[0]() is table:
         return hit[1]
-    cols = {c: _column(phys[c]) for c in PHYSICS_COLUMNS}
-    for k in [k for k, (ref, _) in _PHYSICAL.items() if ref() is None]:
-        del _PHYSICAL[k]
-    _PHYSICAL[id(phys)] = (weakref.ref(phys), cols)
-    while len(_PHYSICAL) > 64:
-        _PHYSICAL.pop(next(iter(_PHYSICAL)))
-    return cols
+    value = make(table)
+    for k in [k for k, (ref, _) in _TABLE_FACTS.items() if ref() is None]:  # tables dropped from their caches
+        del _TABLE_FACTS[k]
+    _TABLE_FACTS[key] = (weakref.ref(table), value)
+    while len(_TABLE_FACTS) > TABLE_FACTS:
+        _TABLE_FACTS.pop(next(iter(_TABLE_FACTS)))
+    return value
 
 
-_PHYSICAL: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, np.ndarray]]] = {}
+TABLE_FACTS = 256  # kept facts of live tables, all kinds together
+_TABLE_FACTS: dict[tuple[int, Any], tuple[weakref.ref[pd.DataFrame], Any]] = {}
+
+
+def column_arrays(table: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each column of a physics chunk or priced table as NumPy (a categorical one as its codes, its categories
+    staying on the table), read once per table object (``table_fact``): every pricing and reduction of a cached
+    table reads them again."""
+    arrays: dict[str, np.ndarray] = table_fact(table, "arrays", _column_arrays)
+    return arrays
+
+
+def _column_arrays(table: pd.DataFrame) -> dict[str, np.ndarray]:
+    """``column_arrays``, computed."""
+    return {str(c): column_array(table[c]) for c in table.columns}
+
+
+def column_array(s: pd.Series) -> np.ndarray:
+    """A column as NumPy, equal where its values are: a categorical's codes, else its values."""
+    return np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
 
 
 def with_run_terms_h(catalog: Catalog, req: PlanRequest, physical: dict[str, np.ndarray]) -> np.ndarray:
@@ -503,20 +531,7 @@ def chunk_capex(catalog: Catalog, phys: pd.DataFrame, inputs: dict[str, Any]) ->
     """The capex column of a physics chunk at the catalog's prices (pricing.capex_column), kept for the chunk
     while it is cached: it depends on neither site, purchase mode nor limits, so every request that prices the
     chunk again at the same prices reuses it."""
-    key = (id(phys), price_fingerprint(catalog))
-    hit = _CAPEX.get(key)
-    if hit is not None and hit[0]() is phys:
-        return hit[1]
-    capex = capex_column(catalog, inputs)
-    _CAPEX[key] = (weakref.ref(phys), capex)  # a chunk dropped from the cache takes its capex with it (below)
-    for k in [k for k, (ref, _) in _CAPEX.items() if ref() is None]:
-        del _CAPEX[k]
-    while len(_CAPEX) > 64:
-        _CAPEX.pop(next(iter(_CAPEX)))
-    return capex
-
-
-_CAPEX: dict[tuple[int, str], tuple[weakref.ref[pd.DataFrame], np.ndarray]] = {}
+    return np.asarray(table_fact(phys, ("capex", price_fingerprint(catalog)), lambda _: capex_column(catalog, inputs)))
 
 
 def price_fingerprint(catalog: Catalog) -> str:
@@ -532,14 +547,6 @@ def price_fingerprint(catalog: Catalog) -> str:
         }
 
     return _fingerprint(catalog, "prices", parts)
-
-
-def _column(s: pd.Series) -> np.ndarray:
-    """A physics column as NumPy: the codes of a categorical one (its categories stay on the table), else its
-    values."""
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return np.asarray(s.cat.codes)
-    return s.to_numpy()
 
 
 def _full(v: Any, n: int) -> np.ndarray:

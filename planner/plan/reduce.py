@@ -5,7 +5,6 @@ alternative."""
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,7 +14,15 @@ import pandas as pd
 from planner.checks.request import PlanRequest
 from planner.checks.search import node_step
 from planner.data import Catalog
-from planner.plan.candidates import physical_columns, physics_chunks, price_chunk, with_run_terms_h
+from planner.plan.candidates import (
+    column_array,
+    column_arrays,
+    physics_chunks,
+    price_chunk,
+    rack_units,
+    table_fact,
+    with_run_terms_h,
+)
 from planner.plan.formulation import Limits
 from planner.plan.limits import (
     LIMIT_NAMES,
@@ -169,30 +176,7 @@ class Least:
 def option_groups(cand: pd.DataFrame) -> OptionGroups:
     """``OptionGroups`` of a priced table, kept while the table lives (a priced chunk is cached: candidates.price_chunk)
     so that every request reducing it again reuses them."""
-    return _of_table(cand, "groups", OptionGroups)
-
-
-def _of_table(cand: pd.DataFrame, kind: str, make: Any) -> Any:
-    """``make(cand)``, computed once per table object and kept while it lives (the last 64)."""
-    key = (id(cand), kind)
-    hit = _OF_TABLE.get(key)
-    if hit is not None and hit[0]() is cand:
-        return hit[1]
-    value = make(cand)
-    for k in [k for k, (ref, _) in _OF_TABLE.items() if ref() is None]:
-        del _OF_TABLE[k]
-    _OF_TABLE[key] = (weakref.ref(cand), value)
-    while len(_OF_TABLE) > 64:
-        _OF_TABLE.pop(next(iter(_OF_TABLE)))
-    return value
-
-
-_OF_TABLE: dict[tuple[int, str], tuple[weakref.ref[pd.DataFrame], Any]] = {}
-
-
-def _codes(s: pd.Series) -> np.ndarray:
-    """A column as integers equal where its values are: a categorical's codes, else the values themselves."""
-    return np.asarray(s.cat.codes) if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
+    return table_fact(cand, "groups", OptionGroups)
 
 
 def frontier(a: np.ndarray, b: np.ndarray, mask: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
@@ -219,15 +203,13 @@ def physics_may_meet(cat: Catalog, req: PlanRequest, lim: Limits, phys: pd.DataF
     no candidate meeting ``lim`` and need not be priced."""
     if not len(phys):
         return False
-    physical = physical_columns(phys)
+    physical = column_arrays(phys)
     ok = np.ones(len(phys), dtype=bool)
     if lim.deadline_h is not None:
         hours = with_run_terms_h(cat, req, dict(physical))
         ok &= _at_most(hours, threshold(lim.deadline_h, "deadline"), None)
     if lim.max_rack_units is not None:
-        rack = np.asarray([cat.server(str(s)).rack_units for s in phys["server"].cat.categories], dtype=np.int64)
-        units = np.asarray(physical["nodes"], dtype=np.int64) * rack[np.asarray(physical["server"], dtype=np.intp)]
-        ok &= _at_most(units, threshold(lim.max_rack_units, "rack"), None)
+        ok &= _at_most(rack_units(cat, phys), threshold(lim.max_rack_units, "rack"), None)
     if lim.power_kw is not None and ok.any():
         it_kw = np.asarray(physical["power_kw"], dtype=float)
         at_some_site = np.zeros(len(phys), dtype=bool)
@@ -261,7 +243,7 @@ def scan(
         t0 = time.perf_counter()
         # priced chunks beyond them (an infeasible request's explanation) are not kept: they would push out these
         cand = price_chunk(cat, req, phys, keep=not len(phys) or int(phys["nodes"].max()) <= within)
-        priced += _of_table(cand, "usable", _usable_rows) if len(cand) else 0
+        priced += table_fact(cand, "usable", _usable_rows) if len(cand) else 0
         if len(cand):
             keep = reducer(cand)
             if len(keep):
@@ -289,18 +271,6 @@ def kept_table(parts: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
         categorical = isinstance(dtype, pd.CategoricalDtype)
         cols[c] = pd.Categorical.from_codes(joined, dtype=dtype, validate=False) if categorical else joined
     return pd.DataFrame(cols)
-
-
-def column_arrays(cand: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each column of a priced table as NumPy (a categorical one as its codes), read once per table object and kept
-    while it lives (a priced chunk is cached, and every request that reduces it reads its columns)."""
-    arrays: dict[str, np.ndarray] = _of_table(cand, "arrays", _column_arrays)
-    return arrays
-
-
-def _column_arrays(cand: pd.DataFrame) -> dict[str, np.ndarray]:
-    """``column_arrays``, computed."""
-    return {str(c): _codes(cand[c]) for c in cand.columns}
 
 
 def _joined(arrays: list[np.ndarray]) -> np.ndarray:
@@ -375,7 +345,7 @@ def reduce_pool(
 def option_codes(cand: pd.DataFrame) -> np.ndarray:
     """One integer per candidate naming its hardware option (HARDWARE_KEY): equal integers, equal options. Computed
     once per table object (the pool a solve presolves, cuts and lists alternatives from)."""
-    codes: np.ndarray = _of_table(cand, "options", _option_codes)
+    codes: np.ndarray = table_fact(cand, "options", _option_codes)
     return codes
 
 
@@ -383,6 +353,6 @@ def _option_codes(cand: pd.DataFrame) -> np.ndarray:
     """``option_codes``, computed."""
     key = np.zeros(len(cand), dtype=np.int64)
     for col in HARDWARE_KEY:
-        codes = np.unique(_codes(cand[col]), return_inverse=True)[1].astype(np.int64)
+        codes = np.unique(column_array(cand[col]), return_inverse=True)[1].astype(np.int64)
         key = key * (int(codes.max(initial=0)) + 2) + codes + 1
     return key

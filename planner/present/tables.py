@@ -18,6 +18,7 @@ from planner.formatting import (
     duration_text,
     duration_unit,
     money_value,
+    number_text,
     round_sig,
     significant_text,
 )
@@ -202,15 +203,10 @@ def blank_missing(df: pd.DataFrame) -> pd.DataFrame:
             continue
         numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
         out[col] = [
-            "" if gone else (_number_text(v) if numeric else str(v))
+            "" if gone else (number_text(v) if numeric else str(v))
             for v, gone in zip(values.tolist(), missing, strict=True)
         ]
     return out
-
-
-def _number_text(v: float) -> str:
-    """A number as a table writes it: whole numbers with thousands separators, others as they are."""
-    return f"{int(v):,}" if float(v).is_integer() else f"{v:,}"
 
 
 def plan_precisions(res: PlanResult) -> list[str]:
