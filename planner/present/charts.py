@@ -152,16 +152,20 @@ def pareto_note(front: pd.DataFrame, points: int) -> str:
 def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     """Throughput and scaling efficiency vs node count (up to the request's max nodes), best allowed server per
     allowed GPU type (the request's GPUs, servers and fabrics, as the plan), cap 1.0. Efficiency = per-GPU
-    throughput relative to the GPU type's first plotted (smallest fitting) point."""
+    throughput relative to the GPU type's first plotted (smallest fitting) point. Only servers the request can
+    have are plotted (``obtainable_servers``): a rent-only GPU beside a plan that buys would read as an option."""
     catalog = catalog_for(catalog, req)
     wl = catalog.workload(req.model)
     nodes = [n for n in SCALING_NODES if n <= req.max_nodes]
     if req.max_nodes not in nodes and req.max_nodes < SCALING_NODES[-1]:
         nodes.append(req.max_nodes)
+    servers = obtainable_servers(catalog, req)
+    if not servers:
+        return pd.DataFrame()
     df = evaluate_space(
         catalog,
         wl,
-        servers=allowed_servers(catalog, req),
+        servers=servers,
         fabrics=list(req.fabrics) if req.fabrics else None,
         caps=[1.0],
         nodes=nodes,
@@ -179,8 +183,25 @@ def scaling_frame(catalog: Catalog, req: PlanRequest) -> pd.DataFrame:
     best["server"] = best["server"].astype(str)
     best["bottleneck"] = best["bottleneck"].astype(str)
     best["precision"] = best["precision"].astype(str)  # a GPU without the precision asked for: its fallback
+    # the layout says why per-GPU throughput can rise with nodes: on few nodes memory forces tensor parallelism over
+    # PCIe or recomputation (Llama 3 8B on one 4 x L40S node: TP4 with recomputation, 2.3x slower per GPU than
+    # pipelined on four)
+    best["layout"] = best["layout"].astype(str)
     cols = ["gpu", "server", "precision", "nodes", "gpus", "throughput_samples_per_s", "scaling_efficiency"]
-    return best[[*cols, "bottleneck"]]
+    return best[[*cols, "bottleneck", "layout"]]
+
+
+def obtainable_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
+    """The allowed servers (``allowed_servers``) the request can have: priced to buy where it buys, to rent where it
+    rents (either where it may do either), and those it already owns."""
+    owned = {o.server for o in req.owned}
+    buy, rent = req.purchase in ("buy", "either"), req.purchase in ("rent", "either")
+
+    def obtainable(sid: str) -> bool:
+        s = catalog.server(sid)
+        return sid in owned or (buy and s.price_usd is not None) or (rent and s.rent_usd_per_month is not None)
+
+    return [sid for sid in allowed_servers(catalog, req) if obtainable(sid)]
 
 
 def gpu_colors(gpus: pd.Series) -> Any:
@@ -217,11 +238,17 @@ def scaling_chart(
             "nodes",
             alt.Tooltip("throughput_samples_per_s:Q", format=",.4g"),
             "bottleneck",
+            *(["layout"] if "layout" in frame else []),
         ],
     )
     eff = base.mark_line(point=True).encode(
         y=alt.Y("scaling_efficiency:Q", title="per-GPU throughput vs first point"),
-        tooltip=["server", "nodes", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
+        tooltip=[
+            "server",
+            "nodes",
+            alt.Tooltip("scaling_efficiency:Q", format=".2f"),
+            *(["layout"] if "layout" in frame else []),
+        ],
     )
     layers = [thr]
     if res is not None and res.plan is not None:

@@ -199,3 +199,42 @@ def test_blank_lines_above_a_csv_header_are_skipped_by_the_app_and_the_command_l
     (tmp_path / "s.csv").write_text(csv)
     cli = load_scenarios(tmp_path / "s.csv")
     assert read_batch_upload("s.csv", csv.encode()) == cli and cli[0]["deadline_days"] == 30
+
+
+def test_the_scaling_chart_plots_only_servers_the_request_can_have(shipped: Catalog) -> None:
+    """A plan that buys plots no server sold for rent only (the RTX 4000 Ada rental), one that rents plots it, and a
+    server the request owns is plotted whatever its price."""
+    from planner.present.charts import obtainable_servers
+
+    rental = "rental-i5-13500-rtx4000"
+    assert shipped.server(rental).price_usd is None and shipped.server(rental).rent_usd_per_month is not None
+    buy = PlanRequest(model="llama3-8b", deadline_days=30, max_nodes=4)
+    assert rental not in set(scaling_frame(shipped, buy)["server"]) and rental not in obtainable_servers(shipped, buy)
+    for purchase in ("rent", "either"):
+        assert rental in obtainable_servers(shipped, buy.model_copy(update={"purchase": purchase}))
+    unpriced = shipped.replace(
+        servers={**shipped.servers, "hgx-b200": shipped.server("hgx-b200").model_copy(update={"price_usd": None})}
+    )
+    assert "hgx-b200" not in obtainable_servers(unpriced, buy)
+    owned = PlanRequest(model="llama3-8b", deadline_days=30, owned=[{"server": "hgx-b200", "count": 2}])
+    assert "hgx-b200" in obtainable_servers(unpriced, owned)
+
+
+def test_the_scaling_chart_names_the_layout_that_explains_a_rise_in_per_gpu_throughput(shipped: Catalog) -> None:
+    """Llama 3 8B on one 4 x L40S node must split the model by tensor parallelism over PCIe and recompute (48 GB a
+    GPU); on four nodes it pipelines instead, over twice as fast per GPU. The point's tooltip says which layout."""
+    from planner.present import scaling_chart
+
+    req = PlanRequest(model="llama3-8b", deadline_days=30, servers=["l40s-4"], max_nodes=4)
+    frame = scaling_frame(shipped, req).set_index("nodes")
+    assert "TP4" in frame.loc[1, "layout"] and "recompute" in frame.loc[1, "layout"]
+    assert "TP" not in frame.loc[4, "layout"] and frame.loc[4, "scaling_efficiency"] > 2
+    spec = scaling_chart(frame.reset_index(), None, 4).to_dict()
+
+    def tooltips(node: object) -> list[str]:
+        if isinstance(node, dict):
+            here = [t if isinstance(t, str) else t.get("field", "") for t in node.get("tooltip", [])]
+            return here + [f for v in node.values() for f in tooltips(v)]
+        return [f for v in node for f in tooltips(v)] if isinstance(node, list) else []
+
+    assert tooltips(spec).count("layout") == 2  # the throughput and the per-GPU curves
