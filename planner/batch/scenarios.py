@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from planner.checks import PlanRequest, parse_owned, request_problems
+from planner.checks import PlanRequest, parse_owned, request_problems, unknown_ids
 from planner.data import Catalog, load_catalog, read_records
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.plan import plan_notes, solve
@@ -199,8 +199,9 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{problem}{where}" + (f", {context}" if context else "")
 
 
-def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
-    """(request, catalog overrides) of a scenario; PlannerInputError naming the scenario and field."""
+def to_request(s: dict[str, Any], catalog: Catalog | None = None) -> tuple[PlanRequest, dict[str, Any]]:
+    """(request, catalog overrides) of a scenario; PlannerInputError naming the scenario and field -- every field the
+    schema refuses and, with ``catalog``, every id it lacks (checks.unknown_ids) beside them."""
     # an empty field (a CSV cell left empty, or null) is its default, as the CSV format says (owned, sites, max_nodes)
     named = {k for k in s if k not in ("id", "framework") and k not in OVERRIDES}
     fields = {k: v for k, v in s.items() if k in named and v is not None}
@@ -249,7 +250,9 @@ def to_request(s: dict[str, Any]) -> tuple[PlanRequest, dict[str, Any]]:
     try:
         return PlanRequest.model_validate({**DEFAULTS, **fields}), over
     except ValidationError as exc:
-        raise PlannerInputError(describe_validation_error(exc, f"scenario {s.get('id')}")) from None
+        where = f"scenario {s.get('id')}"
+        unknown = [f"{where}: {line}" for line in unknown_ids(catalog, fields)] if catalog is not None else []
+        raise PlannerInputError("\n".join([describe_validation_error(exc, where), *unknown])) from None
 
 
 def _owned_entries(o: Any) -> list[Any]:
@@ -363,7 +366,7 @@ def run_scenario(s: dict[str, Any], catalog: Catalog | None = None) -> dict[str,
     row: dict[str, Any] = {"id": s.get("id"), "scenario": spec_json(s), "model": s.get("model")}
     try:
         cat = catalog or _WORKER_CATALOG or load_catalog()
-        req, over = to_request(s)
+        req, over = to_request(s, cat)
         row["budget_kind"] = req.budget_kind
         row["budget_usd"] = req.budget_usd
         cat = overridden_catalog(cat, req, over)

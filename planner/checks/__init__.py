@@ -10,7 +10,7 @@ a batch file (``problems``); ``before_solve`` runs them in one order for every e
 from __future__ import annotations
 
 from planner.checks.before_solve import check_request, request_problems
-from planner.checks.catalog import catalog_for
+from planner.checks.catalog import catalog_for, unknown_ids
 from planner.checks.hardware import (
     NO_SERVER,
     allowed_servers,
@@ -90,4 +90,5 @@ __all__ = [
     "request_problems",
     "search_size_problem",
     "servers_with_gpus",
+    "unknown_ids",
 ]

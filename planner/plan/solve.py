@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from planner.checks.before_solve import check_request
-from planner.checks.catalog import catalog_for
+from planner.checks.catalog import catalog_for, unknown_ids
 from planner.checks.request import PlanRequest
 from planner.checks.search import node_step
 from planner.data import Catalog, load_catalog
@@ -64,7 +64,13 @@ MAX_CUTS = 50
 def prepare_request(request: Any, catalog: Any) -> tuple[PlanRequest, Catalog]:
     """The request and catalog of a public entry point, checked: a dict is validated field by field, a wrong type
     or value is a PlannerInputError saying which (solve and pareto)."""
-    req = validated(PlanRequest, request, "request")
+    try:
+        req = validated(PlanRequest, request, "request")
+    except PlannerInputError as exc:  # the ids the catalog lacks, said beside the schema's problems
+        if not isinstance(request, dict):
+            raise
+        unknown = unknown_ids(load_catalog() if catalog is None else check_catalog(catalog), request)
+        raise PlannerInputError("\n".join([str(exc), *(f"request: {line}" for line in unknown)])) from None
     cat = catalog_for(load_catalog() if catalog is None else check_catalog(catalog), req)
     check_request(cat, req)  # every check before a solve, as the CLI, the app and batch run them
     return req, cat

@@ -309,3 +309,17 @@ def test_a_list_too_short_or_too_long_is_said_plainly() -> None:
         with pytest.raises(ValidationError) as err:
             Jobs(jobs=given)
         assert describe_validation_error(err.value, "fleet.yaml") == f"fleet.yaml: jobs: {said}"
+
+
+def test_a_request_dict_with_a_wrong_value_and_an_unknown_id_is_told_both(shipped: Catalog) -> None:
+    """solve of a dict names every problem at once: the schema's (a negative deadline) and the ids the catalog lacks
+    (a misspelt model and server), one line each."""
+    with pytest.raises(PlannerInputError) as exc:
+        solve({"model": "llama-8b", "deadline_days": -5, "servers": ["dgx-h10"]}, shipped)
+    lines = str(exc.value).splitlines()
+    assert lines[0] == "request: deadline_days: Input should be greater than 0 (got -5)"
+    assert lines[1].startswith("request: model: unknown model 'llama-8b'. Did you mean 'llama3-8b'?")
+    assert lines[2].startswith("request: servers: unknown server 'dgx-h10'. Did you mean 'dgx-h100'?")
+    # a request whose fields are all well formed names only what the catalog lacks, as before
+    with pytest.raises(PlannerInputError, match="^unknown model 'llama-8b'"):
+        solve({"model": "llama-8b", "deadline_days": 5}, shipped)

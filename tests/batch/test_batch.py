@@ -289,3 +289,19 @@ def test_an_empty_catalog_override_is_the_catalogs_own_and_a_wrong_one_is_named_
     assert bad["status"] == "bad_input" and "price_multiplier" in bad["message"] and "got -1" in bad["message"]
     yaml_null = run_scenario({**plain, "electricity_price_multiplier": None, "id": "y"})
     assert yaml_null["status"] == "optimal" and yaml_null["cost_usd"] == without["cost_usd"]
+
+
+def test_a_scenario_with_a_wrong_value_and_an_unknown_id_is_told_both() -> None:
+    """A misspelt model and a negative deadline are two problems: the scenario's message names both (the schema's
+    and the catalog's), each on its own line, with the nearest model id -- not the deadline alone, to be fixed and
+    run again only to learn of the model."""
+    from planner.batch import run_scenario, scenario_id
+
+    s = {"model": "llama-8b", "deadline_days": -5, "sites": ["us-colo", "mars"]}
+    row = run_scenario({**s, "id": scenario_id(s)})
+    lines = row["message"].splitlines()
+    assert row["status"] == "bad_input" and len(lines) == 3
+    assert all(line.startswith(f"scenario {scenario_id(s)}: ") for line in lines)
+    assert "deadline_days: Input should be greater than 0 (got -5)" in lines[0]
+    assert "model: unknown model 'llama-8b'. Did you mean 'llama3-8b'?" in lines[1]
+    assert "sites: unknown site 'mars'" in lines[2]
