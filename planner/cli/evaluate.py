@@ -35,7 +35,7 @@ from planner.cli.common import (
 )
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
-from planner.formatting import precision_caveat, sig4, switches_text, time_terms_text
+from planner.formatting import money_text, precision_caveat, sig4, switches_text, time_terms_text
 from planner.physics import compute, cost, evaluate, work_from
 from planner.plan import batch_limit_notes
 
@@ -460,5 +460,6 @@ def format_estimate(d: dict[str, Any]) -> str:
 
 
 def usd(value: float) -> str:
-    """Whole dollars with thousands separators, or 4 significant figures past a trillion (no 300-digit sums)."""
-    return f"${value:,.0f}" if abs(value) < 1e12 else f"${value:,.4g}"
+    """A dollar amount as every table writes it (formatting.money_text: cents under $10, so a short run's $0.40 of
+    energy is not '$0'), or 4 significant figures past a trillion (no 300-digit sums)."""
+    return money_text(value) if abs(value) < 1e12 else f"${value:,.4g}"

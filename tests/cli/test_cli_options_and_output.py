@@ -281,3 +281,11 @@ def test_the_alternatives_table_writes_the_power_cap_as_the_plan_line_does(capsy
     main(["solve", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--json"])
     alternatives = json.loads(capsys.readouterr().out)["alternatives"]
     assert alternatives and all(isinstance(a["power_cap"], float) for a in alternatives)  # JSON keeps the fraction
+
+
+def test_evaluate_writes_a_short_runs_cost_in_cents_as_the_tables_do(capsys: pytest.CaptureFixture[str]) -> None:
+    """100,000 ResNet-50 samples on one 4 x L40S node cost about a cent: the cost line says '$0.01' (cents under
+    $10, formatting.money_text), not '$0' -- a cost of nothing."""
+    assert main(["evaluate", "--model", "resnet50", "--server", "l40s-4", "--nodes", "1", "--samples", "1e5"]) == 0
+    cost = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("cost"))
+    assert re.search(r"cost\s+\$0\.0[1-9] for this run", cost), cost
