@@ -105,6 +105,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         if args.table == "servers":  # the flag is about rentals: said for servers offered for rent only
             offered = r.get("rent_usd_per_month") is not None
             r["rented_cap_settable"] = ("yes" if r.get("power_cap_settable") else "no") if offered else None
+            if not offered:  # a billing period of a server nobody rents out reads as an offer
+                r["rent_billing_period"] = None
     cols = CATALOG_COLUMNS[args.table]
     width = output_width(args.wide)
     print(table(rows, [c for c in cols if any(c in r for r in rows)], width))

@@ -289,3 +289,17 @@ def test_evaluate_writes_a_short_runs_cost_in_cents_as_the_tables_do(capsys: pyt
     assert main(["evaluate", "--model", "resnet50", "--server", "l40s-4", "--nodes", "1", "--samples", "1e5"]) == 0
     cost = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("cost"))
     assert re.search(r"cost\s+\$0\.0[1-9] for this run", cost), cost
+
+
+def test_the_servers_table_gives_a_billing_period_only_to_servers_offered_for_rent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """power-optimized-a100 is sold, not rented: its billing period cell is empty (the schema's default 'hour' read as
+    an offer), as its rented_cap_settable cell is; a rented server keeps its period."""
+    assert main(["catalog", "servers", "--json"]) == 0
+    periods = {r["id"]: r["rent_billing_period"] for r in json.loads(capsys.readouterr().out)}
+    assert main(["catalog", "servers", "--wide"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert periods["power-optimized-a100"] == "hour"  # the data keeps the schema's value
+    assert "hour" not in lines["power-optimized-a100"] and "month" in lines["rental-i7-8700"]
+    assert "hour" in lines["dgx-h100"]
