@@ -321,5 +321,5 @@ def test_a_request_dict_with_a_wrong_value_and_an_unknown_id_is_told_both(shippe
     assert lines[1].startswith("request: model: unknown model 'llama-8b'. Did you mean 'llama3-8b'?")
     assert lines[2].startswith("request: servers: unknown server 'dgx-h10'. Did you mean 'dgx-h100'?")
     # a request whose fields are all well formed names only what the catalog lacks, as before
-    with pytest.raises(PlannerInputError, match="^unknown model 'llama-8b'"):
+    with pytest.raises(PlannerInputError, match=r"^unknown model 'llama-8b'"):
         solve({"model": "llama-8b", "deadline_days": 5}, shipped)
