@@ -264,15 +264,16 @@ def render_result(res: PlanResult, width: int | None = None) -> str:
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
     # with the precision the plan computes in under its layout, and what it adds to owned servers (purchase_text)
     summary = res.summary().splitlines()
-    lines = [f"{head} (objective: {res.objective})", *summary]
+    lines = [f"{head} (objective: {res.objective})", *(wrap_line(line, width) for line in summary)]
     if rep:
-        lines.append(
+        solver = (
             f"  solver: HiGHS {rep.highs_status}, objective "
             f"{rep.objective if rep.objective is None else number_text(rep.objective)}, bound "
             f"{rep.bound if rep.bound is None else number_text(rep.bound)}, gap "
             f"{0.0 if rep.gap is None else rep.gap:.2e}, {rep.solve_time_s:.3f} s, {rep.variables} vars x "
             f"{rep.constraints} rows"
         )
+        lines.append(wrap_line(solver, width))
     lines.append(wrap_line("  " + COST_HELP, width))
     if res.alternatives:
         # the power cap as a share of TDP, as the plan's line above writes it ('60%', not 0.6; JSON keeps 0.6)

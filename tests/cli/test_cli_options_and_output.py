@@ -303,3 +303,15 @@ def test_the_servers_table_gives_a_billing_period_only_to_servers_offered_for_re
     assert periods["power-optimized-a100"] == "hour"  # the data keeps the schema's value
     assert "hour" not in lines["power-optimized-a100"] and "month" in lines["rental-i7-8700"]
     assert "hour" in lines["dgx-h100"]
+
+
+def test_a_plan_printed_for_an_80_column_terminal_fits_it() -> None:
+    """Every line of `planner solve`'s plan -- the summary's time and power line, the solver's report, the notes and
+    the alternatives table -- fits 80 columns when the terminal is that wide (wrapped, continuation indented)."""
+    from planner.cli.plan import render_result
+    from planner.plan import PlanRequest, solve
+
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e12, deadline_days=30, alternatives=1))
+    text = render_result(res, 80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "rack" in text and "vars x" in text  # the lines that were longer are there, wrapped
