@@ -510,6 +510,8 @@ def page_catalog() -> None:
         except PlannerInputError as exc:
             st.error(f"Nothing was changed: {exc}")
             return
+        if (warning := present.upload_warning(cat, table, upload.name, df)) is not None:
+            st.warning(warning)
     edited = st.data_editor(df, num_rows="dynamic", key=f"editor_{table}", hide_index=True)
     if st.button("Validate and use this table", key="apply"):
         new, problems = present.apply_table(cat, table, edited)

@@ -22,6 +22,7 @@ from planner.present.catalog_edit import (
     read_upload,
     table_changes,
     table_yaml,
+    upload_warning,
     yaml_problem,
 )
 from planner.present.charts import (
@@ -223,6 +224,7 @@ __all__ = [
     "table_changes",
     "table_yaml",
     "trainable_gpus",
+    "upload_warning",
     "validation_frame",
     "validation_scatter",
     "validation_summary",

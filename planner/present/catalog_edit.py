@@ -60,6 +60,29 @@ def apply_table(catalog: Catalog, table: str, df: pd.DataFrame) -> tuple[Catalog
     return new, []
 
 
+def upload_warning(catalog: Catalog, table: str, name: str, df: pd.DataFrame, shown: int = 5) -> str | None:
+    """What is wrong with an uploaded table as the editor will show it, said at once (``apply_table``'s problems,
+    the first ``shown`` of them, and the columns the table's schema does not have: a workload file uploaded as the
+    servers table), so that the wrong file is not found out only at "Validate and use this table"; None where it
+    validates."""
+    _, problems = apply_table(catalog, table, df)
+    if not problems:
+        return None
+    _, model = TABLES[table]
+    foreign = [str(c) for c in df.columns if str(c) not in model.model_fields]
+    if len(foreign) > shown:
+        foreign = [*foreign[:shown], f"... ({len(foreign) - shown} more)"]
+    lines = [
+        f"{name} does not validate as the {table} table ({len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        + (f"; columns a {table} entry does not have: {', '.join(foreign)}" if foreign else "")
+        + "). Fix it below, or upload the right file; nothing is used until it validates.",
+        *(f"- `{p}`" for p in problems[:shown]),
+    ]
+    if len(problems) > shown:
+        lines.append(f"- ... and {len(problems) - shown} more")
+    return "\n".join(lines)
+
+
 def read_upload(name: str, data: bytes, table: str | None = None) -> pd.DataFrame:
     """A YAML (list of mappings) or CSV upload as a table; PlannerInputError with the file name if malformed.
     ``table`` (one of ``TABLES``): a field an entry leaves out, or a CSV cell left empty, is the field's default, as

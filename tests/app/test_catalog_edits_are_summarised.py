@@ -76,3 +76,24 @@ def test_a_cleared_cell_of_a_field_with_a_default_is_an_error_not_the_default(sh
         shipped, "servers", edited(shipped, **{monthly.replace("-", "_"): ("rent_billing_period", None)})
     )
     assert new is None and any(f"id={monthly}" in p and "rent_billing_period" in p for p in problems), problems
+
+
+def test_a_wrong_file_uploaded_as_a_table_is_said_at_once_and_a_right_one_is_not(shipped: Catalog) -> None:
+    """A workload's YAML uploaded as the servers table: the page says at once that it does not validate, how many
+    problems and which columns a server does not have -- not only once "Validate and use this table" is pressed.
+    The shipped servers file uploads without a word."""
+    from planner.data import catalog_dir
+    from planner.data.catalog import models_dir
+    from planner.present import read_upload, upload_warning
+
+    model_file = models_dir() / "llama3_8b.yaml"
+    df = read_upload(model_file.name, model_file.read_bytes(), "servers")
+    said = upload_warning(shipped, "servers", model_file.name, df)
+    assert said is not None
+    head, *problems = said.splitlines()
+    assert head.startswith("llama3_8b.yaml does not validate as the servers table (")
+    assert "columns a servers entry does not have: family, framework, params" in head
+    assert problems[0] == "- `servers (id=llama3-8b): gpu: Field required`" and problems[-1].startswith("- ... and ")
+    servers_file = catalog_dir() / "servers.yaml"
+    right = read_upload(servers_file.name, servers_file.read_bytes(), "servers")
+    assert upload_warning(shipped, "servers", servers_file.name, right) is None
