@@ -134,6 +134,13 @@ class PlanRequest(BaseModel):
         """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
         return [v] if isinstance(v, str) else v
 
+    @field_validator("sites")
+    @classmethod
+    def _distinct_sites(cls, v: list[str]) -> list[str]:
+        """A site named twice is the site once (the order kept): it is one place to run, and its candidates are
+        priced once."""
+        return list(dict.fromkeys(v))
+
     @field_validator("owned", mode="before")
     @classmethod
     def _owned_mapping(cls, v: Any) -> Any:

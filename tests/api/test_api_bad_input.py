@@ -323,3 +323,16 @@ def test_a_request_dict_with_a_wrong_value_and_an_unknown_id_is_told_both(shippe
     # a request whose fields are all well formed names only what the catalog lacks, as before
     with pytest.raises(PlannerInputError, match=r"^unknown model 'llama-8b'"):
         solve({"model": "llama-8b", "deadline_days": 5}, shipped)
+
+
+def test_a_site_named_twice_is_the_site_once(shipped: Catalog) -> None:
+    """sites=[us-colo, us-colo] plans as sites=[us-colo] (it crashed with 'Categorical categories must be unique'
+    from pricing, exit 3 on the command line and an error row in a batch); the order of distinct sites is kept."""
+    req = PlanRequest(model="llama3-8b", tokens=1e11, deadline_days=30, alternatives=0, sites=["us-colo", "us-colo"])
+    assert req.sites == ["us-colo"]
+    assert PlanRequest(model="llama3-8b", deadline_days=30, sites=["hyperscale", "us-colo", "hyperscale"]).sites == [
+        "hyperscale",
+        "us-colo",
+    ]
+    twice, once = solve(req, shipped), solve(req.model_copy(update={"sites": ["us-colo"]}), shipped)
+    assert twice.plan is not None and twice.plan == once.plan
