@@ -69,7 +69,9 @@ def add_configuration_args(e: argparse.ArgumentParser) -> None:
     """--model, --server, --nodes, --fabric, --power-cap and --global-batch: the configuration itself."""
     e.add_argument("--model", required=True, help="workload id (see `planner models`)")
     e.add_argument("--server", required=True, help="server id (see `planner catalog servers`)")
-    e.add_argument("--nodes", required=True, type=positive_int, help="number of servers (nodes)")
+    e.add_argument(
+        "--nodes", required=True, type=bounded_int(1, 100_000), help="number of servers (nodes), 1 to 100,000"
+    )
     e.add_argument("--fabric", help="fabric id (default: the server's first listed fabric)")
     e.add_argument(
         "--power-cap",

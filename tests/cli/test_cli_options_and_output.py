@@ -315,3 +315,13 @@ def test_a_plan_printed_for_an_80_column_terminal_fits_it() -> None:
     text = render_result(res, 80)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "rack" in text and "vars x" in text  # the lines that were longer are there, wrapped
+
+
+def test_evaluate_refuses_a_node_count_past_the_limit_as_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--nodes 1000000 is refused by the command line's own words (the range and the help hint, exit 2), not by the
+    schema's ('configuration: nodes: Input should be less than or equal to 100000')."""
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--model", "bert-large", "--server", "dgx-a100-80gb", "--nodes", "1000000"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert "argument --nodes: must be a whole number from 1 to 100,000, got '1000000'" in err and "Input" not in err
