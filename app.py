@@ -455,6 +455,12 @@ def page_plan() -> None:
     with c3:
         st.markdown("Same request on the command line:")
     st.code(present.cli_command(req), language="bash")
+    if catalog_version() != "shipped":  # the command alone would plan over the shipped catalog
+        st.caption(
+            "This plan uses the catalog as edited in this session (the Catalog or Models page): for the same plan on "
+            "the command line, save the edited tables (Catalog page, Download) into a copy of the catalog folder and "
+            "add `--catalog DIR`, and an added model's YAML into a copy of models/ with `--models DIR`."
+        )
 
     tab_scaling, tab_cap, tab_break, tab_pareto = st.tabs(["Scaling", "Power cap", "Cost & energy", "Pareto front"])
     with tab_scaling:

@@ -97,7 +97,8 @@ def add_limit_args(p: argparse.ArgumentParser, deadline_required: bool) -> None:
         "--deadline-days",
         type=positive_float,
         required=deadline_required,
-        help="training must finish within this many days (required)",
+        help="training must finish within this many days ("
+        + ("required)" if deadline_required else "required unless --objective time, which may leave it out)"),
     )
     p.add_argument(
         "--budget-usd",

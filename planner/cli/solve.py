@@ -18,6 +18,7 @@ from planner.cli.common import (
     with_progress,
 )
 from planner.cli.plan import BUDGET_HELP, add_request_args, check_request, render_result, request_from_args, result_json
+from planner.errors import PlannerInputError
 from planner.plan import batch_limit_notes, plan_notes, solve
 
 
@@ -33,7 +34,7 @@ def add_solve_command(sub: Any) -> None:
         + BUDGET_HELP[1:]
         + ".",
     )
-    add_request_args(s)
+    add_request_args(s, deadline_required=False)  # the fastest plan needs no deadline (--objective time)
     s.add_argument(
         "--objective",
         choices=["energy", "cost", "carbon", "time"],
@@ -54,6 +55,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     """`planner solve`: the request checked, solved (progress on stderr), its notes said, the plan or the explanation
     printed. Exit 1 when no plan meets the request."""
 
+    if args.deadline_days is None and args.objective != "time":
+        raise PlannerInputError(
+            "--deadline-days is required (training must finish within it), unless --objective time asks for the "
+            "fastest plan"
+        )
     cat = catalog_from(args)
     req = request_from_args(args, args.objective, args.alternatives)
     check_request(cat, req)

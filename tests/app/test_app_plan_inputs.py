@@ -155,3 +155,18 @@ def test_start_up_in_minutes_and_evaluations_become_the_requests_run_terms(shipp
     ]
     req, problems = inputs_request(shipped, {**inputs, "startup_min": -1.0})
     assert req is None and "start-up" in problems[0]
+
+
+def test_the_command_line_says_what_it_needs_besides_itself_once_the_catalog_is_edited(shipped: Catalog) -> None:
+    """The "same request on the command line" plans over the shipped catalog: after an edit on the Catalog page the
+    page says that the command needs the edited tables (--catalog DIR) to give the same plan; before, it says
+    nothing."""
+    at = app()
+    said = "the catalog as edited in this session"
+    assert not any(said in c.value for c in at.caption)
+    dearer = shipped.server("mi350x-8").model_copy(update={"price_usd": 9_310_000.0})
+    at.session_state["catalog"] = shipped.replace(servers={**shipped.servers, "mi350x-8": dearer})
+    at.session_state["catalog_version"] = "edited"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(said in c.value and "--catalog DIR" in c.value for c in at.caption)

@@ -421,3 +421,17 @@ def test_a_misspelt_required_option_is_named_before_the_missing_one(capsys: pyte
     assert "unrecognized arguments: --modl" in err and "did you mean --model" in err and "required" not in err
     code, _, err = run(capsys, "solve", "--tokens", "1e12")
     assert code == 2 and "the following arguments are required: --model" in err
+
+
+def test_solve_needs_a_deadline_unless_it_asks_for_the_fastest_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    """`planner solve --objective time` plans without --deadline-days, as the API and the app do (the app's "same
+    request on the command line" for a deadline left at 0 has none); any other objective without one is exit 2,
+    saying so."""
+    from planner.cli.main import main
+
+    args = ["solve", "--model", "llama3-8b", "--tokens", "1e11", "--alternatives", "0"]
+    assert main([*args, "--objective", "time"]) == 0
+    assert "Optimal plan (objective: time)" in capsys.readouterr().out
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--deadline-days is required" in err and "unless --objective time" in err
