@@ -416,12 +416,33 @@ def output_width(wide: bool = False) -> int | None:
     return max(shutil.get_terminal_size().columns, 40) if terminal else None
 
 
-def wrap_line(line: str, width: int | None) -> str:
-    """One line of prose wrapped to ``width`` (None: as it is), its continuation lines indented as it is."""
+def wrap_line(line: str, width: int | None, hanging: int | None = None) -> str:
+    """One line of prose wrapped to ``width`` (None: as it is), its continuation lines indented as it is (or by
+    ``hanging`` columns: under the value of a 'label   value' line)."""
     if width is None or len(line) <= width:
         return line
     indent = line[: len(line) - len(line.lstrip())]
-    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+    rest = indent if hanging is None or hanging >= width // 2 else " " * hanging
+    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=rest, break_on_hyphens=False)
+
+
+def stderr_width() -> int | None:
+    """The width notes and errors on standard error are wrapped to: the terminal's columns when standard error is
+    a terminal, else None (one line each, as scripts read them)."""
+    try:
+        terminal = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return max(shutil.get_terminal_size().columns, 40) if terminal else None
+
+
+def said_on_stderr(text: str) -> str:
+    """A 'planner: ...' line for standard error, wrapped to the terminal (``stderr_width``) with its continuation
+    lines indented."""
+    width = stderr_width()
+    if width is None or len(text) <= width:
+        return text
+    return textwrap.fill(text, width, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
 
 
 def add_wide_arg(p: argparse.ArgumentParser) -> None:
@@ -435,7 +456,7 @@ def add_wide_arg(p: argparse.ArgumentParser) -> None:
 
 def notice(text: str) -> None:
     """A note on stderr about something the user asked for that was adjusted (never silent)."""
-    sys.stderr.write(f"planner: note: {text}\n")
+    sys.stderr.write(said_on_stderr(f"planner: note: {text}") + "\n")
 
 
 # ------------------------------------------------------------------------------------------- arguments
@@ -615,7 +636,7 @@ def with_progress(work: Any, what: str, message: str | None = None, expected_s: 
     (a solve over 100,000 nodes or a fleet of many jobs takes a minute; a usual solve is done before it shows),
     with ``expected_s`` as the estimate of the whole when given."""
     if message:
-        sys.stderr.write(f"planner: {message}\n")
+        sys.stderr.write(said_on_stderr(f"planner: {message}") + "\n")
         sys.stderr.flush()
     if not sys.stderr.isatty():
         return work()

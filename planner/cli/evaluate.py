@@ -20,6 +20,7 @@ from planner.cli.common import (
     add_framework_arg,
     add_life_arg,
     add_run_terms_args,
+    add_wide_arg,
     add_work_args,
     bounded_int,
     catalog_from,
@@ -28,10 +29,12 @@ from planner.cli.common import (
     emit_json,
     fraction,
     notice,
+    output_width,
     positive_int,
     precision_arg,
     run_terms_fields,
     validated,
+    wrap_line,
 )
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
@@ -61,6 +64,7 @@ def add_evaluate_command(sub: Any) -> None:
     )
     e.needs("--vp", "--pp > 1 (virtual stages interleave pipeline stages)", lambda a: a.vp == 1 or (a.pp or 1) > 1)
     e.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    add_wide_arg(e)
     add_catalog_args(e)
     e.set_defaults(func=cmd_evaluate)
 
@@ -185,7 +189,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(estimate_json(args, wl, est, layout, notes, in_life))
     else:
-        print(format_estimate(est.model_dump()))
+        print(format_estimate(est.model_dump(), output_width(args.wide)))
     return EXIT_OK if est.fits_memory and in_life else EXIT_INFEASIBLE
 
 
@@ -427,8 +431,9 @@ def check_layout_batch_limit(layout: Layout, wl: Workload, framework: FrameworkP
 
 
 # ------------------------------------------------------------------------------------------------ text
-def format_estimate(d: dict[str, Any]) -> str:
-    """An estimate (``Estimate.model_dump()``) as the text `planner evaluate` prints: one line per quantity."""
+def format_estimate(d: dict[str, Any], width: int | None = None) -> str:
+    """An estimate (``Estimate.model_dump()``) as the text `planner evaluate` prints: one line per quantity, a line
+    longer than ``width`` wrapped under its value (None: as written)."""
     fits = "yes" if d["fits_memory"] else "NO - does not fit"
     parts = d["cost_breakdown_usd"]
     money = (
@@ -439,7 +444,7 @@ def format_estimate(d: dict[str, Any]) -> str:
         "(power and network included); up-front = the same"
     )
     lines = [
-        f"{d['model']} on {d['nodes']} x {d['server']} ({d['gpus']} x {d['gpu']}), fabric {d['fabric']}, "
+        f"{d['model']} on {d['nodes']:,} x {d['server']} ({d['gpus']:,} x {d['gpu']}), fabric {d['fabric']}, "
         f"cap {d['power_cap']:.0%} ({d['power_cap_w']:.0f} W), {d['purchase']} at {d['site']}",
         f"  layout            {d['layout']}   global batch {d['global_batch']:,}   precision {d['precision']}",
         f"  throughput        {sig4(d['throughput_samples_per_s'])} samples/s   step {sig4(d['step_time_s'])} s",
@@ -458,7 +463,10 @@ def format_estimate(d: dict[str, Any]) -> str:
     terms = time_terms_text(Estimate.model_validate(d).time_to_train_breakdown_h)
     if terms:
         lines.insert(4, f"  time terms        {terms}")
-    return "\n".join(lines)
+    return "\n".join(wrap_line(line, width, hanging=ESTIMATE_VALUE_COLUMN) for line in lines)
+
+
+ESTIMATE_VALUE_COLUMN = 20  # where format_estimate's values start ('  throughput        9,613 samples/s')
 
 
 def usd(value: float) -> str:

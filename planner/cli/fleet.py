@@ -28,6 +28,7 @@ from planner.cli.common import (
     readable_text_file,
     table,
     with_progress,
+    wrap_line,
 )
 from planner.errors import PlannerInputError
 from planner.present import fleet_owned_service_notes, fleet_power_frame, fleet_progress_text, read_fleet_upload
@@ -131,19 +132,21 @@ def save_fleet_tables(plan: FleetPlan, csv_dir: Path | None) -> None:
 def print_fleet_plan(plan: FleetPlan, slots: int, slot_hours: float, width: int | None = None) -> None:
     """The plan as text: its summary, then (when there is a fleet) the purchases, the jobs, the schedule per slot and
     the totals as tables (the purchase and job tables fitted to ``width`` characters; None: as written)."""
-    print(plan.summary())  # status, objective, what is kept / bought / rented, the jobs, totals, bound and gap
+    # status, objective, what is kept / bought / rented, the jobs, totals, bound and gap
+    print("\n".join(wrap_line(line, width) for line in plan.summary().splitlines()))
     if plan.objective_value is None:
         return
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0]), width))
     print("\nJobs:")
     print(table(plan.assignment_frame().to_dict("records"), JOB_COLUMNS, width))
-    print(
-        "\nSchedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
+    heading = (
+        "Schedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
         "provider's):"
     )
-    print(fleet_schedule_text(plan, slots, slot_hours))
-    print("\n" + fleet_totals_text(plan.totals))
+    print("\n" + wrap_line(heading, width))
+    print(fleet_schedule_text(plan, slots, slot_hours, width))
+    print("\n" + wrap_line(fleet_totals_text(plan.totals), width))
 
 
 def fleet_totals_text(totals: dict[str, float]) -> str:
@@ -151,8 +154,9 @@ def fleet_totals_text(totals: dict[str, float]) -> str:
     return "Totals: " + ", ".join(f"{k} {number_text(v)}" for k, v in totals.items())
 
 
-def fleet_schedule_text(plan: FleetPlan, slots: int, slot_hours: float) -> str:
-    """Per slot: whole nodes busy, and facility power on site and rented (present.fleet_power_frame, as the app)."""
+def fleet_schedule_text(plan: FleetPlan, slots: int, slot_hours: float, width: int | None = None) -> str:
+    """Per slot: whole nodes busy, and facility power on site and rented (present.fleet_power_frame, as the app);
+    the slots in blocks of columns that fit ``width`` (None: one block)."""
     sched = plan.schedule_frame()
     nodes = sched.groupby("slot")["nodes"].sum() if len(sched) else pd.Series(dtype=float)
     power = fleet_power_frame(plan, slot_hours)
@@ -163,7 +167,7 @@ def fleet_schedule_text(plan: FleetPlan, slots: int, slot_hours: float) -> str:
         "rented_kw": [f"{kw['rented'].get(t, 0.0):,.1f}" if "rented" in kw else "0.0" for t in range(slots)],
     }
     frame = pd.DataFrame(rows, index=[f"slot {t}" for t in range(slots)]).T
-    return frame.to_string()
+    return frame.to_string(line_width=width)
 
 
 # ------------------------------------------------------------------------------------------------ --csv DIR

@@ -26,6 +26,7 @@ from planner.cli.common import (
     Parser,
     negative_numbers_as_values,
     one_line,
+    said_on_stderr,
 )
 from planner.errors import PlannerInputError
 from planner.version import __version__
@@ -140,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except PlannerInputError as exc:
-        sys.stderr.write(f"planner: error: {one_line(str(exc))}\n")
+        sys.stderr.write(said_on_stderr(f"planner: error: {one_line(str(exc))}") + "\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `planner ... | head`: the reader left; not an error of ours
         silence_stdout()

@@ -21,10 +21,12 @@ from planner.cli.common import (
     output_width,
     table,
     with_progress,
+    wrap_line,
 )
 from planner.cli.plan import add_request_args, check_request, render_result, request_from_args, result_json
 from planner.data import Catalog
 from planner.errors import PlannerInputError
+from planner.formatting import cap_text
 from planner.plan import PLAN_METRIC, pareto, solve
 from planner.present import front_with_precision
 
@@ -99,10 +101,15 @@ def front_text(front: pd.DataFrame, x: str, y: str, points: int, width: int | No
     lines = [f"Pareto front: minimise {x} subject to {y} <= epsilon"]
     if len(front) < points:
         lines.append(
-            f"{len(front)} distinct optimal plans from {points} epsilon values: several epsilon values "
-            "share the same optimal plan (the front has only these corners)"
+            wrap_line(
+                f"{len(front)} distinct optimal plans from {points} epsilon values: several epsilon values "
+                "share the same optimal plan (the front has only these corners)",
+                width,
+            )
         )
     named = front.rename(columns={x: PLAN_METRIC[x], y: PLAN_METRIC[y]})
+    if "power_cap" in named:  # a share of TDP, as a plan's line and the alternatives write it ('70%', not 0.7)
+        named["power_cap"] = [cap_text(c) for c in named["power_cap"]]
     columns = [
         PLAN_METRIC[x],
         PLAN_METRIC[y],

@@ -114,7 +114,10 @@ def test_evaluate_time_scales_with_the_tokens_and_epochs_need_a_dataset_size(
     ("args", "message"),
     [
         (["evaluate", "--model", "bert", "--server", "dgx-h100", "--nodes", "1"], "unknown model 'bert'"),
-        (["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nodes", "0"], "positive whole number"),
+        (
+            ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nodes", "0"],
+            "must be a whole number from 1 to 100,000",
+        ),
         (
             ["evaluate", "--model", "bert-large", "--server", "dgx-h100", "--nodes", "1", "--power-cap", "1.5"],
             "fraction",

@@ -219,7 +219,8 @@ def test_calibrate_says_what_it_does_and_how_long_it_takes(
     code = main(["calibrate", "--catalog", str(cat)])
     text = terminal.getvalue()
     assert code == 0 and json.loads(capsys.readouterr().out) == {"mfu": {}}
-    assert text.startswith("planner: refitting the power-cap curves") and "(about 15 minutes on 2 cores)" in text
+    message = " ".join(text.split("\rplanner: calibrating")[0].split())  # wrapped to the terminal
+    assert message.startswith("planner: refitting the power-cap curves") and "(about 15 minutes on 2 cores)" in message
     assert re.search(r"\rplanner: calibrating: \d+ s of about 15 min", text), text
 
 
@@ -325,3 +326,42 @@ def test_evaluate_refuses_a_node_count_past_the_limit_as_an_argument_error(capsy
     err = capsys.readouterr().err
     assert exc.value.code == 2
     assert "argument --nodes: must be a whole number from 1 to 100,000, got '1000000'" in err and "Input" not in err
+
+
+def test_evaluate_and_pareto_fit_an_80_column_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At COLUMNS=80 every line `planner evaluate` prints (its cost and step-breakdown lines were 122 and 199
+    characters, continued under their values now) and `planner pareto` prints fits; --wide prints them as written."""
+    monkeypatch.setenv("COLUMNS", "80")
+    evaluate = ["evaluate", "--model", "llama3-405b", "--server", "dgx-h100", "--nodes", "2048", "--tokens", "1.5e13"]
+    assert main(evaluate) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "2,048 x dgx-h100 (16,384 x h100-sxm)" in text
+    breakdown = text.split("  step breakdown    ")[1].splitlines()
+    assert len(breakdown) > 1 and all(line.startswith(" " * 20) for line in breakdown[1:])
+    assert main([*evaluate, "--wide"]) == 0
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) > 80
+    pareto = ["pareto", "--model", "llama3-8b", "--tokens", "1e12", "--deadline-days", "30", "--points", "3"]
+    assert main(pareto) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 80 and "%" in text  # caps as shares of TDP
+
+
+def test_errors_and_notes_wrap_to_a_terminal_and_stay_one_line_for_scripts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal a long 'planner: error: ...' is wrapped to its width, continuation lines indented; written to a
+    file or a pipe it stays one line (what a script greps)."""
+    import planner.cli.common as common
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    long = "planner: error: " + "unknown model 'llama-8b'. " * 8
+    monkeypatch.setattr(common.shutil, "get_terminal_size", lambda: os.terminal_size((80, 24)))
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    wrapped = common.said_on_stderr(long).splitlines()
+    assert len(wrapped) > 1 and max(map(len, wrapped)) <= 80 and all(w.startswith("  ") for w in wrapped[1:])
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert common.said_on_stderr(long) == long
