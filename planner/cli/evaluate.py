@@ -449,7 +449,7 @@ def format_estimate(d: dict[str, Any], width: int | None = None) -> str:
         f"  layout            {d['layout']}   global batch {d['global_batch']:,}   precision {d['precision']}",
         f"  throughput        {sig4(d['throughput_samples_per_s'])} samples/s   step {sig4(d['step_time_s'])} s",
         f"  time to train     {sig4(d['time_to_train_h'])} h ({sig4(d['time_to_train_h'] / 24)} days) "
-        f"for {sig4(d['samples_to_train'])} samples",
+        f"for {d['samples_to_train']:,.0f} samples",
         f"  memory per GPU    {d['memory_per_gpu_gb']:,.1f} of {d['gpu_memory_gb']:.0f} GB  fits: {fits}",
         f"  power             {sig4(d['power_kw'])} kW IT, {sig4(d['facility_power_kw'])} kW facility "
         f"(GPU {d['gpu_power_w']:,.0f} W, node {d['node_power_w']:,.0f} W, {switches_text(d['switches'])})",

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.checks.request import PlanRequest
 from planner.checks.search import BINDING_STEP
 from planner.data import Estimate
-from planner.formatting import sig4, significant_text, switches_text, time_terms_text
+from planner.formatting import number_text, sig4, switches_text, time_terms_text
 from planner.solver import SolverReport
 
 OBJECTIVE_UNITS = {"energy": "kWh", "cost": "USD", "carbon": "kgCO2e", "time": "h"}  # what each objective sums
@@ -160,11 +160,12 @@ class PlanResult(BaseModel):
 
 
 def work_text(req: PlanRequest) -> str:
-    """What the request trains, as it was given ('1e+12 tokens', '3 epochs') or 'the workload's default'."""
+    """What the request trains, as it was given, every digit ('14,999,552,000,000 tokens', '3 epochs': an input, not
+    a model figure rounded to 4 significant figures), or 'the workload's default'."""
     for name in ("tokens", "samples", "epochs"):
         value = getattr(req, name)
         if value is not None:
-            return f"{significant_text(value, 4)} {name}"
+            return f"{number_text(value)} {name}"
     return f"{req.model}'s default"
 
 

@@ -44,3 +44,6 @@ def test_the_summary_says_what_the_plan_trains() -> None:
     assert line + f"{given.plan.global_batch:,}" in given.summary().splitlines()
     default = solve(PlanRequest(model="resnet50", deadline_days=1, alternatives=0), cat)
     assert "  work resnet50's default: " in default.summary()
+    # every digit given, not 4 significant figures (14,999,552,000,000 read as 15,000,000,000,000)
+    exact = solve(PlanRequest(model="llama3-8b", tokens=14_999_552_000_000, deadline_days=30, alternatives=0), cat)
+    assert "  work 14,999,552,000,000 tokens: " in exact.summary()
