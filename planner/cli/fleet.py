@@ -31,6 +31,7 @@ from planner.cli.common import (
     wrap_line,
 )
 from planner.errors import PlannerInputError
+from planner.formatting import cap_text
 from planner.present import fleet_owned_service_notes, fleet_power_frame, fleet_progress_text, read_fleet_upload
 
 if TYPE_CHECKING:
@@ -139,7 +140,10 @@ def print_fleet_plan(plan: FleetPlan, slots: int, slot_hours: float, width: int 
     print("\nPurchase / rental:")
     print(table(plan.purchases, list(plan.purchases[0]), width))
     print("\nJobs:")
-    print(table(plan.assignment_frame().to_dict("records"), JOB_COLUMNS, width))
+    jobs = plan.assignment_frame().to_dict("records")
+    # the cap as a share of TDP, as solve and pareto write it ('70%', not 0.7; --json and the CSV keep the fraction)
+    jobs = [{**j, "power_cap": cap_text(j["power_cap"])} if "power_cap" in j else j for j in jobs]
+    print(table(jobs, JOB_COLUMNS, width))
     heading = (
         "Schedule per slot (nodes busy; facility power, kW: on site counts against the envelope, rented is the "
         "provider's):"

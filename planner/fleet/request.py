@@ -108,7 +108,11 @@ class FleetRequest(BaseModel):
     def _jobs(self) -> FleetRequest:
         ids = [j.id for j in self.jobs]
         if len(set(ids)) != len(ids):
-            raise ValueError("job ids must be unique")
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(
+                f"job ids must be unique: {', '.join(repr(i) for i in twice)} "
+                f"{'is' if len(twice) == 1 else 'are'} given to more than one job; rename them"
+            )
         for j in self.jobs:
             if j.release_slot >= self.slots:
                 raise ValueError(

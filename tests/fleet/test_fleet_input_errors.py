@@ -135,3 +135,11 @@ def test_a_batch_file_given_to_fleet_and_a_fleet_file_given_to_batch_say_which_c
         PlannerInputError, match=r"this is a fleet request \(slots, jobs\): plan it with `planner fleet"
     ):
         expand(yaml.safe_load(PORTFOLIO.read_text()))
+
+
+def test_a_job_id_given_twice_is_named() -> None:
+    """Two jobs called 'burst-8b': the message names the id to rename, not only that ids must be unique."""
+    spec = with_job(2, id="burst-8b")
+    with pytest.raises(PlannerInputError) as exc:
+        upload(spec)
+    assert "job ids must be unique: 'burst-8b' is given to more than one job; rename them" in str(exc.value)
