@@ -172,7 +172,7 @@ def explain_infeasible(
             f"Every configuration of '{req.model}' that fits the allowed servers (searched up to {horizon:,} nodes) "
             f"runs longer than the servers' {req.life_years:g}-year service life (--life-years): the fastest, "
             f"{nodes:,} x {server}, takes {_years(hours)}{_counting(req)}. Bought servers would retire before "
-            f"the run ends. {_outlived_advice(req)}"
+            f"the run ends. {_outlived_advice(req, nodes >= horizon)}"
         )
         timings["explain_s"] = time.perf_counter() - t0
         return _no_plan(req, msg, [], [], timings)
@@ -214,13 +214,17 @@ def _counting(req: PlanRequest) -> str:
     return f", counting the run's {run_terms_phrase(req)}" if req.startup_s or req.evaluations else ""
 
 
-def _outlived_advice(req: PlanRequest) -> str:
+def _outlived_advice(req: PlanRequest, at_horizon: bool) -> str:
     """What shortens a bought run that outlives its servers: a start-up no hardware shortens needs to be shorter
-    itself (or a longer life, or renting); otherwise more or faster hardware or less work."""
+    itself (or a longer life, or renting); otherwise faster hardware or less work, and more nodes only where the
+    fastest configuration is at the most nodes searched (``at_horizon``) -- where it uses fewer, every count above it
+    up to the horizon was searched and is slower (the workload's batch limit or memory), so more nodes are no
+    advice."""
     if req.startup_s / 3600.0 >= req.life_years * cost.HOURS_PER_YEAR:
         return "Its start-up alone (--startup-s) outlasts them: shorten it, lengthen --life-years, or rent (--either)."
     more = "fewer or shorter evaluations, " if req.evaluations else ""
-    return f"Allow more nodes (--max-nodes), faster GPUs, less work, {more}or renting (--either)."
+    nodes = "more nodes (--max-nodes), " if at_horizon else ""
+    return f"Allow {nodes}faster GPUs, less work, {more}or renting (--either)."
 
 
 def _shortest_outlived(cat: Catalog, req: PlanRequest, horizon: int) -> tuple[float, int, str] | None:

@@ -92,6 +92,18 @@ def test_when_every_fitting_configuration_outlasts_the_life_the_message_says_so(
     best = every.loc[every["time_to_train_h"].idxmin()]
     years = best["time_to_train_h"] / cost.HOURS_PER_YEAR
     assert f"the fastest, {best['nodes']} x toy-a, takes {years:.3g} years" in msg, msg
+    # more nodes are advised only where the fastest uses the most searched: above it, every count was slower
+    assert ("more nodes (--max-nodes)" in msg) == (best["nodes"] >= 64), msg
+
+
+def test_more_nodes_are_not_advised_when_the_fastest_configuration_uses_fewer_than_were_searched() -> None:
+    """1e30 tokens of Llama 3 8B: the fastest configuration up to 4,096 nodes uses 454 (the recipe's batch limit
+    stops more from helping), so the message advises faster GPUs, less work or renting -- not more nodes."""
+    res = solve(PlanRequest(model="llama3-8b", tokens=1e30, deadline_days=30))
+    assert res.plan is None and res.explanation is not None
+    msg = res.explanation.message
+    assert "searched up to 4,096 nodes" in msg and "the fastest, 454 x gb300-nvl72" in msg, msg
+    assert "--max-nodes" not in msg and "Allow faster GPUs, less work, or renting (--either)." in msg
 
 
 def test_evaluate_of_a_bought_run_past_the_life_exits_1_and_says_why() -> None:
