@@ -573,7 +573,7 @@ def page_models() -> None:
             st.error(str(exc))
 
 
-@st.cache_data(show_spinner="Re-running the published measurements...")
+@st.cache_data(show_spinner="Re-running the published measurements (10-15 s the first time)...")
 def cached_validation(version: str, _cat: Catalog) -> Any:
     return present.validation_frame(_cat)
 
