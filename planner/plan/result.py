@@ -190,7 +190,8 @@ def purchase_text(p: Plan) -> str:
 
 def owned_summary(p: Plan) -> str:
     """One line on the owned servers: how many the plan runs on, how many it leaves unused and their idle draw."""
-    text = f"owned servers: the plan runs on {p.owned_nodes:,} owned and {p.nodes - p.owned_nodes:,} new nodes"
+    new = p.nodes - p.owned_nodes
+    text = f"owned servers: the plan runs on {p.owned_nodes:,} owned and {new:,} new node{'' if new == 1 else 's'}"
     if p.purchase == "rent":
         text = f"owned servers: the plan rents all {p.nodes:,} nodes and runs on no owned one"
     if p.owned_unused_nodes:
@@ -203,6 +204,8 @@ def owned_summary(p: Plan) -> str:
 
 def usd(amount: float, up: bool = False) -> str:
     """Dollars: whole dollars, or with cents below $1 (rounded up when ``up``: a stated minimum must suffice)."""
+    if amount == 0:
+        return "$0"  # nothing, not '$0.00' beside whole dollars
     if abs(amount) < 1:
         v = math.ceil(amount * 100 - 1e-9) / 100 if up else amount
         return f"${v:,.2f}"

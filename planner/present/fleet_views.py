@@ -80,8 +80,10 @@ def fleet_gantt(plan: Any, slot_hours: float) -> Any:
 def fleet_progress_text(req: Any, used_s: float | None = None) -> str:
     """What a fleet solve is doing and when it stops (the app's progress bar and `planner fleet`'s stderr)."""
     so_far = f"{used_s:.0f} s so far. " if used_s is not None else ""
+    jobs = f"{len(req.jobs)} job{'' if len(req.jobs) == 1 else 's'}"
+    slots = f"{req.slots} slot{'' if req.slots == 1 else 's'}"
     return (
-        f"Planning the fleet ({len(req.jobs)} jobs over {req.slots} slots): {so_far}Every job is evaluated on every "
+        f"Planning the fleet ({jobs} over {slots}): {so_far}Every job is evaluated on every "
         "allowed server, fabric and node count, then HiGHS solves the MIP from a start plan; all of it stops at "
         f"{req.solver.time_limit_s:g} s (the whole call's limit) with the best plan found, unless evaluating and "
         "building alone take longer (then the plan may be only the start). Portfolios of many jobs take a minute "

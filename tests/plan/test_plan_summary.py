@@ -47,3 +47,26 @@ def test_the_summary_says_what_the_plan_trains() -> None:
     # every digit given, not 4 significant figures (14,999,552,000,000 read as 15,000,000,000,000)
     exact = solve(PlanRequest(model="llama3-8b", tokens=14_999_552_000_000, deadline_days=30, alternatives=0), cat)
     assert "  work 14,999,552,000,000 tokens: " in exact.summary()
+
+
+def test_nothing_to_pay_is_zero_dollars_and_one_node_is_singular() -> None:
+    """A plan on owned servers only pays '$0' up front (not '$0.00' beside whole dollars), and a plan that adds one
+    node says '1 new node'."""
+    from planner.plan.result import usd
+
+    assert usd(0.0) == "$0" and usd(0.4) == "$0.40" and usd(1234.4) == "$1,234"
+    cat = load_catalog()
+    owned = solve(
+        PlanRequest(
+            model="llama3-8b",
+            tokens=1e10,
+            deadline_days=30,
+            servers=["dgx-h100"],
+            owned={"dgx-h100": 64},
+            objective="cost",
+            alternatives=0,
+        ),
+        cat,
+    )
+    assert owned.plan is not None and owned.plan.upfront_usd == 0
+    assert "(up-front $0)" in owned.summary()
