@@ -278,7 +278,7 @@ def _os_problem(exc: BaseException, path: Path) -> BatchStoreError:
         return damaged(path, f"not a planner results store: {exc}")
     if isinstance(exc, sqlite3.DatabaseError) and "malformed" in text:
         return damaged(path, str(exc))
-    return BatchStoreError(f"cannot use {path}: {exc}")
+    return BatchStoreError(f"cannot use {path}: {exc}; choose another --out (a directory this user can write)")
 
 
 def damaged(path: Path, detail: str, saved: str = "it cannot be read back") -> StoreDamaged:

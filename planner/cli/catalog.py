@@ -75,7 +75,10 @@ CATALOG_NOTES: dict[str, str] = {
 def add_catalog_commands(sub: Any) -> None:
     """Register `catalog` and `models` on the subcommands of the `planner` parser."""
     c = sub.add_parser("catalog", help="list GPUs, servers, fabrics, sites or framework profiles")
-    c.add_argument("table", choices=list(CATALOG_TABLES), help="which table to list")
+    # the metavar names the tables in the usage line and in 'the following arguments are required: ...'
+    c.add_argument(
+        "table", choices=list(CATALOG_TABLES), metavar="{" + ",".join(CATALOG_TABLES) + "}", help="which table to list"
+    )
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_wide_arg(c)
     add_catalog_args(c)
@@ -112,6 +115,16 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     print(table(rows, [c for c in cols if any(c in r for r in rows)], width))
     if args.table in CATALOG_NOTES:
         print("\n" + wrap_line(CATALOG_NOTES[args.table], width))
+    if args.table == "gpus":  # a GPU is planned only through a server that carries it
+        carried = {s.gpu for s in cat.gpu_servers()}
+        alone = sorted(g for g in cat.gpus if g not in carried)
+        if alone:
+            note = (
+                f"No server of the catalog carries {', '.join(alone)}: listed for reference, a plan cannot use "
+                f"{'it' if len(alone) == 1 else 'them'} until a server does (catalog/servers.yaml, or the app's "
+                "Catalog page)."
+            )
+            print("\n" + wrap_line(note, width))
     return EXIT_OK
 
 

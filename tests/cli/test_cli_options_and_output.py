@@ -365,3 +365,18 @@ def test_errors_and_notes_wrap_to_a_terminal_and_stay_one_line_for_scripts(monke
     assert len(wrapped) > 1 and max(map(len, wrapped)) <= 80 and all(w.startswith("  ") for w in wrapped[1:])
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert common.said_on_stderr(long) == long
+
+
+def test_catalog_gpus_says_which_gpus_no_server_carries(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--gpus H100` plans on dgx-h100 only: the gpus table lists h100-pcie too, and says that no server carries it
+    (a GPU is planned only through a server)."""
+    assert main(["catalog", "gpus", "--wide"]) == 0
+    out = capsys.readouterr().out
+    assert "No server of the catalog carries a100-sxm-40gb, h100-pcie: listed for reference" in out
+
+
+def test_catalog_without_a_table_names_the_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["catalog"])
+    assert exc.value.code == 2
+    assert "the following arguments are required: {gpus,servers,fabrics,sites,frameworks}" in capsys.readouterr().err
