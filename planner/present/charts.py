@@ -394,7 +394,7 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
                 # end tell apart the same servers)
                 y=alt.Y("plan:N", title=None, sort=None, axis=alt.Axis(labelLimit=0)),
                 x=alt.X("value:Q", stack="zero", title=kind, axis=alt.Axis(format="~s")),  # 12M, not 12,000,000
-                color="part:N",
+                color=alt.Color("part:N", title=f"part of the {kind.split(' ')[0]}"),
                 tooltip=[
                     "plan",
                     "part",
@@ -403,7 +403,8 @@ def breakdown_chart(frame: pd.DataFrame) -> Any:
             )
             .properties(title=kind, width=460, height=30 * max(1, sub["plan"].nunique()))
         )
-    return alt.vconcat(*charts)
+    # a legend per chart: the cost's parts (hardware, energy, rent) are not the energy's (GPUs, cooling, host, ...)
+    return alt.vconcat(*charts).resolve_scale(color="independent")
 
 
 def ladder(max_nodes: int) -> list[int]:

@@ -67,6 +67,10 @@ def test_the_cost_and_energy_bars_keep_the_plans_order_and_tell_alternatives_apa
     spec = breakdown_chart(frame).to_dict()
     ys = [e["y"] for e in _find(spec, "encoding") if "y" in e]
     assert ys and all(y.get("sort", "ascending") is None for y in ys)  # data order, not alphabetical
+    # each chart its own legend: the cost's parts are not listed under the energy's (GPUs, cooling, host, ...)
+    assert spec["resolve"] == {"scale": {"color": "independent"}}
+    titles = [e["color"]["title"] for e in _find(spec, "encoding") if "color" in e]
+    assert titles == ["part of the cost", "part of the energy"]
 
 
 def test_the_fleet_schedule_lists_jobs_as_they_start_and_names_clusters_whole() -> None:
