@@ -90,9 +90,10 @@ def _phrase(
     you = "" if given is None else " (you gave {})"
     if name == "deadline":
         s = f"a deadline of at least {_sig4(needed)} days"
+        short = [duration_text(needed)] if needed < 1.0 else []  # under a day also in the unit that reads: 22 s
         if given is None:
-            return s
-        said = []
+            return s + (f" ({short[0]})" if short else "")
+        said = short
         if needed > 365.25:  # the needed deadline in years, before what was given (which is in days)
             said.append(_years(needed * 24.0))
             if rent_past_years is not None and needed * 24.0 > rent_past_years * cost.HOURS_PER_YEAR:

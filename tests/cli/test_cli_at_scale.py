@@ -126,6 +126,9 @@ def test_relaxations_write_large_thresholds_out_not_in_scientific_notation() -> 
     assert _phrase("power", 0.4201, 0.05) == "at least 0.4201 kW of power (you gave 0.05 kW)"
     assert _phrase("deadline", 12_345.6, 30) == "a deadline of at least 12,350 days (33.8 years; you gave 30)"
     assert _phrase("deadline", 62.7301) == "a deadline of at least 62.74 days"
+    # under a day, also in the unit that reads (the days are what --deadline-days takes)
+    assert _phrase("deadline", 0.0002524, 0.0001) == "a deadline of at least 0.0002524 days (21.8 s; you gave 0.0001)"
+    assert _phrase("deadline", 0.25) == "a deadline of at least 0.25 days (6 h)"
 
 
 def test_a_global_batch_given_above_the_workload_limit_is_said(capsys: pytest.CaptureFixture[str]) -> None:
