@@ -39,7 +39,7 @@ from planner.cli.common import (
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
 from planner.formatting import money_text, precision_caveat, sig4, switches_text, time_terms_text
-from planner.physics import compute, cost, evaluate, work_from
+from planner.physics import acquisition_problem, compute, cost, evaluate, work_from
 from planner.plan import batch_limit_notes
 
 
@@ -196,14 +196,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def check_purchase_flags(args: argparse.Namespace, server: Server) -> None:
     """--rent (or buying, its absence) of a server not offered that way, and --power-cap on a rented server whose
     power limit the provider sets: bad input naming the flag to change."""
-    if not args.rent and server.price_usd is None:
-        raise PlannerInputError(f"server '{server.id}' is offered for rent only: add --rent")
-    if args.rent and server.rent_usd_per_month is None:
-        raise PlannerInputError(f"server '{server.id}' is not offered for rent: leave out --rent to buy it")
-    if args.rent and args.power_cap < 1 and not getattr(server, "power_cap_settable", True):
+    problem = acquisition_problem(server, "rent" if args.rent else "buy", args.power_cap)
+    if problem is not None:
         raise PlannerInputError(
-            f"the rented '{server.id}' does not let you set the GPU power limit: leave out --power-cap "
-            "(or buy the server)"
+            {
+                "rent_only": f"server '{server.id}' is offered for rent only: add --rent",
+                "not_rented": f"server '{server.id}' is not offered for rent: leave out --rent to buy it",
+                "cap_fixed": f"the rented '{server.id}' does not let you set the GPU power limit: leave out "
+                "--power-cap (or buy the server)",
+            }[problem]
         )
 
 

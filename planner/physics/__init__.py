@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from planner.physics.compute import mfu_max, samples_factor
 from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_count
-from planner.physics.estimate import BREAKDOWN, estimate_from_row, evaluate
+from planner.physics.estimate import BREAKDOWN, acquisition_problem, estimate_from_row, evaluate
 from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
 from planner.physics.pricing import price_space
 from planner.physics.run_time import (
@@ -38,6 +38,7 @@ __all__ = [
     "LayoutSearch",
     "Space",
     "Work",
+    "acquisition_problem",
     "build_space",
     "cable_count",
     "candidate_layouts",

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.data import Catalog, Configuration, Estimate
+from planner.data import Catalog, Configuration, Estimate, Server
 from planner.errors import PlannerInputError
 from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
@@ -74,6 +74,16 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
             f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
             f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)"
         )
+    problem = acquisition_problem(server, config.purchase, config.power_cap)
+    if problem is not None:
+        raise PlannerInputError(
+            {
+                "rent_only": f"server '{server.id}' is offered for rent only: give purchase='rent'",
+                "not_rented": f"server '{server.id}' is not offered for rent: give purchase='buy' (the default)",
+                "cap_fixed": f"the rented '{server.id}' does not let you set the GPU power limit: give power_cap=1.0 "
+                "(or buy the server, purchase='buy')",
+            }[problem]
+        )
     if config.precision is not None and not compute.has_precision(gpu, config.precision):
         used = compute.precision_used(gpu, config.precision)  # asked for by name: refused, as `planner evaluate` does
         raise PlannerInputError(
@@ -117,6 +127,20 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
     if not bool(row["valid_layout"]):
         raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
     return estimate_from_row(row)
+
+
+def acquisition_problem(server: Server, purchase: str, power_cap: float) -> str | None:
+    """Why a configuration cannot be had as asked, or None: bought but the catalog gives the server no price
+    ('rent_only'), rented but it gives no rent ('not_rented'), or rented at a cap below TDP where the provider sets
+    the GPU's limit ('cap_fixed': such rentals run at full power, the rule pricing applies to every row). One rule
+    for ``evaluate`` and ``planner evaluate``, each wording it in its own terms."""
+    if purchase != "rent" and server.price_usd is None:
+        return "rent_only"
+    if purchase == "rent" and server.rent_usd_per_month is None:
+        return "not_rented"
+    if purchase == "rent" and power_cap < 1 - 1e-9 and not server.power_cap_settable:
+        return "cap_fixed"
+    return None
 
 
 def estimate_from_row(r: Any) -> Estimate:

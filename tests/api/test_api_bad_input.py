@@ -336,3 +336,27 @@ def test_a_site_named_twice_is_the_site_once(shipped: Catalog) -> None:
     ]
     twice, once = solve(req, shipped), solve(req.model_copy(update={"sites": ["us-colo"]}), shipped)
     assert twice.plan is not None and twice.plan == once.plan
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({"server": "rental-i5-13500-rtx4000"}, "is offered for rent only: give purchase='rent'"),
+        ({"server": "power-optimized-a100", "purchase": "rent"}, "is not offered for rent: give purchase='buy'"),
+        (
+            {"server": "dgx-h100", "purchase": "rent", "power_cap": 0.5},
+            "the rented 'dgx-h100' does not let you set the GPU power limit: give power_cap=1.0",
+        ),
+    ],
+)
+def test_evaluate_refuses_a_configuration_that_cannot_be_had_as_asked(
+    shipped: Catalog, config: dict[str, object], says: str
+) -> None:
+    """planner.evaluate refuses what `planner evaluate` refuses (one rule, physics.acquisition_problem): bought with
+    no price (it returned cost_usd nan, and an Estimate that failed its own JSON round-trip), rented with no rent, or
+    rented below TDP where the provider sets the limit (it returned figures at a cap nobody can set)."""
+    with pytest.raises(PlannerInputError) as exc:
+        planner.evaluate(shipped, {"model": "bert-large", "nodes": 2, **config})
+    assert says in str(exc.value)
+    rented = planner.evaluate(shipped, {"model": "bert-large", "nodes": 2, "server": "dgx-h100", "purchase": "rent"})
+    assert math.isfinite(rented.cost_usd) and rented.power_cap == 1.0
