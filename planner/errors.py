@@ -34,8 +34,10 @@ def describe_validation_error(err: ValidationError, where: str) -> str:
             continue
         path = ".".join(str(p) for p in e["loc"]) or "(root)"
         got = e.get("input")
-        shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
-        lines.append(f"{where}: {path}: {_plain(e) or e['msg']}{shown}")
+        # a validator's own words (pydantic prefixes them 'Value error, '), which say the value where it matters
+        said = _plain(e) or e["msg"].removeprefix("Value error, ")
+        shown = "" if isinstance(got, dict | list) or "(got " in said else f" (got {got!r})"
+        lines.append(f"{where}: {path}: {said}{shown}")
     return "\n".join(lines)
 
 

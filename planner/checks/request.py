@@ -134,6 +134,15 @@ class PlanRequest(BaseModel):
         """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
         return [v] if isinstance(v, str) else v
 
+    @field_validator("gpus", "servers", "fabrics")
+    @classmethod
+    def _some_ids(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        """An empty list allows nothing, which no request means: said so (left out, every one is allowed)."""
+        if v is not None and not v:
+            kind = {"gpus": "GPU", "servers": "server", "fabrics": "fabric"}[str(info.field_name)]
+            raise ValueError(f"give at least one {kind} id, or leave {info.field_name} out to allow every {kind}")
+        return v
+
     @field_validator("sites")
     @classmethod
     def _distinct_sites(cls, v: list[str]) -> list[str]:
@@ -152,7 +161,9 @@ class PlanRequest(BaseModel):
     @field_validator("power_caps")
     @classmethod
     def _caps(cls, v: list[float]) -> list[float]:
-        if not v or any(not (0 < c <= 1) for c in v):
+        if not v:
+            raise ValueError("give at least one power cap, or leave power_caps out for 0.4, 0.5, ..., 1.0 of TDP")
+        if any(not (0 < c <= 1) for c in v):
             raise ValueError("power caps are fractions of TDP in (0, 1]")
         return sorted(set(v))
 

@@ -242,7 +242,7 @@ def test_fleet_says_what_it_does_and_when_it_stops(tmp_path: Path) -> None:
     )
     p = planner_process("fleet", str(f), "--time-limit", "7")
     assert p.returncode == 0, p.stderr
-    assert "Planning the fleet (1 jobs over 2 slots)" in p.stderr and "stops at 7 s" in p.stderr
+    assert "Planning the fleet (1 job over 2 slots)" in p.stderr and "stops at 7 s" in p.stderr
     assert "Schedule per slot" in p.stdout and "on_site_kw" in p.stdout and "rented_kw" in p.stdout
 
 
