@@ -71,7 +71,7 @@ class FleetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     jobs: list[Job] = Field(min_length=1)
     slots: int = Field(ge=1, le=520)
-    slot_hours: float = Field(168.0, gt=0)
+    slot_hours: float = Field(168.0, gt=0, allow_inf_nan=False)
     site: str = "us-colo"
     objective: Literal["cost", "energy", "carbon"] = "cost"
     purchase: Literal["buy", "rent", "either", "none"] = Field(
@@ -99,7 +99,7 @@ class FleetRequest(BaseModel):
     node_counts: list[int] | None = Field(
         None, description="evaluate only these node counts (default: every count 1..max_nodes, exact)"
     )
-    life_years: float = Field(4.0, gt=0)
+    life_years: float = Field(4.0, gt=0, allow_inf_nan=False)
     solver: SolverOptions = Field(
         default_factory=lambda: SolverOptions(time_limit_s=60.0, mip_rel_gap=1e-4, presolve=True)
     )
@@ -129,6 +129,12 @@ class FleetRequest(BaseModel):
             raise ValueError("power caps are fractions of TDP in (0, 1]")
         if self.node_counts is not None and any(n < 1 for n in self.node_counts):
             raise ValueError("node_counts must be positive")
+        if self.node_counts is not None and not any(n <= self.max_nodes for n in self.node_counts):
+            raise ValueError(
+                f"node_counts: give at least one count from 1 to max_nodes ({self.max_nodes:,})"
+                + (f"; all of {sorted(set(self.node_counts))} are above it" if self.node_counts else "")
+                + ", or leave node_counts out for every count"
+            )
         horizon_years = self.slots * self.slot_hours / cost_mod.HOURS_PER_YEAR
         if self.purchase in ("buy", "either") and horizon_years > self.life_years * (1 + 1e-9):
             # servers are bought at the start and serve life_years: past it they are retired, and their hardware

@@ -37,7 +37,7 @@ from planner.fleet.request import FleetRequest, check_fleet_ids
 from planner.fleet.result import FleetPlan
 from planner.fleet.starts import PackProof, StartState, improve_start, set_greedy_start
 from planner.fleet.tuning import DEFAULT_TUNING, FleetTuning
-from planner.formatting import OBJECTIVE_UNITS_TEXT, objective_text
+from planner.formatting import OBJECTIVE_UNITS_TEXT, objective_text, sig4
 from planner.physics import check_catalog, validated
 from planner.solver import (
     PlanStatus,
@@ -305,5 +305,6 @@ def _relaxation_text(cat: Catalog, req: FleetRequest, name: str, r: FleetPlan) -
     if name == "power":
         env = req.power_kw if req.power_kw is not None else cat.site(req.site).power_envelope_kw
         peak = r.totals.get("peak_site_power_kw", 0.0)
-        return f"{peak - env:,.0f} kW more power (peak {peak:,.0f} kW against {env:,.0f} kW)"
+        # 4 significant figures (formatting.sig4): a 0.5 kW envelope is not '0 kW'
+        return f"{sig4(peak - env)} kW more power (peak {sig4(peak)} kW against {sig4(env)} kW)"
     return f"due slots moved to the horizon end (slot {req.slots - 1})"

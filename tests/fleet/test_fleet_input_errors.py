@@ -143,3 +143,30 @@ def test_a_job_id_given_twice_is_named() -> None:
     with pytest.raises(PlannerInputError) as exc:
         upload(spec)
     assert "job ids must be unique: 'burst-8b' is given to more than one job; rename them" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"node_counts": []}, "node_counts: give at least one count from 1 to max_nodes (256)"),
+        ({"node_counts": [5000]}, "all of [5000] are above it, or leave node_counts out for every count"),
+        ({"slot_hours": float("inf")}, "slot_hours: Input should be a finite number"),
+        ({"life_years": float("nan")}, "life_years: Input should be a finite number"),
+    ],
+)
+def test_node_counts_that_leave_none_and_infinite_hours_are_bad_input(changes: dict[str, Any], says: str) -> None:
+    """node_counts empty or all above max_nodes (a KeyError from the mode table) and an infinite slot (an
+    OverflowError from billing) are refused with what to give."""
+    with pytest.raises(PlannerInputError) as exc:
+        upload(portfolio(**changes))
+    assert says in str(exc.value)
+
+
+def test_a_power_relaxation_below_a_kilowatt_is_not_rounded_to_zero(shipped: Catalog) -> None:
+    from types import SimpleNamespace
+
+    from planner.fleet.run import _relaxation_text
+
+    req = upload(portfolio(power_kw=0.5))
+    said = _relaxation_text(shipped, req, "power", SimpleNamespace(totals={"peak_site_power_kw": 8.25}))  # type: ignore[arg-type]
+    assert said == "7.75 kW more power (peak 8.25 kW against 0.5 kW)"
