@@ -125,7 +125,8 @@ def grid_space(
     fabrics = [fabrics] if isinstance(fabrics, str) else fabrics
     caps = check_caps(caps)
     nodes = check_nodes(nodes)
-    listed = [catalog.server(s) for s in servers] if servers is not None else catalog.gpu_servers()
+    # a server named twice is the server once (the order kept)
+    listed = [catalog.server(s) for s in dict.fromkeys(servers)] if servers is not None else catalog.gpu_servers()
     for f in fabrics or ():
         catalog.fabric(f)
     no_gpu(catalog, [s for s in listed if s.gpu is None])
@@ -205,8 +206,8 @@ def evaluate_space(
             return evaluate_space(
                 catalog, wl, site=site, purchase=purchase, work=work, life_years=life_years, space=stand_in
             ).iloc[0:0]
-    elif isinstance(space, pd.DataFrame):
-        space = space_from_frame(catalog, space)
+    else:
+        space = explicit_space(catalog, space, site_id, purchase, servers, fabrics, caps, nodes)
     if len(space.nodes) == 0:
         no_gpu(catalog, [s for s in (catalog.server(x) for x in space.server_ids) if s.gpu is None])
         return pd.DataFrame()
@@ -866,6 +867,61 @@ def scale_work(
     out["time_to_train_h"] = hours
     out["energy_kwh"] = run_energy_kwh(df["power_kw"], hours, df["startup_power_kw"], np.asarray(df["startup_h"]))
     return price_space(catalog, out, site, purchase, life_years)
+
+
+def explicit_space(
+    catalog: Catalog,
+    space: Any,
+    site: str,
+    purchase: str,
+    servers: Any,
+    fabrics: Any,
+    caps: Any,
+    nodes: Any,
+) -> Space:
+    """``evaluate_space``'s ``space`` argument, checked: a ``Space`` as it is, a DataFrame read by
+    ``space_from_frame``; anything else, a grid argument given beside it (which it would silently ignore: the table
+    lists the configurations), or a site or purchase column that differs from the call's (one site and purchase
+    mode per call) is bad input."""
+    if isinstance(space, Space):
+        return space
+    if not isinstance(space, pd.DataFrame):
+        raise PlannerInputError(
+            f"space must be a pandas DataFrame with the columns {', '.join(SPACE_COLUMNS)} (one row per "
+            f"configuration), got {type(space).__name__}: pd.DataFrame(...) of it, or leave space out for the grid"
+        )
+    given = [
+        name
+        for name, value, default in (
+            ("servers", servers, None),
+            ("fabrics", fabrics, None),
+            ("caps", caps, DEFAULT_CAPS),
+            ("nodes", nodes, DEFAULT_NODE_COUNTS),
+        )
+        if value is not default and not _same_grid(value, default)
+    ]
+    if given:
+        raise PlannerInputError(
+            f"give either space (the configurations, one per row) or {', '.join(given)} (a grid), not both: the "
+            "space's rows would be evaluated and the grid's arguments ignored"
+        )
+    for column, value in (("site", site), ("purchase", purchase)):
+        if column in space.columns and (space[column].astype(str) != value).any():
+            raise PlannerInputError(
+                f"space has a {column} column with values other than {column}={value!r}: one {column} per call "
+                f"(evaluate_space(..., {column}=...) for each), the column is not read"
+            )
+    return space_from_frame(catalog, space)
+
+
+def _same_grid(value: Any, default: Any) -> bool:
+    """Whether a grid argument is its default however it was written (a list, a range, an array of the same)."""
+    if default is None or value is None:
+        return value is default
+    try:
+        return tuple(np.atleast_1d(np.asarray(value)).tolist()) == tuple(default)
+    except (TypeError, ValueError):
+        return False
 
 
 def space_from_frame(catalog: Catalog, df: pd.DataFrame) -> Space:

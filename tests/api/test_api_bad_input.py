@@ -376,3 +376,23 @@ def test_evaluate_refuses_a_configuration_that_cannot_be_had_as_asked(
     assert says in str(exc.value)
     rented = planner.evaluate(shipped, {"model": "bert-large", "nodes": 2, "server": "dgx-h100", "purchase": "rent"})
     assert math.isfinite(rented.cost_usd) and rented.power_cap == 1.0
+
+
+def test_evaluate_space_refuses_a_space_it_cannot_read_or_arguments_it_would_ignore(shipped: Catalog) -> None:
+    """A dict as the space (an AttributeError), a grid argument beside an explicit space (servers, caps and nodes
+    were silently ignored) and a site column other than the call's (dropped, the rows priced at us-colo) are bad input
+    saying what to give; a server listed twice is listed once (pandas' 'Categorical categories must be unique')."""
+    rows = {"server": ["dgx-h100"], "fabric": ["ndr400"], "power_cap": [1.0], "nodes": [2]}
+    with pytest.raises(PlannerInputError, match=r"space must be a pandas DataFrame .* got dict"):
+        planner.evaluate_space(shipped, "bert-large", space=rows)
+    with pytest.raises(PlannerInputError, match=r"give either space .* or servers, caps, nodes .*, not both"):
+        planner.evaluate_space(
+            shipped, "bert-large", servers="dgx-a100-80gb", caps=[0.5], nodes=[7], space=pd.DataFrame(rows)
+        )
+    with pytest.raises(PlannerInputError, match="space has a site column with values other than site='us-colo'"):
+        planner.evaluate_space(shipped, "bert-large", space=pd.DataFrame({**rows, "site": ["hydro-nordic"]}))
+    # the defaults, however written, are no grid given
+    table = planner.evaluate_space(shipped, "bert-large", space=pd.DataFrame(rows), nodes=range(1, 1025))
+    assert len(table) == 1 and table["nodes"].iloc[0] == 2
+    twice = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100", "dgx-h100"], nodes=[1, 2])
+    assert twice.equals(planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], nodes=[1, 2]))
