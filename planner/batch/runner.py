@@ -140,8 +140,13 @@ def run_batch(
     t0 = time.perf_counter()
     if isinstance(scenarios, list | dict):
         items, source = expand(scenarios), "<python>"
-    else:
+    elif isinstance(scenarios, str | os.PathLike):
         items, source = load_scenarios(scenarios), str(scenarios)
+    else:
+        raise PlannerInputError(
+            "scenarios must be a scenario file's path (YAML or CSV), a list of scenarios (dicts of request fields) "
+            f"or a grid spec (a dict with base / grid / scenarios), got {type(scenarios).__name__}"
+        )
     workers = checked_workers(engine, workers, max_attempts)
     load_catalog(catalog_dir, models_dir)  # fail fast on a bad catalog, before any worker starts
     ident = run_identity(items, source, catalog_dir, models_dir)
@@ -174,10 +179,10 @@ def checked_workers(engine: str, workers: int | None, max_attempts: int) -> int:
     if engine not in ("local", "ray"):
         raise PlannerInputError(f"unknown engine '{engine}': use local or ray")
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers < 1:
-        raise PlannerInputError("--workers must be at least 1")
-    if max_attempts < 1:
-        raise PlannerInputError("max_attempts must be at least 1")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise PlannerInputError(f"workers must be a whole number of at least 1 (--workers N), got {workers!r}")
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+        raise PlannerInputError(f"max_attempts must be a whole number of at least 1, got {max_attempts!r}")
     return workers
 
 

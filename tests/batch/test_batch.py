@@ -305,3 +305,26 @@ def test_a_scenario_with_a_wrong_value_and_an_unknown_id_is_told_both() -> None:
     assert "deadline_days: Input should be greater than 0 (got -5)" in lines[0]
     assert "model: unknown model 'llama-8b'. Did you mean 'llama3-8b'?" in lines[1]
     assert "sites: unknown site 'mars'" in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"workers": "2"}, "workers must be a whole number of at least 1 (--workers N), got '2'"),
+        ({"workers": 0}, "workers must be a whole number of at least 1 (--workers N), got 0"),
+        ({"max_attempts": 1.5}, "max_attempts must be a whole number of at least 1, got 1.5"),
+        ({"scenarios": None}, "scenarios must be a scenario file's path (YAML or CSV), a list of scenarios"),
+    ],
+)
+def test_run_refuses_arguments_of_the_wrong_kind_with_what_to_give(
+    tmp_path: Path, kwargs: dict[str, object], says: str
+) -> None:
+    """planner.batch.run with workers='2' or scenarios=None raised Python's TypeError ('<' not supported between
+    'str' and 'int'; expected str, bytes or os.PathLike): bad input, named, before anything is written."""
+    from planner.batch import run
+
+    args: dict[str, object] = {"scenarios": [{"model": "resnet50", "deadline_days": 1}], "out": tmp_path / "o"}
+    with pytest.raises(PlannerInputError) as exc:
+        run(**{**args, "progress": False, **kwargs})  # type: ignore[arg-type]
+    assert says in str(exc.value)
+    assert not (tmp_path / "o").exists()
