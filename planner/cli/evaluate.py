@@ -39,7 +39,7 @@ from planner.cli.common import (
 from planner.data import Catalog, Configuration, Estimate, FrameworkProfile, Layout, Server, Workload
 from planner.errors import PlannerInputError
 from planner.formatting import money_text, precision_caveat, sig4, switches_text, time_terms_text
-from planner.physics import acquisition_problem, compute, cost, evaluate, work_from
+from planner.physics import acquisition_problem, compute, cost, evaluate, layout_cluster_problem, work_from
 from planner.plan import batch_limit_notes
 
 
@@ -383,7 +383,8 @@ def check_layout_cluster(layout: Layout, server: Server, nodes: int) -> None:
     degrees divide the cluster's GPUs (the rest is data parallelism)."""
     per_node = server.gpus_per_node
     tp = layout.tensor_parallel
-    if per_node % tp:
+    problem = layout_cluster_problem(layout, per_node, nodes)
+    if problem == "tensor":
         fits = [d for d in range(1, per_node + 1) if per_node % d == 0]
         raise PlannerInputError(
             f"--tp {tp} does not divide the {per_node} GPUs of a {server.id} node (tensor parallelism stays inside "
@@ -391,7 +392,7 @@ def check_layout_cluster(layout: Layout, server: Server, nodes: int) -> None:
         )
     gpus = per_node * nodes
     model_parallel = tp * layout.context_parallel * layout.pipeline_parallel
-    if gpus % model_parallel:
+    if problem == "model":
         raise PlannerInputError(
             f"--tp x --cp x --pp = {model_parallel} does not divide the {gpus:,} GPUs of {nodes} x {server.id} (the "
             "data-parallel degree is GPUs / (tp x cp x pp)): change the degrees or --nodes"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from planner.physics.compute import mfu_max, samples_factor
 from planner.physics.cost import HOURS_PER_YEAR, cable_count, capex_usd, switch_count
-from planner.physics.estimate import BREAKDOWN, acquisition_problem, estimate_from_row, evaluate
+from planner.physics.estimate import BREAKDOWN, acquisition_problem, estimate_from_row, evaluate, layout_cluster_problem
 from planner.physics.layouts import LayoutSearch, candidate_layouts, pipeline_depths, virtual_options
 from planner.physics.pricing import price_space
 from planner.physics.run_time import (
@@ -50,6 +50,7 @@ __all__ = [
     "evaluation_sample_equivalents",
     "evaluation_time_from_step_s",
     "evaluation_time_s",
+    "layout_cluster_problem",
     "mfu_max",
     "pipeline_depths",
     "price_space",

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.data import Catalog, Configuration, Estimate, Server
+from planner.data import Catalog, Configuration, Estimate, Layout, Server
 from planner.errors import PlannerInputError
 from planner.physics import compute, run_time
 from planner.physics.layouts import invalid_layout_message
@@ -84,6 +84,25 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
                 "(or buy the server, purchase='buy')",
             }[problem]
         )
+    if config.layout is not None:
+        degrees = layout_cluster_problem(config.layout, server.gpus_per_node, config.nodes)
+        if degrees == "tensor":
+            raise PlannerInputError(
+                f"layout tensor_parallel={config.layout.tensor_parallel} does not divide the {server.gpus_per_node} "
+                f"GPUs of a {server.id} node (tensor parallelism stays inside a node): give a divisor of them"
+            )
+        if degrees == "model":
+            mp = config.layout.tensor_parallel * config.layout.context_parallel * config.layout.pipeline_parallel
+            raise PlannerInputError(
+                f"layout tensor x context x pipeline parallel = {mp} does not divide the "
+                f"{server.gpus_per_node * config.nodes:,} GPUs of {config.nodes} x {server.id} (the data-parallel "
+                "degree is GPUs / (tp x cp x pp)): change the degrees or nodes"
+            )
+        if degrees == "sequence":
+            raise PlannerInputError(
+                "layout sequence_parallel=True splits what tensor parallelism replicates, and tensor_parallel is 1: "
+                "give tensor_parallel > 1, or leave sequence_parallel out"
+            )
     if config.precision is not None and not compute.has_precision(gpu, config.precision):
         used = compute.precision_used(gpu, config.precision)  # asked for by name: refused, as `planner evaluate` does
         raise PlannerInputError(
@@ -127,6 +146,21 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
     if not bool(row["valid_layout"]):
         raise PlannerInputError(invalid_layout_message(wl, config.global_batch))
     return estimate_from_row(row)
+
+
+def layout_cluster_problem(layout: Layout, gpus_per_node: int, nodes: int) -> str | None:
+    """Why a fixed layout cannot run on ``nodes`` servers of ``gpus_per_node`` GPUs, or None: tensor parallelism
+    that does not divide a node's GPUs ('tensor': it stays inside a node), tensor x context x pipeline degrees that
+    do not divide the cluster's GPUs ('model': the rest is data parallelism), or sequence parallelism without
+    tensor parallelism ('sequence': it splits what TP replicates). One rule for ``evaluate`` and ``planner
+    evaluate``, each wording it in its own terms."""
+    if gpus_per_node % layout.tensor_parallel:
+        return "tensor"
+    if (gpus_per_node * nodes) % (layout.tensor_parallel * layout.context_parallel * layout.pipeline_parallel):
+        return "model"
+    if layout.sequence_parallel and layout.tensor_parallel == 1:
+        return "sequence"
+    return None
 
 
 def acquisition_problem(server: Server, purchase: str, power_cap: float) -> str | None:

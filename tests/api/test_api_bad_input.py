@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import io
 import math
+import re
 import subprocess
 import sys
 
@@ -396,3 +397,22 @@ def test_evaluate_space_refuses_a_space_it_cannot_read_or_arguments_it_would_ign
     assert len(table) == 1 and table["nodes"].iloc[0] == 2
     twice = planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100", "dgx-h100"], nodes=[1, 2])
     assert twice.equals(planner.evaluate_space(shipped, "bert-large", servers=["dgx-h100"], nodes=[1, 2]))
+
+
+@pytest.mark.parametrize(
+    ("layout", "says"),
+    [
+        ({"tensor_parallel": 3}, "layout tensor_parallel=3 does not divide the 8 GPUs of a dgx-h100 node"),
+        (
+            {"tensor_parallel": 8, "pipeline_parallel": 3},
+            "layout tensor x context x pipeline parallel = 24 does not divide the 32 GPUs of 4 x dgx-h100",
+        ),
+        ({"sequence_parallel": True}, "layout sequence_parallel=True splits what tensor parallelism replicates"),
+    ],
+)
+def test_evaluate_says_why_a_fixed_layout_cannot_run(shipped: Catalog, layout: dict[str, object], says: str) -> None:
+    """A fixed layout the cluster cannot hold is refused with its cause, as `planner evaluate` says it (one rule,
+    physics.layout_cluster_problem) -- not 'no parallel layout is valid ... (use fewer nodes)', and sequence
+    parallelism without tensor parallelism is not estimated as a plain DP layout."""
+    with pytest.raises(PlannerInputError, match=re.escape(says)):
+        planner.evaluate(shipped, {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "layout": layout})
