@@ -124,9 +124,12 @@ class PlanResult(BaseModel):
             if p is not None:
                 d = p.model_dump(exclude={"estimate"})
                 d["training_h"] = p.training_h
+                # the precision each computes in: a GPU without the one asked for falls back (fp8 to bf16), so
+                # the rows of one request can differ in it (the command line's tables and batch rows say it too)
+                d["precision"] = p.estimate.precision
                 d["role"] = role
                 rows.append(d)
-        columns = [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "role"]
+        columns = [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "precision", "role"]
         return pd.DataFrame(rows, columns=columns)
 
     def summary(self) -> str:

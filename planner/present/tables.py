@@ -30,7 +30,7 @@ PRECISIONS: list[str] = list(typing.get_args(Precision))
 PLAN_COLUMNS = [
     "server",
     "gpu",
-    "precision",  # what the plan computes in: an fp4 request runs in fp8 on a GPU without fp4 (plan_precisions)
+    "precision",  # what the plan computes in: an fp4 request runs in fp8 on a GPU without fp4 (to_frame says)
     "nodes",
     "fabric",
     "power_cap",
@@ -209,18 +209,11 @@ def blank_missing(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def plan_precisions(res: PlanResult) -> list[str]:
-    """The precision the plan and each alternative compute in, in to_frame's order (where some allowed GPUs lack
-    the precision asked for, their plans compute in its fallback: fp4 in fp8, fp8 in bf16)."""
-    return [p.estimate.precision for p in [res.plan, *res.alternatives] if p is not None]
-
-
 def alternatives_frame(res: PlanResult) -> pd.DataFrame:
     """Plan and alternatives, machine columns (for CSV)."""
-    df = res.to_frame()
+    df = res.to_frame()  # with the precision each row computes in
     if df.empty:
         return df
-    df["precision"] = plan_precisions(res)
     cols = ["role", *PLAN_COLUMNS, "upfront_usd", "bottleneck"]
     if res.request.owned:  # of each plan's nodes, those owned (the others are bought or rented)
         cols.insert(cols.index("nodes") + 1, "owned_nodes")

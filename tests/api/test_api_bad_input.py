@@ -206,7 +206,8 @@ def test_an_infeasible_result_has_the_plan_table_columns_and_says_the_relaxation
     res = solve({**SMALL, "tokens": 1e12, "deadline_days": 1}, shipped)
     assert res.status == "infeasible" and res.plan is None
     df = res.to_frame()
-    assert df.empty and list(df.columns) == [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "role"]
+    columns = [k for k in Plan.model_fields if k != "estimate"] + ["training_h", "precision", "role"]
+    assert df.empty and list(df.columns) == columns
     assert res.explanation is not None
     deadline = [r for r in res.explanation.relaxations if r.requirement == "deadline"]
     assert deadline and deadline[0].given == 1 and deadline[0].needed > 1 and deadline[0].unit == "days"
@@ -416,3 +417,16 @@ def test_evaluate_says_why_a_fixed_layout_cannot_run(shipped: Catalog, layout: d
     parallelism without tensor parallelism is not estimated as a plain DP layout."""
     with pytest.raises(PlannerInputError, match=re.escape(says)):
         planner.evaluate(shipped, {"model": "llama3-8b", "server": "dgx-h100", "nodes": 4, "layout": layout})
+
+
+def test_the_plan_table_says_the_precision_each_row_computes_in(shipped: Catalog) -> None:
+    """fp8 asked on A100 and H100: a plan or alternative on an A100 computes in bf16 (its fallback), and to_frame says
+    so per row, as the command line's tables and batch rows do."""
+    res = solve({**SMALL, "precision": "fp8", "gpus": ["A100", "H100"], "alternatives": 3}, shipped)
+    df = res.to_frame()
+    assert res.plan is not None and len(df) > 1
+    every = [res.plan, *res.alternatives]
+    assert list(df["precision"]) == [p.estimate.precision for p in every]
+    assert set(df["precision"]) <= {"fp8", "bf16"}
+    pairs = zip(df["gpu"], df["precision"], strict=True)
+    assert all(gpu.startswith("a100") == (prec == "bf16") for gpu, prec in pairs)
