@@ -158,6 +158,12 @@ class PlanRequest(BaseModel):
             return [{"server": k, "count": n} for k, n in v.items()]
         return v
 
+    @field_validator("power_caps", mode="before")
+    @classmethod
+    def _one_cap(cls, v: Any) -> Any:
+        """One cap given as a number is a list of one (power_caps=0.8), as evaluate_space reads it."""
+        return [v] if isinstance(v, int | float) and not isinstance(v, bool) else v
+
     @field_validator("power_caps")
     @classmethod
     def _caps(cls, v: list[float]) -> list[float]:

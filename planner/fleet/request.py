@@ -7,10 +7,10 @@ YAML by ``load_fleet_request``; ``check_fleet_ids`` checks the ids it names agai
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from planner.data import Catalog, Precision
 from planner.errors import PlannerInputError, describe_validation_error
@@ -103,6 +103,18 @@ class FleetRequest(BaseModel):
     solver: SolverOptions = Field(
         default_factory=lambda: SolverOptions(time_limit_s=60.0, mip_rel_gap=1e-4, presolve=True)
     )
+
+    @field_validator("gpus", "servers", "fabrics", mode="before")
+    @classmethod
+    def _one_id(cls, v: Any) -> Any:
+        """One id given as a string is a list of one (gpus: H100), as PlanRequest reads it."""
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("power_caps", mode="before")
+    @classmethod
+    def _one_cap(cls, v: Any) -> Any:
+        """One cap given as a number is a list of one (power_caps: 0.7), as evaluate_space reads it."""
+        return [v] if isinstance(v, int | float) and not isinstance(v, bool) else v
 
     @model_validator(mode="after")
     def _jobs(self) -> FleetRequest:

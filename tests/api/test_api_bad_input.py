@@ -12,6 +12,7 @@ import math
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -430,3 +431,16 @@ def test_the_plan_table_says_the_precision_each_row_computes_in(shipped: Catalog
     assert set(df["precision"]) <= {"fp8", "bf16"}
     pairs = zip(df["gpu"], df["precision"], strict=True)
     assert all(gpu.startswith("a100") == (prec == "bf16") for gpu, prec in pairs)
+
+
+def test_one_id_or_one_cap_reads_as_a_list_of_one_in_plan_and_fleet_requests() -> None:
+    """PlanRequest(power_caps=0.8) and a fleet request's gpus: H100 / power_caps: 0.7 are lists of one, as
+    PlanRequest(gpus="H100") and evaluate_space(caps=0.8) already read them (they were refused)."""
+    import yaml
+
+    from planner.fleet import FleetRequest
+
+    assert PlanRequest(model="llama3-8b", deadline_days=3, power_caps=0.8).power_caps == [0.8]
+    spec = yaml.safe_load((Path(__file__).resolve().parents[2] / "examples" / "fleet.yaml").read_text())
+    fleet = FleetRequest.model_validate({**spec, "gpus": "H100", "servers": "dgx-h100", "power_caps": 0.7})
+    assert fleet.gpus == ["H100"] and fleet.servers == ["dgx-h100"] and fleet.power_caps == [0.7]
