@@ -180,3 +180,16 @@ class PlanRequest(BaseModel):
         if self.deadline_days is None and self.objective != "time":
             raise ValueError("a deadline is required unless the objective is time")
         return self
+
+
+def field_list(model: type[BaseModel]) -> str:
+    """Every field of a request model, one line each: its name (units in it), what it is and its default, so that
+    ``help(PlanRequest)`` says what each field means (pydantic's own help lists none of its descriptions)."""
+    lines = []
+    for name, f in model.model_fields.items():
+        default = "required" if f.is_required() else f"default {f.get_default(call_default_factory=True)!r}"
+        lines.append(f"    {name}: {f.description or ''} [{default}]")
+    return "\n".join(lines)
+
+
+PlanRequest.__doc__ = f"{PlanRequest.__doc__}\n\n    Fields:\n\n{field_list(PlanRequest)}\n"

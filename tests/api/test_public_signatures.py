@@ -45,3 +45,17 @@ def test_no_field_of_a_public_model_is_bare_any() -> None:
         if info.annotation is typing.Any
     ]
     assert found == []
+
+
+def test_help_of_a_plan_request_lists_every_field_with_its_meaning_and_default() -> None:
+    """The README sends a notebook user to help(planner.PlanRequest): it lists each field, what it means (units in
+    the name or the description) and its default; pydantic's own help listed none of the descriptions."""
+    import pydoc
+
+    import planner
+
+    text = pydoc.render_doc(planner.PlanRequest, renderer=pydoc.plaintext)
+    assert "model: workload id (models/) [required]" in text
+    assert "deadline_days: training must finish within, days [default None]" in text
+    assert "max_nodes: most nodes a plan may use [default 1024]" in text
+    assert all(f"{name}: " in text for name in planner.PlanRequest.model_fields)
