@@ -35,7 +35,7 @@ from planner.checks.precision import (
     precision_problem_text,
 )
 from planner.checks.problems import FIELD_NAMES, InputProblem, Problem, Style, field_name, raise_problem
-from planner.checks.request import Objective, OwnedServers, PlanRequest
+from planner.checks.request import Objective, OwnedServers, PlanRequest, one_as_list
 from planner.checks.run_terms import evaluations_problem
 from planner.checks.search import (
     BINDING_STEP,
@@ -78,6 +78,7 @@ __all__ = [
     "match_gpus",
     "no_server_problem",
     "node_step",
+    "one_as_list",
     "options_per_count",
     "owned_fabric",
     "parse_owned",

@@ -31,6 +31,14 @@ class OwnedServers(BaseModel):
     )
 
 
+def one_as_list(value: Any) -> Any:
+    """One id or one number given alone is a list of one (gpus="H100", power_caps=0.8), as evaluate_space reads
+    them: the request fields that take lists (PlanRequest's, a fleet request's) read it so."""
+    return (
+        [value] if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)) else value
+    )
+
+
 class PlanRequest(BaseModel):
     """What to train, by when, within what. Frozen; JSON round-trips.
 
@@ -128,11 +136,10 @@ class PlanRequest(BaseModel):
             raise ValueError(f"{info.field_name} must be a finite number (got {v}){hint}")
         return v
 
-    @field_validator("sites", "gpus", "servers", "fabrics", mode="before")
+    @field_validator("sites", "gpus", "servers", "fabrics", "power_caps", mode="before")
     @classmethod
-    def _one_id(cls, v: Any) -> Any:
-        """One id given as a string is a list of one (sites="us-colo", gpus="H100"), as evaluate_space reads it."""
-        return [v] if isinstance(v, str) else v
+    def _one(cls, v: Any) -> Any:
+        return one_as_list(v)
 
     @field_validator("gpus", "servers", "fabrics")
     @classmethod
@@ -157,12 +164,6 @@ class PlanRequest(BaseModel):
         if isinstance(v, dict):
             return [{"server": k, "count": n} for k, n in v.items()]
         return v
-
-    @field_validator("power_caps", mode="before")
-    @classmethod
-    def _one_cap(cls, v: Any) -> Any:
-        """One cap given as a number is a list of one (power_caps=0.8), as evaluate_space reads it."""
-        return [v] if isinstance(v, int | float) and not isinstance(v, bool) else v
 
     @field_validator("power_caps")
     @classmethod

@@ -409,8 +409,13 @@ def output_width(wide: bool = False) -> int | None:
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
         return max(int(columns), 40)
+    return terminal_columns(sys.stdout)
+
+
+def terminal_columns(stream: Any) -> int | None:
+    """The terminal's columns (at least 40) where ``stream`` is a terminal, else None."""
     try:
-        terminal = sys.stdout.isatty()
+        terminal = stream.isatty()
     except (AttributeError, ValueError):
         terminal = False
     return max(shutil.get_terminal_size().columns, 40) if terminal else None
@@ -426,23 +431,10 @@ def wrap_line(line: str, width: int | None, hanging: int | None = None) -> str:
     return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=rest, break_on_hyphens=False)
 
 
-def stderr_width() -> int | None:
-    """The width notes and errors on standard error are wrapped to: the terminal's columns when standard error is
-    a terminal, else None (one line each, as scripts read them)."""
-    try:
-        terminal = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
-    return max(shutil.get_terminal_size().columns, 40) if terminal else None
-
-
 def said_on_stderr(text: str) -> str:
-    """A 'planner: ...' line for standard error, wrapped to the terminal (``stderr_width``) with its continuation
-    lines indented."""
-    width = stderr_width()
-    if width is None or len(text) <= width:
-        return text
-    return textwrap.fill(text, width, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+    """A 'planner: ...' line for standard error: wrapped to the terminal's columns, continuation lines indented, when
+    standard error is a terminal; one line otherwise (as scripts read it)."""
+    return wrap_line(text, terminal_columns(sys.stderr), hanging=2)
 
 
 def add_wide_arg(p: argparse.ArgumentParser) -> None:

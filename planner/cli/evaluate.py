@@ -196,16 +196,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def check_purchase_flags(args: argparse.Namespace, server: Server) -> None:
     """--rent (or buying, its absence) of a server not offered that way, and --power-cap on a rented server whose
     power limit the provider sets: bad input naming the flag to change."""
-    problem = acquisition_problem(server, "rent" if args.rent else "buy", args.power_cap)
-    if problem is not None:
-        raise PlannerInputError(
-            {
-                "rent_only": f"server '{server.id}' is offered for rent only: add --rent",
-                "not_rented": f"server '{server.id}' is not offered for rent: leave out --rent to buy it",
-                "cap_fixed": f"the rented '{server.id}' does not let you set the GPU power limit: leave out "
-                "--power-cap (or buy the server)",
-            }[problem]
-        )
+    refused = acquisition_problem(server, "rent" if args.rent else "buy", args.power_cap)
+    if refused is not None:
+        problem, reason = refused
+        fix = {
+            "rent_only": "add --rent",
+            "not_rented": "leave out --rent to buy it",
+            "cap_fixed": "leave out --power-cap (or buy the server)",
+        }[problem]
+        raise PlannerInputError(f"{reason}: {fix}")
 
 
 def precision_notes(cat: Catalog, server: Server, asked: str | None, precision: str) -> list[str]:

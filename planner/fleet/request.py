@@ -12,6 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from planner.checks import one_as_list
 from planner.data import Catalog, Precision
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.physics import cost as cost_mod
@@ -104,17 +105,10 @@ class FleetRequest(BaseModel):
         default_factory=lambda: SolverOptions(time_limit_s=60.0, mip_rel_gap=1e-4, presolve=True)
     )
 
-    @field_validator("gpus", "servers", "fabrics", mode="before")
+    @field_validator("gpus", "servers", "fabrics", "power_caps", mode="before")
     @classmethod
-    def _one_id(cls, v: Any) -> Any:
-        """One id given as a string is a list of one (gpus: H100), as PlanRequest reads it."""
-        return [v] if isinstance(v, str) else v
-
-    @field_validator("power_caps", mode="before")
-    @classmethod
-    def _one_cap(cls, v: Any) -> Any:
-        """One cap given as a number is a list of one (power_caps: 0.7), as evaluate_space reads it."""
-        return [v] if isinstance(v, int | float) and not isinstance(v, bool) else v
+    def _one(cls, v: Any) -> Any:
+        return one_as_list(v)
 
     @model_validator(mode="after")
     def _jobs(self) -> FleetRequest:

@@ -74,16 +74,15 @@ def evaluate(catalog: Catalog, config: Configuration | dict[str, Any]) -> Estima
             f"power cap {config.power_cap} is outside {gpu.id}'s configurable range "
             f"{lo:.2f}-{hi:.2f} of TDP ({gpu.min_power_limit_w:.0f}-{gpu.max_power_limit_w:.0f} W)"
         )
-    problem = acquisition_problem(server, config.purchase, config.power_cap)
-    if problem is not None:
-        raise PlannerInputError(
-            {
-                "rent_only": f"server '{server.id}' is offered for rent only: give purchase='rent'",
-                "not_rented": f"server '{server.id}' is not offered for rent: give purchase='buy' (the default)",
-                "cap_fixed": f"the rented '{server.id}' does not let you set the GPU power limit: give power_cap=1.0 "
-                "(or buy the server, purchase='buy')",
-            }[problem]
-        )
+    refused = acquisition_problem(server, config.purchase, config.power_cap)
+    if refused is not None:
+        problem, reason = refused
+        fix = {
+            "rent_only": "give purchase='rent'",
+            "not_rented": "give purchase='buy' (the default)",
+            "cap_fixed": "give power_cap=1.0 (or buy the server, purchase='buy')",
+        }[problem]
+        raise PlannerInputError(f"{reason}: {fix}")
     if config.layout is not None:
         degrees = layout_cluster_problem(config.layout, server.gpus_per_node, config.nodes)
         if degrees == "tensor":
@@ -163,17 +162,17 @@ def layout_cluster_problem(layout: Layout, gpus_per_node: int, nodes: int) -> st
     return None
 
 
-def acquisition_problem(server: Server, purchase: str, power_cap: float) -> str | None:
-    """Why a configuration cannot be had as asked, or None: bought but the catalog gives the server no price
-    ('rent_only'), rented but it gives no rent ('not_rented'), or rented at a cap below TDP where the provider sets
-    the GPU's limit ('cap_fixed': such rentals run at full power, the rule pricing applies to every row). One rule
-    for ``evaluate`` and ``planner evaluate``, each wording it in its own terms."""
+def acquisition_problem(server: Server, purchase: str, power_cap: float) -> tuple[str, str] | None:
+    """Why a configuration cannot be had as asked -- (what, the reason in words) -- or None: bought but the catalog
+    gives the server no price ('rent_only'), rented but it gives no rent ('not_rented'), or rented at a cap below
+    TDP where the provider sets the GPU's limit ('cap_fixed': such rentals run at full power, the rule pricing applies
+    to every row). One rule for ``evaluate`` and ``planner evaluate``, each adding the fix in its own terms."""
     if purchase != "rent" and server.price_usd is None:
-        return "rent_only"
+        return "rent_only", f"server '{server.id}' is offered for rent only"
     if purchase == "rent" and server.rent_usd_per_month is None:
-        return "not_rented"
+        return "not_rented", f"server '{server.id}' is not offered for rent"
     if purchase == "rent" and power_cap < 1 - 1e-9 and not server.power_cap_settable:
-        return "cap_fixed"
+        return "cap_fixed", f"the rented '{server.id}' does not let you set the GPU power limit"
     return None
 
 

@@ -12,6 +12,7 @@ from planner.checks import allowed_servers, catalog_for
 from planner.data import Catalog
 from planner.formatting import color_scheme, precision_caveat, round_sig
 from planner.physics import (
+    acquisition_problem,
     compute,
     evaluate_space,
 )
@@ -197,9 +198,13 @@ def obtainable_servers(catalog: Catalog, req: PlanRequest) -> list[str]:
     owned = {o.server for o in req.owned}
     buy, rent = req.purchase in ("buy", "either"), req.purchase in ("rent", "either")
 
-    def obtainable(sid: str) -> bool:
+    def obtainable(sid: str) -> bool:  # at full power: the cap a rental whose limit is fixed runs at
         s = catalog.server(sid)
-        return sid in owned or (buy and s.price_usd is not None) or (rent and s.rent_usd_per_month is not None)
+        return (
+            sid in owned
+            or (buy and acquisition_problem(s, "buy", 1.0) is None)
+            or (rent and acquisition_problem(s, "rent", 1.0) is None)
+        )
 
     return [sid for sid in allowed_servers(catalog, req) if obtainable(sid)]
 
