@@ -260,7 +260,7 @@ def render_result(res: PlanResult, width: int | None = None) -> str:
     the alternatives, the note and the table fitted to ``width`` characters (None: as written); or, with no plan,
     the explanation (the smallest relaxation of each requirement)."""
     if res.plan is None:
-        return infeasible_text(res)
+        return infeasible_text(res, width)
     rep = res.solver
     head = "Optimal plan" if res.status == "optimal" else "BEST PLAN FOUND WITHIN THE TIME LIMIT (not proven optimal)"
     # with the precision the plan computes in under its layout, and what it adds to owned servers (purchase_text)
@@ -294,11 +294,12 @@ def render_result(res: PlanResult, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def infeasible_text(res: PlanResult) -> str:
-    """'No feasible plan.', the explanation, and each relaxation (single, then pairs) on its own line."""
+def infeasible_text(res: PlanResult, width: int | None = None) -> str:
+    """'No feasible plan.', the explanation, and each relaxation (single, then pairs) on its own line, each wrapped
+    to ``width`` (a relaxation's continuation under its text; None: as written)."""
     lines = ["No feasible plan.", res.explanation.message if res.explanation else ""]
     for r in res.explanation.relaxations if res.explanation else []:
         lines.append(f"  - relax {r.requirement}: {r.message}")
     for pr in res.explanation.pairs if res.explanation else []:
         lines.append(f"  - relax {' and '.join(r.requirement for r in pr.relaxations)}: {pr.message}")
-    return "\n".join(lines)
+    return "\n".join(wrap_line(line, width, hanging=4) for line in lines)

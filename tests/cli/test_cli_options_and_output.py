@@ -316,6 +316,11 @@ def test_a_plan_printed_for_an_80_column_terminal_fits_it() -> None:
     text = render_result(res, 80)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "rack" in text and "vars x" in text  # the lines that were longer are there, wrapped
+    # and with no plan: the explanation and each relaxation
+    none = solve(PlanRequest(model="llama3-8b", tokens=1e13, deadline_days=1, max_nodes=16, alternatives=0))
+    text = render_result(none, 80)
+    assert none.plan is None and "  - relax deadline:" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_evaluate_refuses_a_node_count_past_the_limit_as_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
